@@ -23,7 +23,6 @@ import functools
 import inspect
 import keyword
 from collections.abc import Callable
-from functools import partial
 from types import FunctionType
 from typing import TypeVar
 
@@ -100,7 +99,8 @@ def _rename(name: str, kwargs: dict, names: dict[str, str]) -> dict:
                 del kwargs[alias]
                 continue
             if own in kwargs:
-                raise _both(name, own, alias)
+                spelling = "NumPy spelling" if alias in ALIASES else "PyTorch name"
+                raise TypeError(f"{name}() got both '{own}' and its {spelling} '{alias}'")
             kwargs[own] = kwargs.pop(alias)
     return kwargs
 
@@ -204,81 +204,6 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     return accepting_torch_names
 
 
-_UNSET = object()  # (a parameter's default in ``_renaming_in_its_signature``: not given by the caller)
-
-
-def _renames_in_its_signature(name: str, fn: FunctionType) -> bool:
-    """Whether ``_renaming_in_its_signature`` can wrap ``fn`` (the method ``name``): parameters positional-or-keyword
-    or keyword-only only, and no other name a Python keyword (``random_(**{"from": 2})``); a plain function, whose code
-    says its signature and defaults (not a ``functools.wraps`` wrapper)."""
-    if "__wrapped__" in fn.__dict__ or "__signature__" in fn.__dict__:
-        return False
-    params = parameter_kinds(fn)
-    names = torch_keyword_names(name, params, True)
-    return all(kind is inspect.Parameter.POSITIONAL_OR_KEYWORD or kind is inspect.Parameter.KEYWORD_ONLY
-               for kind in params.values()) and not any(keyword.iskeyword(alias) for alias in names)
-
-
-def _renaming_in_its_signature(name: str, fn: FunctionType, params: Kinds, names: dict[str, str]) -> Callable:
-    """``with_torch_names``' wrapper for a ``fn`` whose parameters are all positional-or-keyword or keyword-only,
-    made with ``fn``'s parameters and the other names (``names``' keys) in its own signature: a call binds its
-    arguments once, without ``*args``/``**kwargs`` packed and unpacked again (0.13 against 0.06 µs a positional
-    call, 0.3 against 0.07 one with keywords: ``x.sum(dim=1, keepdim=True)``). A parameter that has another name
-    (and one after it without a default) defaults to ``_UNSET``, so that a call can tell it was given: another name
-    given for one given too is ``_rename``'s TypeError, a parameter ``fn`` requires left out is ``fn``'s own. Only
-    for the signatures ``_renames_in_its_signature`` accepts."""
-    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    code = fn.__code__
-    defaults = dict(zip(code.co_varnames[code.co_argcount - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
-    defaults.update(fn.__kwdefaults__ or {})
-    renamed = set(names.values())
-    space = {"_fn": fn, "_UNSET": _UNSET, "_both": partial(_both, name), "_missing": partial(_missing, fn)}
-    header, keyword_header, call, keyword_call, required = [], [], [], [], []
-    optional = False
-    for i, (param, kind) in enumerate(params.items()):
-        has_default = param in defaults
-        if has_default:
-            space[f"_d{i}"] = defaults[param]
-        value = param
-        if param in renamed or kind is positional and optional and not has_default:
-            spelt = f"{param}=_UNSET"
-            if has_default:
-                value = f"_d{i} if {param} is _UNSET else {param}"
-            else:
-                required.append(f"{param} is _UNSET")
-        else:
-            spelt = f"{param}=_d{i}" if has_default else param
-        if kind is positional:
-            optional = optional or spelt != param
-            header.append(spelt)
-            call.append(value)
-        else:
-            keyword_header.append(spelt)
-            keyword_call.append(f"{param}={value}")
-    lines = [f"def accepting_torch_names({', '.join(header + ['*'] + keyword_header + [f'{a}=None' for a in names])}):"]
-    for alias, own in names.items():  # (None: not given, as _rename takes it)
-        lines += [f"    if {alias} is not None:", f"        if {own} is not _UNSET:",
-                  f"            raise _both({own!r}, {alias!r})", f"        {own} = {alias}"]
-    if required:
-        given = ", ".join(f"{p!r}: {p}" for p in params)
-        lines.append(f"    if {' or '.join(required)}:\n        return _missing({{{given}}})")
-    lines.append(f"    return _fn({', '.join(call + keyword_call)})")
-    exec(compile("\n".join(lines) + "\n", f"<{name} with PyTorch's keyword names>", "exec"), space)
-    wrapper = functools.update_wrapper(space["accepting_torch_names"], fn)
-    wrapper.__signature__ = with_keywords(fn, [(alias, None) for alias in names])
-    return wrapper
-
-
-def _both(name: str, own: str, alias: str) -> TypeError:
-    spelling = "NumPy spelling" if alias in ALIASES else "PyTorch name"
-    return TypeError(f"{name}() got both '{own}' and its {spelling} '{alias}'")
-
-
-def _missing(fn: Callable, given: dict):
-    """``fn`` called with the arguments given (``_UNSET``: not given), for its own TypeError for one it requires."""
-    return fn(**{param: value for param, value in given.items() if value is not _UNSET})
-
-
 def _refusing_non_tensors(name: str, fn: Callable) -> Callable:
     """``fn`` (whose first parameter is PyTorch's ``input``) raising PyTorch's TypeError when that argument is no
     tensor and ``fn`` failed on it (``F.gelu(array)``: an AttributeError of ``input.dtype``, or the op's refusal)."""
@@ -325,31 +250,9 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
         if isinstance(method, FunctionType):
             wrapped = with_torch_names(name, method, method=True)
             if wrapped is not method:
-                if _renames_in_its_signature(name, method):
-                    wrapped = _direct_on_first_call(cls, name, method, wrapped)
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)
     return cls
-
-
-def _direct_on_first_call(cls: type, name: str, method: FunctionType, general: Callable) -> Callable:
-    """``general`` (``with_torch_names``' wrapper of ``cls``'s ``method``) until its first call, which puts the
-    ``_renaming_in_its_signature`` wrapper in its place on ``cls`` (making one, a compiled function, takes about
-    90 µs: at import, for every such method, a twentieth of ``import ember``'s time)."""
-
-    made = []  # (once: a reference to this function kept elsewhere goes on calling general)
-
-    @functools.wraps(general)
-    def accepting_torch_names(*args, **kwargs):
-        if not made:
-            params = parameter_kinds(method)
-            direct = _renaming_in_its_signature(name, method, params, torch_keyword_names(name, params, True))
-            _named_where_reachable(direct, cls.__module__, f"{cls.__qualname__}.{name}")
-            setattr(cls, name, direct)
-            made.append(direct)
-        return general(*args, **kwargs)
-
-    return accepting_torch_names
 
 
 def name_as_native_ops(namespace: dict, prefix: str, names) -> None:
