@@ -756,11 +756,14 @@ def randint(low=None, high=None, size=None, *, generator=None, dtype=None, devic
             raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
                             f"{type(high).__name__}; write randint({low}, ({high},))")
         low, high, size = 0, low, high
+        high = _int_bound(high, "high", 1)
     elif high is None:
-        low, high = 0, low
+        low, high = 0, _int_bound(low, "high", 1)
     elif not isinstance(size, (tuple, list)):  # randint(0, 10, 5)
         raise TypeError(f"randint(): argument 'size' (position 3) must be tuple of ints, not {type(size).__name__}; "
                         f"write randint({low}, {high}, ({size},))")
+    else:
+        low, high = (_int_bound(v, "", 0, (low, high, size)) for v in (low, high))
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape, dt = _size((size,)), _dt(dtype, _dtype.int64)
@@ -773,6 +776,22 @@ def randint(low=None, high=None, size=None, *, generator=None, dtype=None, devic
         arr.reshape(-1)[...] = _draws.random_from_to(generator_of(generator), arr.size, low, high)
         return arr
     return _finish(_drawn(shape, dt, device, draw), requires_grad, device)
+
+
+def _int_bound(value, name: str, position: int, given: tuple = ()):
+    """A bound of ``randint`` as PyTorch's argument parser reads an int: an integer tensor of one element (of any
+    shape: ``randint(torch.tensor([9]), (3,))``) is its value; another tensor is PyTorch's TypeError, naming the
+    argument in the (high, size) form, the combination ``given`` in the (low, high, size) one. (``random_``'s parser
+    takes 0-d tensors only: ``ops.sampling``.)"""
+    if not isinstance(value, Tensor):
+        return value
+    if value._data.size != 1 or value._data.dtype.kind not in "iu":
+        if given:
+            got = ", ".join(type(a).__name__ for a in given)
+            raise TypeError(f"randint() received an invalid combination of arguments - got ({got}), but expected one "
+                            "of: (int high, tuple of ints size, ...), (int low, int high, tuple of ints size, ...)")
+        raise TypeError(f"randint(): argument '{name}' (position {position}) must be int, not Tensor")
+    return int(value._data.reshape(()))
 
 
 def _no_bool(kernel: str, np_dtype) -> None:

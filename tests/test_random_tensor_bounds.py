@@ -42,11 +42,20 @@ def test_floating_or_many_element_tensor_bounds_are_refused(bad):
             bad(m)
 
 
-@pytest.mark.xfail(strict=True, reason="randint's own argument reading (ember/_creation.py, another engineer's this "
-                   "round) passes its bounds to random_'s, which takes 0-d tensors only, as PyTorch's random_")
 def test_randint_takes_a_one_element_tensor_bound_as_pytorch():
     out = []
     for m in (torch, ember):
         m.manual_seed(0)
         out.append(m.randint(m.tensor([9]), (3,)).tolist())
-    assert out[0] == out[1]
+        out.append(m.randint(m.tensor([1]), m.tensor([[5]]), (4,)).tolist())
+        out.append(m.randint(2, m.tensor([7], dtype=m.uint8), (4,)).tolist())
+    assert out[:3] == out[3:]
+
+
+@pytest.mark.parametrize("bound", [[9.5], [2, 9], []])
+def test_randint_refuses_other_tensor_bounds_as_pytorch(bound):
+    for m in (torch, ember):
+        with pytest.raises(TypeError, match="argument 'high' \\(position 1\\) must be int, not Tensor"):
+            m.randint(m.tensor(bound), (3,))
+        with pytest.raises(TypeError, match="invalid combination of arguments - got \\(int, Tensor, tuple\\)"):
+            m.randint(0, m.tensor(bound), (3,))
