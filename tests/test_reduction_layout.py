@@ -1,6 +1,7 @@
 """A reduction's result is laid out row-major, as PyTorch allocates it, whatever the input's layout: the sum (mean,
 amax, prod, var, std, norm, logsumexp, any, all) over the batch of a channels-last tensor kept a permuted layout
-(NumPy's follows its input's), and a keepdim result's size-1 dimensions had other strides than PyTorch's."""
+(NumPy's follows its input's), and a keepdim result's size-1 dimensions had other strides than PyTorch's; also
+nanmedian, count_nonzero and aminmax."""
 
 import math
 
@@ -18,6 +19,10 @@ OPS = {
     "norm0": lambda m, x: x.norm(dim=0), "vector_norm1 keepdim": lambda m, x: m.linalg.vector_norm(x, dim=1,
                                                                                                    keepdim=True),
     "logsumexp0": lambda m, x: x.logsumexp(0), "logsumexp1 keepdim": lambda m, x: x.logsumexp(1, keepdim=True),
+    "nanmedian0 keepdim": lambda m, x: x.nanmedian(0, keepdim=True).values,
+    "nanmedian0 keepdim indices": lambda m, x: x.nanmedian(0, keepdim=True).indices,
+    "count_nonzero0": lambda m, x: x.count_nonzero(0), "aminmax1 keepdim": lambda m, x: x.aminmax(dim=1, keepdim=True).min,
+    "aminmax0": lambda m, x: x.aminmax(dim=0).max,
     "any0": lambda m, x: (x > 3).any(0), "all0": lambda m, x: (x > 3).all(0), "half sum0": lambda m, x: x.half().sum(0),
 }
 
