@@ -468,6 +468,25 @@ class Addbmm(_AddedProduct):
 
 @torch_named("AddmvBackward0")
 class Addmv(_AddedProduct):
+    """In bfloat16/float16, as PyTorch's CPU gemv: beta and alpha taken in the half type, ``beta * input`` rounded
+    to it, then ``+ alpha * (mat @ vec)`` (summed in float32), rounded once; float16 with alpha 1 and a row-major
+    matrix takes PyTorch's fast path instead, ``beta * input + mat @ vec`` rounded once."""
+
+    def forward(self, input, a, b, beta=1, alpha=1):
+        low = self.half_dtype
+        if low is None or alpha == 1 and beta in (0, 1):
+            return super().forward(input, a, b, beta=beta, alpha=alpha)
+        self.saved = (a, b)
+        self.beta, self.alpha = beta, alpha
+        total = self.product(a, b)
+        beta_low, alpha_low = (xp.float32(xp.asarray(v, low)) for v in (beta, alpha))
+        if alpha == 1 and low == xp.float16 and a.flags.c_contiguous and b.strides[0] == b.itemsize:
+            return total + input * beta_low
+        out = total * alpha_low
+        if beta == 0:
+            return xp.broadcast_to(out, xp.broadcast_shapes(input.shape, out.shape)).copy()
+        return out + (input * beta_low).astype(low).astype(xp.float32)
+
     product = staticmethod(stack_matmul)
 
     @staticmethod

@@ -48,6 +48,24 @@ def _check_nonempty(name: str, x, axes) -> None:
                 raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
+def _row_major(out):
+    """A reduction's result laid out row-major, as PyTorch allocates it whatever the input's layout (NumPy's
+    follows the input's: the sum over the batch of a channels-last tensor would stay channels-last), with
+    PyTorch's strides for its size-1 dimensions too (NumPy's contiguity ignores theirs)."""
+    if type(out) is not xp.ndarray or out.flags.c_contiguous and (
+            1 not in out.shape or out.strides == _c_strides(out.shape, out.itemsize)):
+        return out  # (a recorded array, create_graph's, is laid out when its forward runs)
+    return out.copy()
+
+
+def _c_strides(shape: tuple, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
 def _expand_back(g, shape, axes, keepdim: bool):
     """Reshape a reduced gradient so it broadcasts against the input ``shape``."""
     if not keepdim and axes is not None and g.ndim != len(shape):
@@ -67,8 +85,8 @@ class Sum(Node):
         # the ufunc's reduce, which numpy.sum and ndarray.sum reach through Python-level wrappers (a µs per op);
         # out=... (NumPy 2.3 on) answers a full reduction with a 0-d array, not a scalar the tensor would copy
         if ufunc_out_ellipsis:
-            return xp.add.reduce(x, axes, None, keepdims=keepdim, out=...)
-        return xp.add.reduce(x, axes, None, keepdims=keepdim)
+            return _row_major(xp.add.reduce(x, axes, None, keepdims=keepdim, out=...))
+        return _row_major(xp.add.reduce(x, axes, None, keepdims=keepdim))
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim)
@@ -85,7 +103,7 @@ class Mean(Node):
         total = xp.sum(x, axis=axes, keepdims=keepdim)
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
         self.count = x.size // total.size if total.size else 1
-        return xp.true_divide(total, self.count, dtype=total.dtype)
+        return _row_major(xp.true_divide(total, self.count, dtype=total.dtype))
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim)
@@ -153,6 +171,7 @@ class Prod(Node):
             out = xp.prod(x, axis=axes, keepdims=keepdim)
         else:  # PyTorch's CPU kernel multiplies in the half dtype: a partial product beyond its range is inf
             out = _half_product(x, axes, keepdim, self.half_dtype)
+        out = _row_major(out)
         self.saved = (x, out)
         self.axes, self.keepdim = axes, keepdim
         return out
@@ -220,7 +239,7 @@ class Extreme(Node):
         show_node_as(self, self.name())  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
         self.saved = (x, out)
         self.axes, self.keepdim = axes, keepdim
-        return out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
+        return _row_major(out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes)))
 
     def backward(self, g):
         x, out = self.saved
@@ -296,7 +315,7 @@ class Var(Node):
             var = xp.sum(sq, axis=axes, keepdims=keepdim) / sq.dtype.type(self.denom)
             out = self._finish(var).astype(x.real.dtype)
             # (an array, not NumPy's scalar for a full reduction: Std saves it as its result, var_mean returns it)
-            return xp.asarray(out) if isinstance(out, xp.generic) else out
+            return xp.asarray(out) if isinstance(out, xp.generic) else _row_major(out)
 
     def _finish(self, var):
         return var
@@ -705,7 +724,8 @@ def vector_norm_array(x, order, axes, keepdim):
             out = xp.sum(a, axis=axes, keepdims=keepdim)
         else:
             out = xp.sum(a ** order, axis=axes, keepdims=keepdim) ** (1 / order)
-    return out if is_recorded(out) else xp.asarray(out)  # (NumPy answers a full reduction with a scalar)
+    return out if is_recorded(out) else _row_major(xp.asarray(out))  # (NumPy answers a full reduction with a
+    # scalar)
 
 
 def vector_norm_backward(g, x, out, p, axes, keepdim):
@@ -743,7 +763,7 @@ class LogSumExp(Node):
         m = xp.max(x, axis=axes, keepdims=True, initial=-xp.inf)  # -inf over an empty dim
         m = xp.where(xp.isfinite(m), m, 0)
         out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
-        out = out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
+        out = _row_major(out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes)))
         self.saved = (x, out)  # the output itself, so that create_graph differentiates through it
         self.axes, self.keepdim = axes, keepdim
         return out
@@ -762,7 +782,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 def _truth(x: Tensor, out) -> Tensor:
     """all/any's result: bool, but uint8 for a uint8 input (PyTorch's kept legacy)."""
-    out = xp.asarray(out)
+    out = _row_major(xp.asarray(out))
     return Tensor._make(meta_results((x._data,), out.astype(xp.uint8) if x._data.dtype == xp.uint8 else out))
 
 

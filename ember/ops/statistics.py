@@ -13,7 +13,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
 from .elementwise import refuse_integer_history
-from .reduction import _axes, _expand_back, variance
+from .reduction import _axes, _expand_back, _row_major, variance
 from .sorting import _order, _take
 from .unary import sqrt
 
@@ -40,6 +40,7 @@ def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, node: type[Selecte
         nans = xp.isnan(a) if np_kind(a.dtype) == "f" else xp.zeros(a.shape, dtype=bool)
         has = nans.any(axis=dim, keepdims=True)
         idx = xp.where(has, xp.argmax(nans, axis=dim, keepdims=True), idx)
+    idx = _row_major(idx)  # (nanmedian's ranks follow a channels-last input's layout; PyTorch's result is row-major)
     values = node.apply(x, index=idx, dim=dim, keepdim=keepdim)
     if not keepdim:
         idx = idx.squeeze(dim)
@@ -348,7 +349,7 @@ def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = 
 
 def count_nonzero(x: Tensor, dim=None) -> Tensor:
     """The number of non-zero elements (over ``dim``: an int or a tuple), int64."""
-    count = xp.asarray(xp.count_nonzero(x._data, axis=_axes(dim, x._data.ndim)), dtype=xp.int64)
+    count = _row_major(xp.asarray(xp.count_nonzero(x._data, axis=_axes(dim, x._data.ndim)), dtype=xp.int64))
     return Tensor._make(meta_results((x._data,), count))
 
 
@@ -362,6 +363,7 @@ class Aminmax(MultiOutputNode):
         lo, hi = xp.min(x, axis=axes, keepdims=True), xp.max(x, axis=axes, keepdims=True)
         if not keepdim:
             lo, hi = (lo.reshape(()), hi.reshape(())) if axes is None else (lo.squeeze(axes), hi.squeeze(axes))
+        lo, hi = _row_major(lo), _row_major(hi)  # (PyTorch's results are row-major, whatever the input's layout)
         # the results as returned: PyTorch saves them, so changing one in place before backward is its error
         self.saved = (x, lo, hi)
         self.axes, self.keepdim = axes, keepdim

@@ -2,12 +2,13 @@
 
 (*, C * r * r, H, W) <-> (*, C, H * r, W * r): output pixel (h * r + i, w * r + j) of channel c is input channel
 c * r * r + i * r + j at (h, w). Each is the other's gradient. The result is always a new tensor (also for a factor
-of 1), laid out as PyTorch's CPU kernel lays it out: channels-last for a channels-last 4-d input, else row-major.
+of 1), laid out as PyTorch's CPU kernel lays it out: channels-last for a channels-last 4-d input, else row-major;
+a channels_last_3d 5-d input is PyTorch's error.
 """
 
 from __future__ import annotations
 
-from ..._memory_format import array_memory_format, channels_last, contiguous_format, laid_out
+from ..._memory_format import array_memory_format, channels_last, channels_last_3d, contiguous_format, laid_out
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 
@@ -66,6 +67,13 @@ def _check(name: str, input: Tensor, factor, what: str) -> None:
         raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
 
 
+def _check_layout(input: Tensor) -> None:
+    """PyTorch's CPU kernel lays its result out as the input's suggested memory format, and has none for a
+    channels_last_3d (5-d) one: its error, after the shape checks."""
+    if input._data.ndim == 5 and array_memory_format(input._data) is channels_last_3d:
+        raise RuntimeError("Unsupported memory format. Supports only ChannelsLast, Contiguous")
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r) with r = ``upscale_factor``."""
     _check("pixel_shuffle", input, upscale_factor, "upscale_factor")
@@ -74,6 +82,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     if c % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    _check_layout(input)
     return PixelShuffle.apply(input, r=r)
 
 
@@ -86,4 +95,5 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
         if n % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
                                f"input.size({d})={n} is not divisible by {r}")
+    _check_layout(input)
     return PixelUnshuffle.apply(input, r=r)
