@@ -42,7 +42,7 @@ OTHER_NAMES = frozenset({"b", "v", "L"})
 FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "tensor": None, "as_tensor": None,
          "tensordot": None, "lu": None, "set_default_tensor_type": None, "linalg.solve": None,
          "linalg.solve_ex": None, "linalg.vecdot": None, "linalg.cross": None, "linalg.lu_solve": None,
-         "linalg.householder_product": None, "linalg.ldl_solve": None,
+         "linalg.ldl_solve": None,
          "linalg.vander": None, "linalg.multi_dot": None, "linalg.diagonal": None,
          "linalg.svd": None, "linalg.svdvals": None, "linalg.lu": None,
          "linalg.lu_factor": None, "linalg.lu_factor_ex": None, "linalg.inv": None, "linalg.inv_ex": None,
