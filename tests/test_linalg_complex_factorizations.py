@@ -157,3 +157,24 @@ def test_cholesky_upper_reads_the_upper_triangle(dtype):
         t = torch.linalg.cholesky_ex(torch.tensor(a), upper=upper)
         np.testing.assert_allclose(e.L.numpy(), t.L.numpy(), atol=1e-12)
         assert e.info.tolist() == t.info.tolist()
+
+
+_LEGACY = {
+    "cholesky_solve": (lambda m, L, B: m.cholesky_solve(B, L), False),
+    "cholesky_solve_upper": (lambda m, L, B: m.cholesky_solve(B, L, upper=True), True),
+    "cholesky_inverse": (lambda m, L: m.cholesky_inverse(L), False),
+    "cholesky_inverse_upper": (lambda m, L: m.cholesky_inverse(L, upper=True), True),
+    "triangular_solve": (lambda m, L, B: m.triangular_solve(B, L, upper=False)[0], False),
+    "triangular_solve_transpose": (lambda m, L, B: m.triangular_solve(B, L, upper=False, transpose=True)[0], False),
+}
+
+
+@pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
+@pytest.mark.parametrize("case", sorted(_LEGACY))
+def test_complex_legacy_solves_as_torch(case):
+    """torch.cholesky_solve / cholesky_inverse / triangular_solve of complex factors (A = L L^H), which ember refused."""
+    fn, upper = _LEGACY[case]
+    low = np.linalg.cholesky(_hpd((3, 3), "complex128"))
+    factor = np.conj(low.T).copy() if upper else low
+    arrays = (factor,) if "inverse" in case else (factor, _complex((3, 2), 2))
+    _same(fn, *arrays)

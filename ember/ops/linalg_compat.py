@@ -49,15 +49,15 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
-    """X with ``A X = B``, given A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``)."""
+    """X with ``A X = B``, given A's Cholesky factor L (``A = L L^H``; ``U^H U`` when ``upper``)."""
     from .solve import solve
 
     # solve(L L^T, B): PyTorch's gradient for L is this composition's (dense, not confined to the triangle)
-    check_matrix(L, "cholesky_solve", arg="L", low_precision=False)
+    check_matrix(L, "cholesky_solve", arg="L", low_precision=False, complex_ok=True)
     _check_b_and_a(B, L)
     refuse_low_precision(L, "cholesky_solve")
     factor = _triangle_valued(L, upper)
-    return solve(matmul(factor.mT, factor) if upper else matmul(factor, factor.mT), B)
+    return solve(matmul(factor.mH, factor) if upper else matmul(factor, factor.mH), B)
 
 
 def _triangle_valued(L: Tensor, upper: bool) -> Tensor:
@@ -69,12 +69,12 @@ def _triangle_valued(L: Tensor, upper: bool) -> Tensor:
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """A^-1 from A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``), reading only L's triangle, as
-    PyTorch's kernel. PyTorch's gradient is this composition's for a triangular L (dense, -(A^-1 (G + G^T) A^-1) L,
+    """A^-1 from A's Cholesky factor L (``A = L L^H``; ``U^H U`` when ``upper``), reading only L's triangle, as
+    PyTorch's kernel. PyTorch's gradient is this composition's for a triangular L (dense, -(A^-1 (G + G^H) A^-1) L,
     not confined to the triangle): ``_triangle_valued``."""
-    check_matrix(L, "cholesky_inverse", arg="L")
+    check_matrix(L, "cholesky_inverse", arg="L", complex_ok=True)
     factor = _triangle_valued(L, upper)
-    return inv(matmul(factor.mT, factor) if upper else matmul(factor, factor.mT))
+    return inv(matmul(factor.mH, factor) if upper else matmul(factor, factor.mH))
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
@@ -88,7 +88,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a "
         "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
         "X = torch.linalg.solve_triangular(A, B).")
-    check_matrix(A, "triangular_solve", low_precision=False)
+    check_matrix(A, "triangular_solve", low_precision=False, complex_ok=True)
     _check_b_and_a(b, A)
     refuse_low_precision(A, "triangular_solve")
     tri = A.mT if transpose else A
