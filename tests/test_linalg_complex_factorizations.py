@@ -178,3 +178,33 @@ def test_complex_legacy_solves_as_torch(case):
     factor = np.conj(low.T).copy() if upper else low
     arrays = (factor,) if "inverse" in case else (factor, _complex((3, 2), 2))
     _same(fn, *arrays)
+
+
+_NORMS_AND_PRODUCTS = {
+    "matrix_norm_fro": (lambda m, x: m.linalg.matrix_norm(x), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_nuc": (lambda m, x: m.linalg.matrix_norm(x, "nuc"), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_2": (lambda m, x: m.linalg.matrix_norm(x, 2), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_1": (lambda m, x: m.linalg.matrix_norm(x, 1), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_inf": (lambda m, x: m.linalg.matrix_norm(x, float("inf")), lambda: (_complex((2, 4, 3)),)),
+    "matrix_power": (lambda m, x: m.linalg.matrix_power(x, 3), lambda: (_complex((3, 3)),)),
+    "matrix_power_negative": (lambda m, x: m.linalg.matrix_power(x, -2), lambda: (_hpd((3, 3), "complex128"),)),
+    "lstsq": (lambda m, x, y: m.linalg.lstsq(x, y).solution, lambda: (_complex((2, 4, 3)), _complex((2, 4, 2), 2))),
+    "cond": (lambda m, x: m.linalg.cond(x), lambda: (_complex((3, 3)),)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NORMS_AND_PRODUCTS))
+def test_complex_norms_products_lstsq_cond_as_torch(case):
+    """matrix_norm, matrix_power, lstsq and cond of complex matrices (ember refused them): values (real norms) and
+    gradients; matrix_rank and lstsq's rank too."""
+    fn, make = _NORMS_AND_PRODUCTS[case]
+    _same(fn, *make())
+
+
+def test_complex_rank_and_cond_orders():
+    a = _complex((2, 4, 3))
+    assert ember.linalg.matrix_rank(ember.tensor(a)).tolist() == torch.linalg.matrix_rank(torch.tensor(a)).tolist()
+    sq = _complex((3, 3))
+    for p in ("fro", "nuc", 1, -1, 2, -2, float("inf")):
+        np.testing.assert_allclose(ember.linalg.cond(ember.tensor(sq), p).item(),
+                                   torch.linalg.cond(torch.tensor(sq), p).item(), rtol=1e-12)
