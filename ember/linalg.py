@@ -97,7 +97,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     d0, d1 = _matrix_dims(A, dim, "linalg.matrix_norm")
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
-    check_matrix(A, "linalg.matrix_norm", square=False, low_precision=False, complex_ok=True)
+    check_matrix(A, "linalg.matrix_norm", square=False, low_precision=False)
     if ord in ("nuc", 2, -2):
         refuse_low_precision(A, "linalg.matrix_norm")  # (LAPACK's singular values; the other norms are sums)
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
@@ -182,7 +182,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
                            f"dtype {SCALAR_TYPE_NAMES[A.dtype.name]} and other's dtype "
                            f"{SCALAR_TYPE_NAMES[B.dtype.name]}")
-    check_matrix(A, "linalg.lstsq", square=False, complex_ok=True)
+    check_matrix(A, "linalg.lstsq", square=False)
     if not 0 <= A._data.ndim - B._data.ndim <= 1:
         raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
                            f"(input.dim() - other.dim()) <= 1 (got {A._data.ndim} and {B._data.ndim})")
@@ -216,7 +216,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     PyTorch's deprecated NumPy-compatible spelling: ``atol=tol, rtol=0``."""
     if isinstance(A, Tensor) and A._data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    check_matrix(A, "linalg.matrix_rank", square=False, complex_ok=True)
+    check_matrix(A, "linalg.matrix_rank", square=False)
     if tol is not None:
         if atol is not None or rtol is not None:
             raise TypeError("linalg.matrix_rank() takes tol or atol/rtol, not both")
@@ -283,7 +283,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
                            f"but got {rows} != {cols}")
     square = A.reshape(rows, rows)
-    check_matrix(square, "linalg.inv", complex_ok=True)
+    check_matrix(square, "linalg.inv")
     return Inv.apply(square, name="inv").reshape(shape[ind:] + shape[:ind])  # ("inv": PyTorch's singular error)
 
 
@@ -358,7 +358,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     from ._memory_format import contiguous_format
     from .ops.shape import expand
 
-    check_matrix(A, "linalg.matrix_power", integer_ok=True, complex_ok=True)
+    check_matrix(A, "linalg.matrix_power", integer_ok=True)
     n = int(n)
     if n == 0:  # (PyTorch's: A's contiguous clone, the identity copied in: in A's graph, its gradient zeros)
         return A.clone(memory_format=contiguous_format).copy_(expand(eye(A._data.shape[-1], dtype=A.dtype),
@@ -382,13 +382,13 @@ def cond(A: Tensor, p=None) -> Tensor:
     if isinstance(A, Tensor) and A._data.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p in (None, 2, -2):
-        check_matrix(A, "linalg.cond", square=False, complex_ok=True)
+        check_matrix(A, "linalg.cond", square=False)
         s = svdvals(A)
         if s._data.shape[-1] == 0:  # an empty matrix: PyTorch's condition number is 0
             return Tensor._make(xp.zeros(s._data.shape[:-1], s._data.dtype))
         big, small = s[..., 0], s[..., -1]
         return small / big if p == -2 else big / small
-    check_matrix(A, "linalg.cond", low_precision=p == "nuc", complex_ok=True)  # (the others' refusal is inv's)
+    check_matrix(A, "linalg.cond", low_precision=p == "nuc")  # (the others' refusal is inv's)
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
 

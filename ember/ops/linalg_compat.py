@@ -53,7 +53,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     from .solve import solve
 
     # solve(L L^T, B): PyTorch's gradient for L is this composition's (dense, not confined to the triangle)
-    check_matrix(L, "cholesky_solve", arg="L", low_precision=False, complex_ok=True)
+    check_matrix(L, "cholesky_solve", arg="L", low_precision=False)
     _check_b_and_a(B, L)
     refuse_low_precision(L, "cholesky_solve")
     factor = _triangle_valued(L, upper)
@@ -72,7 +72,7 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """A^-1 from A's Cholesky factor L (``A = L L^H``; ``U^H U`` when ``upper``), reading only L's triangle, as
     PyTorch's kernel. PyTorch's gradient is this composition's for a triangular L (dense, -(A^-1 (G + G^H) A^-1) L,
     not confined to the triangle): ``_triangle_valued``."""
-    check_matrix(L, "cholesky_inverse", arg="L", complex_ok=True)
+    check_matrix(L, "cholesky_inverse", arg="L")
     factor = _triangle_valued(L, upper)
     return inv(matmul(factor.mH, factor) if upper else matmul(factor, factor.mH))
 
@@ -88,7 +88,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a "
         "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
         "X = torch.linalg.solve_triangular(A, B).")
-    check_matrix(A, "triangular_solve", low_precision=False, complex_ok=True)
+    check_matrix(A, "triangular_solve", low_precision=False)
     _check_b_and_a(b, A)
     refuse_low_precision(A, "triangular_solve")
     tri = A.mT if transpose else A
