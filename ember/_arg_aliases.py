@@ -42,7 +42,7 @@ OTHER_NAMES = frozenset({"b", "v", "L"})
 FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "tensor": None, "as_tensor": None,
          "tensordot": None, "lu": None, "set_default_tensor_type": None, "linalg.solve": None,
          "linalg.solve_ex": None, "linalg.vecdot": None, "linalg.cross": None, "linalg.lu_solve": None,
-         "linalg.householder_product": None, "linalg.ldl_solve": None,
+         "linalg.ldl_solve": None,
          "linalg.vander": None, "linalg.multi_dot": None, "linalg.diagonal": None,
          "linalg.svd": None, "linalg.svdvals": None, "linalg.lu": None,
          "linalg.lu_factor": None, "linalg.lu_factor_ex": None, "linalg.inv": None, "linalg.inv_ex": None,
@@ -51,7 +51,8 @@ FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "
          **dict.fromkeys(f"special.{kind}_polynomial_{letter}" for kind, letters in (
              ("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"), ("laguerre", "l"), ("legendre", "p"))
              for letter in letters),
-         "special.hermite_polynomial_h": None, "special.hermite_polynomial_he": None}
+         "special.hermite_polynomial_h": None, "special.hermite_polynomial_he": None,
+         "special.spherical_bessel_j0": None}
 SECOND = {"mm": "mat2", "bmm": "mat2", "outer": "vec2", "ger": "vec2", "dot": "tensor", "pow": "exponent",
           "float_power": "exponent", "mv": "vec", "cholesky_solve": "input2", "linalg.lstsq": "b",
           "promote_types": "type2", "result_type": "other", "linalg.tensorsolve": "other"}

@@ -44,10 +44,10 @@ from .ops.solve import slogdet as _slogdet
 from .return_types import result
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
-           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-           "vector_norm"]
+           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+           "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
+           "vecdot", "vector_norm"]
 
 _INF = float("inf")
 
@@ -229,6 +229,42 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     return Tensor._make((s > tol[..., None]).sum(-1).astype(xp.int64))
 
 
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of the product H_1 ... H_k of Householder reflectors H_i = I - tau_i v_i v_i^H, where
+    v_i is column i of A below its diagonal with a 1 on it (LAPACK's orgqr/ungqr; ``geqrf``'s output gives Q).
+    Composed of ember ops, so its gradients (to the columns' lower parts and to tau) are autograd's of the same
+    product."""
+    from . import eye, where
+    from .ops.elementwise import require_tensor
+
+    name = "torch.linalg.householder_product"
+    require_tensor("linalg_householder_product", tau, argument="tau")
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if n < tau.shape[-1] if tau.ndim else False:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {A.ndim}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_dtype.SCALAR_TYPE_NAMES[tau.dtype.name]} does not match input dtype "
+                           f"{_dtype.SCALAR_TYPE_NAMES[A.dtype.name]}")
+    if not (A.is_floating_point() or A.is_complex()) or A.dtype in (_dtype.float16, _dtype.bfloat16):
+        raise _dtype.not_implemented_for("orgqr_cpu", A.dtype)
+    rows = Tensor._make(xp.arange(m)[:, None])
+    Q = eye(m, n, dtype=A.dtype).expand(A.shape)
+    for i in reversed(range(tau.shape[-1])):  # Q = H_i Q, from the last reflector to the first
+        v = where(rows < i, 0, where(rows == i, 1, A[..., :, i:i + 1]))  # (..., m, 1)
+        Q = Q - tau[..., i, None, None] * (v @ (v.mH @ Q))
+    return Q
+
+
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of A read as a linear map from its last dims to its first ``ind`` ones (their element counts
     equal): ``tensordot(tensorinv(A, ind), A, ind)`` is the identity; the result has shape
@@ -247,7 +283,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
                            f"but got {rows} != {cols}")
     square = A.reshape(rows, rows)
-    check_matrix(square, "linalg.inv", complex_ok=True)
+    check_matrix(square, "linalg.inv")
     return Inv.apply(square, name="inv").reshape(shape[ind:] + shape[:ind])  # ("inv": PyTorch's singular error)
 
 

@@ -9,6 +9,7 @@ import math
 from ._missing import module_getattr
 from ._tensor import Tensor
 from .ops.activation import log_softmax, softmax
+from .ops.bessel_fns import modified_bessel_i0, modified_bessel_i1, spherical_bessel_j0
 from .ops.gamma_fns import digamma, polygamma, xlog1py, xlogy
 from .ops.gamma_fns import digamma as psi
 from .ops.gamma_fns import igamma as gammainc
@@ -56,8 +57,9 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
            "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-           "shifted_chebyshev_polynomial_w"]
-_POLYNOMIALS = [name for name in __all__ if "_polynomial_" in name]
+           "shifted_chebyshev_polynomial_w", "modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0"]
+# functions whose results take no gradient: out= is not refused under autograd
+_NO_GRADIENT = [name for name in __all__ if "_polynomial_" in name or name.startswith(("modified_", "spherical_"))]
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 from ._arg_aliases import name_as_native_ops as _name_as_native_ops  # noqa: E402
@@ -73,16 +75,16 @@ _OUT_OPS = {"digamma": "digamma", "entr": "special_entr", "erf": "erf", "erfc": 
             "logsumexp": "logsumexp", "multigammaln": "mvlgamma", "ndtr": "special_ndtr", "ndtri": "special_ndtri",
             "polygamma": "polygamma", "psi": "digamma", "round": "round", "sinc": "sinc",
             "xlog1py": "special_xlog1py", "xlogy": "xlogy", "zeta": "special_zeta",
-            **{name: f"special_{name}" for name in _POLYNOMIALS}}
+            **{name: f"special_{name}" for name in _NO_GRADIENT}}
 
 
 def _add_out() -> None:
     from ._out import with_out
 
     for name, op in _OUT_OPS.items():
-        # (not refused under autograd: ndtr, composite in PyTorch; the polynomials, whose results take no gradient)
+        # (not refused under autograd: ndtr, composite in PyTorch; the functions whose results take no gradient)
         globals()[name] = with_out(op, globals()[name], parsed=f"special_{name}",
-                                   differentiable=name == "ndtr" or name in _POLYNOMIALS)
+                                   differentiable=name == "ndtr" or name in _NO_GRADIENT)
 
 
 _add_out()

@@ -157,3 +157,54 @@ def test_cholesky_upper_reads_the_upper_triangle(dtype):
         t = torch.linalg.cholesky_ex(torch.tensor(a), upper=upper)
         np.testing.assert_allclose(e.L.numpy(), t.L.numpy(), atol=1e-12)
         assert e.info.tolist() == t.info.tolist()
+
+
+_LEGACY = {
+    "cholesky_solve": (lambda m, L, B: m.cholesky_solve(B, L), False),
+    "cholesky_solve_upper": (lambda m, L, B: m.cholesky_solve(B, L, upper=True), True),
+    "cholesky_inverse": (lambda m, L: m.cholesky_inverse(L), False),
+    "cholesky_inverse_upper": (lambda m, L: m.cholesky_inverse(L, upper=True), True),
+    "triangular_solve": (lambda m, L, B: m.triangular_solve(B, L, upper=False)[0], False),
+    "triangular_solve_transpose": (lambda m, L, B: m.triangular_solve(B, L, upper=False, transpose=True)[0], False),
+}
+
+
+@pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
+@pytest.mark.parametrize("case", sorted(_LEGACY))
+def test_complex_legacy_solves_as_torch(case):
+    """torch.cholesky_solve / cholesky_inverse / triangular_solve of complex factors (A = L L^H), which ember refused."""
+    fn, upper = _LEGACY[case]
+    low = np.linalg.cholesky(_hpd((3, 3), "complex128"))
+    factor = np.conj(low.T).copy() if upper else low
+    arrays = (factor,) if "inverse" in case else (factor, _complex((3, 2), 2))
+    _same(fn, *arrays)
+
+
+_NORMS_AND_PRODUCTS = {
+    "matrix_norm_fro": (lambda m, x: m.linalg.matrix_norm(x), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_nuc": (lambda m, x: m.linalg.matrix_norm(x, "nuc"), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_2": (lambda m, x: m.linalg.matrix_norm(x, 2), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_1": (lambda m, x: m.linalg.matrix_norm(x, 1), lambda: (_complex((2, 4, 3)),)),
+    "matrix_norm_inf": (lambda m, x: m.linalg.matrix_norm(x, float("inf")), lambda: (_complex((2, 4, 3)),)),
+    "matrix_power": (lambda m, x: m.linalg.matrix_power(x, 3), lambda: (_complex((3, 3)),)),
+    "matrix_power_negative": (lambda m, x: m.linalg.matrix_power(x, -2), lambda: (_hpd((3, 3), "complex128"),)),
+    "lstsq": (lambda m, x, y: m.linalg.lstsq(x, y).solution, lambda: (_complex((2, 4, 3)), _complex((2, 4, 2), 2))),
+    "cond": (lambda m, x: m.linalg.cond(x), lambda: (_complex((3, 3)),)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NORMS_AND_PRODUCTS))
+def test_complex_norms_products_lstsq_cond_as_torch(case):
+    """matrix_norm, matrix_power, lstsq and cond of complex matrices (ember refused them): values (real norms) and
+    gradients; matrix_rank and lstsq's rank too."""
+    fn, make = _NORMS_AND_PRODUCTS[case]
+    _same(fn, *make())
+
+
+def test_complex_rank_and_cond_orders():
+    a = _complex((2, 4, 3))
+    assert ember.linalg.matrix_rank(ember.tensor(a)).tolist() == torch.linalg.matrix_rank(torch.tensor(a)).tolist()
+    sq = _complex((3, 3))
+    for p in ("fro", "nuc", 1, -1, 2, -2, float("inf")):
+        np.testing.assert_allclose(ember.linalg.cond(ember.tensor(sq), p).item(),
+                                   torch.linalg.cond(torch.tensor(sq), p).item(), rtol=1e-12)

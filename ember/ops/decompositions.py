@@ -80,7 +80,7 @@ class Cholesky(Node):
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor L (``A = L L^T``; U with ``A = U^T U`` when ``upper``) of each symmetric
     positive-definite matrix; only the lower triangle of A is read."""
-    check_matrix(A, "linalg.cholesky", complex_ok=True)
+    check_matrix(A, "linalg.cholesky")
     return Cholesky.apply(A, upper=bool(upper), name="linalg.cholesky")
 
 
@@ -88,7 +88,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     """``(L, info)``: info is 0, or the order of the first leading minor that is not positive-definite
     (L is then not a valid factor)."""
-    check_matrix(A, "linalg.cholesky_ex", complex_ok=True)
+    check_matrix(A, "linalg.cholesky_ex")
     try:
         low = cholesky(A, upper=upper)
         info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
@@ -170,7 +170,7 @@ def qr(A: Tensor, mode: str = "reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
-    check_matrix(A, "linalg.qr", square=False, complex_ok=True)
+    check_matrix(A, "linalg.qr", square=False)
     return result("linalg_qr", ("Q", "R"), QR.apply(A, mode=mode))
 
 
@@ -221,7 +221,7 @@ def _eigh_backward_complex(w, v, gw, gv):
 def eigh(A: Tensor, UPLO: str = "L"):
     """``(eigenvalues, eigenvectors)`` of each symmetric (or complex Hermitian) matrix, eigenvalues ascending
     (real for a complex input); only the ``UPLO`` ("L" or "U") triangle is read."""
-    check_matrix(A, "linalg.eigh", complex_ok=True)
+    check_matrix(A, "linalg.eigh")
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return result("linalg_eigh", ("eigenvalues", "eigenvectors"), Eigh.apply(A, uplo=UPLO))
@@ -267,7 +267,7 @@ class Eig(MultiOutputNode):
 def _check_eig(A: Tensor, name: str) -> None:
     if isinstance(A, Tensor) and not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"Unknown Complex ScalarType for {_dtype.SCALAR_TYPE_NAMES[A.dtype.name]}")
-    check_matrix(A, name, complex_ok=True, low_precision=False)
+    check_matrix(A, name, low_precision=False)
     if A.dtype in (_dtype.float16, _dtype.bfloat16):  # (an empty one too: PyTorch's kernel refuses it first)
         raise _dtype.not_implemented_for("linalg_eig_out_cpu", A.dtype)
 
@@ -343,14 +343,14 @@ def _check_svd_phase(im_uhgu, im_vhgv) -> None:
 @empty_in_float32
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending."""
-    check_matrix(A, "linalg.svd", square=False, complex_ok=True)
+    check_matrix(A, "linalg.svd", square=False)
     return result("linalg_svd", ("U", "S", "Vh"), SVD.apply(A, full_matrices=bool(full_matrices)))
 
 
 @empty_in_float32
 def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """The singular values of each matrix, descending."""
-    check_matrix(A, "linalg.svdvals", square=False, complex_ok=True)
+    check_matrix(A, "linalg.svdvals", square=False)
     return SVD.apply(A, full_matrices=False)[1]
 
 
@@ -440,7 +440,7 @@ def _check_lu_dims(A: Tensor, name: str) -> None:
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
     """``(LU, pivots, info)``: info is 0, or the 1-based index of the first zero on U's diagonal."""
     _check_lu_dims(A, "torch.lu_factor")
-    check_matrix(A, "linalg.lu_factor_ex", square=False, complex_ok=True)
+    check_matrix(A, "linalg.lu_factor_ex", square=False)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, piv = LUFactor.apply(A)
@@ -471,7 +471,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
 def lu(A: Tensor, *, pivot: bool = True):
     """``(P, L, U)`` with ``A = P L U`` (``torch.linalg.lu``)."""
     _check_lu_dims(A, "linalg.lu")
-    check_matrix(A, "linalg.lu", square=False, complex_ok=True)
+    check_matrix(A, "linalg.lu", square=False)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
     packed, piv = LUFactor.apply(A)

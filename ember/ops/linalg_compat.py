@@ -49,7 +49,7 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
-    """X with ``A X = B``, given A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``)."""
+    """X with ``A X = B``, given A's Cholesky factor L (``A = L L^H``; ``U^H U`` when ``upper``)."""
     from .solve import solve
 
     # solve(L L^T, B): PyTorch's gradient for L is this composition's (dense, not confined to the triangle)
@@ -57,7 +57,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     _check_b_and_a(B, L)
     refuse_low_precision(L, "cholesky_solve")
     factor = _triangle_valued(L, upper)
-    return solve(matmul(factor.mT, factor) if upper else matmul(factor, factor.mT), B)
+    return solve(matmul(factor.mH, factor) if upper else matmul(factor, factor.mH), B)
 
 
 def _triangle_valued(L: Tensor, upper: bool) -> Tensor:
@@ -69,12 +69,12 @@ def _triangle_valued(L: Tensor, upper: bool) -> Tensor:
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """A^-1 from A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``), reading only L's triangle, as
-    PyTorch's kernel. PyTorch's gradient is this composition's for a triangular L (dense, -(A^-1 (G + G^T) A^-1) L,
+    """A^-1 from A's Cholesky factor L (``A = L L^H``; ``U^H U`` when ``upper``), reading only L's triangle, as
+    PyTorch's kernel. PyTorch's gradient is this composition's for a triangular L (dense, -(A^-1 (G + G^H) A^-1) L,
     not confined to the triangle): ``_triangle_valued``."""
     check_matrix(L, "cholesky_inverse", arg="L")
     factor = _triangle_valued(L, upper)
-    return inv(matmul(factor.mT, factor) if upper else matmul(factor, factor.mT))
+    return inv(matmul(factor.mH, factor) if upper else matmul(factor, factor.mH))
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):

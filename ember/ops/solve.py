@@ -32,20 +32,15 @@ def mT(a):
     return xp.swapaxes(a, -1, -2)
 
 
-def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", complex_ok: bool = False,
-                 integer_ok: bool = False, low_precision: bool = True) -> None:
-    """PyTorch's errors for a non-floating input (unless ``integer_ok``: an op of products alone, as
+def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", integer_ok: bool = False,
+                 low_precision: bool = True) -> None:
+    """PyTorch's errors for a non-floating, non-complex input (unless ``integer_ok``: an op of products alone, as
     ``matrix_power``), fewer than 2 dims, (``square``) non-square matrices, or (``low_precision``: the caller
-    checks later, or not at all) a float16 / bfloat16 input to an op that LAPACK computes. A complex input is
-    refused (NotImplementedError) unless ``complex_ok``: ember's op of that name has no complex version yet
-    (PyTorch's accept it)."""
+    checks later, or not at all) a float16 / bfloat16 input to an op that LAPACK computes."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
     float_double = name in _FLOAT_DOUBLE_ONLY
-    if A.is_complex():
-        if not complex_ok:
-            raise NotImplementedError(f"{name}: ember does not support complex input here yet (got {A.dtype.name})")
-    elif not A.is_floating_point() and not integer_ok and not float_double:
+    if not A.is_floating_point() and not A.is_complex() and not integer_ok and not float_double:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_SCALAR_TYPE.get(A.dtype.name, A.dtype.name)}")
     if A._data.ndim < 2:
@@ -166,7 +161,7 @@ class Inv(Node):
 
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix (real or complex); a singular one raises ``LinAlgError``."""
-    check_matrix(A, "linalg.inv", complex_ok=True)
+    check_matrix(A, "linalg.inv")
     return Inv.apply(A, name="linalg.inv")
 
 
@@ -206,7 +201,7 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when ``left=False``); B may be a batch of vectors (a column each, also with
     ``left=False``, as PyTorch reads them). Real or complex."""
-    check_matrix(A, "linalg.solve", complex_ok=True, low_precision=False)
+    check_matrix(A, "linalg.solve", low_precision=False)
     vector = _vector_rhs(A, B)
     n = A._data.shape[-1]
     rows, cols = (B._data.shape[-1], 1) if vector else B._data.shape[-2:]
@@ -260,8 +255,8 @@ class SolveTriangular(Node):
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when ``left=False``), reading only A's upper or lower triangle
     (its diagonal taken as ones when ``unitriangular``)."""
-    check_matrix(A, "linalg.solve_triangular", low_precision=False, complex_ok=True)
-    check_matrix(B, "linalg.solve_triangular", square=False, arg="B", low_precision=False, complex_ok=True)
+    check_matrix(A, "linalg.solve_triangular", low_precision=False)
+    check_matrix(B, "linalg.solve_triangular", square=False, arg="B", low_precision=False)
     refuse_low_precision(A, "linalg.solve_triangular")  # (A's dtype: a float32 A takes a float16 B)
     promoted = _dtype.promote_types(A.dtype, B.dtype)  # (PyTorch's kernel runs in the operands' common dtype)
     A, B = (t if t.dtype == promoted else t.to(promoted) for t in (A, B))
@@ -312,7 +307,7 @@ class Det(Node):
 @empty_in_float32
 def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix (real or complex)."""
-    check_matrix(A, "linalg.det", complex_ok=True)
+    check_matrix(A, "linalg.det")
     return Det.apply(A)
 
 
@@ -369,7 +364,7 @@ def slogdet(A: Tensor):
     """(sign, log|det|) of each square matrix, as the named tuple ``(sign, logabsdet)``; a complex matrix's sign is
     complex (``det / |det|``). A singular matrix's is (0, -inf), its first-order gradient PyTorch's infinities and
     NaNs (its LU solve); under create_graph it raises ``LinAlgError``, as PyTorch's."""
-    check_matrix(A, "linalg.slogdet", complex_ok=True)
+    check_matrix(A, "linalg.slogdet")
     return result("slogdet", ("sign", "logabsdet"), SlogDet.apply(A))
 
 
@@ -380,7 +375,7 @@ def logdet(A: Tensor) -> Tensor:
     from .indexing import where
     from .unary import log
 
-    check_matrix(A, "logdet", complex_ok=True)
+    check_matrix(A, "logdet")
     sign, logabs = SlogDet.apply(A)
     if A.is_complex():
         return log(sign) + logabs
@@ -417,7 +412,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
                                   or A._data.ndim < 2):
         raise RuntimeError(f"linalg.pinv({_dtype.SCALAR_TYPE_NAMES[A.dtype.name]}{{{list(A._data.shape)}}}): expected "
                            "a tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
-    check_matrix(A, "linalg.pinv", square=False, complex_ok=True)
+    check_matrix(A, "linalg.pinv", square=False)
     if rtol is None:
         rtol = max(A._data.shape[-2:]) * float(xp.finfo(A._data.dtype).eps) if atol in (None, 0) else 0.0
     return Pinv.apply(A, atol=0.0 if atol is None else float(atol), rtol=float(rtol), hermitian=bool(hermitian))
@@ -498,5 +493,5 @@ class MatrixExp(Node):
 
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix."""
-    check_matrix(A, "linalg.matrix_exp", complex_ok=True)
+    check_matrix(A, "linalg.matrix_exp")
     return MatrixExp.apply(A)

@@ -11,24 +11,13 @@ from __future__ import annotations
 from ..._creation import eye, randn
 from ..._tensor import Tensor
 from ...autograd import no_grad
+from ...linalg import householder_product
 from ...ops.decompositions import qr
 from ...ops.shape import cat
 from ...ops.solve import matrix_exp, solve
 from ..modules.module import Module
 
 MAPS = ("matrix_exp", "cayley", "householder")
-
-
-def _householder_product(A: Tensor, tau: Tensor) -> Tensor:
-    """The first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i = column i of ``A`` below the diagonal
-    with a 1 on it (LAPACK's orgqr, PyTorch's ``linalg.householder_product``); differentiable."""
-    n, k = A.shape[-2], A.shape[-1]
-    V = A.tril(-1) + eye(n, k, dtype=A.dtype)
-    Q = eye(n, dtype=A.dtype).expand(*A.shape[:-2], n, n)
-    for i in range(k):
-        v = V[..., :, i:i + 1]
-        Q = Q - (Q @ v) * tau[..., i:i + 1].unsqueeze(-1) @ v.mT
-    return Q[..., :k]
 
 
 def _make_orthogonal(A: Tensor) -> Tensor:
@@ -75,7 +64,7 @@ class _Orthogonal(Module):
         else:
             A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
+            Q = householder_product(A, tau)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if "base" in self._buffers:
             Q = self.base @ Q
