@@ -335,6 +335,8 @@ def _bounds_error(x: Tensor, idx, err: IndexError) -> IndexError:
     found = _pytorch_index_error(x._data.shape, idx)
     if found is not None:
         return found
+    if "(indexing a tensor of shape " in str(err):  # (the error of a step of the index, already in these words)
+        return err
     said = str(err).replace(" for axis ", " for dimension ")
     return IndexError(f"{said} (indexing a tensor of shape {list(x._data.shape)})")
 
@@ -473,6 +475,8 @@ def getitem(x: Tensor, idx) -> Tensor:
     if not plain:
         raw = idx = sequence_as_tuple(idx)
         idx = convert_index(idx)
+    if idx.__class__ is tuple and _ellipses(idx) > 1:
+        raw, idx = _one_ellipsis(x._data.ndim, raw), _one_ellipsis(x._data.ndim, idx)
     _check_steps(idx)
     try:
         if plain or _is_basic(idx):
@@ -485,7 +489,7 @@ def getitem(x: Tensor, idx) -> Tensor:
             return basic_node(idx).apply(x, idx=idx)
         if x._requires_grad and _GradState.enabled and (split := _views_first(x, idx)) is not None:
             return getitem(getitem(x, split[0]), _indexes_after_views(raw, idx))
-        if x._requires_grad and _GradState.enabled and (split := _bool_first(idx)) is not None:
+        if x._requires_grad and _GradState.enabled and (split := _bool_first(idx, raw)) is not None:
             return getitem(getitem(x, split[0]), split[1])
         split = _selects_first(idx)
         if split is not None:  # PyTorch's order: the selects' view, then its index tensors (see _selects_first)
@@ -495,6 +499,36 @@ def getitem(x: Tensor, idx) -> Tensor:
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
     except IndexError as err:
         raise (_zero_dim_error(x, raw) or _bounds_error(x, idx, err)) from None
+
+
+def _ellipses(idx: tuple) -> int:
+    """How many ``...`` the index tuple holds (by identity: its index tensors compare elementwise)."""
+    n = 0
+    for p in idx:
+        if p is Ellipsis:
+            n += 1
+    return n
+
+
+def _one_ellipsis(ndim: int, idx: tuple) -> tuple:
+    """An index with several ``...`` as PyTorch reads it: each stands for the dimensions the other parts leave (so
+    a second one steps past those already passed), as that many ':'; those past the last other part take nothing
+    and go. (NumPy refuses a second ``...``.)"""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    specified = 0
+    for p in parts:
+        if p is None or p is Ellipsis or p.__class__ is bool:
+            continue
+        specified += p.ndim if isinstance(p, (xp.ndarray, Tensor)) and p.dtype in (xp.bool_, _dtype.bool_) else 1
+    out, filler = [], []
+    for p in parts:
+        if p is Ellipsis:
+            filler.extend((_ALL,) * max(ndim - specified, 0))
+        else:
+            out.extend(filler)
+            filler = []
+            out.append(p)
+    return tuple(out)
 
 
 def _steps(shape: tuple, idx: tuple) -> list:
@@ -561,19 +595,28 @@ def _views_first(x: Tensor, idx: tuple):
     return (first,) if _steps(x._data.shape, first) else None
 
 
-def _bool_first(idx):
-    """For an index of numbers, slices, None and ``...`` with bools (True, False, a 0-d bool tensor), PyTorch's
-    steps: each bool a new dimension where it stands, in the view the basic parts make (UnsqueezeBackward0, Select,
-    ...), then those dimensions indexed by a tensor of one position (True) or none (False) each, one
-    IndexBackward0: ``(views, rest)``; else None."""
+def _bool_first(idx, raw=None):
+    """For an index of numbers, slices, None, ``...`` and index tensors with bools (True, False, a 0-d bool tensor),
+    PyTorch's steps: each bool a new dimension where it stands, in the view the basic parts make
+    (UnsqueezeBackward0, Select, ...), then those dimensions indexed by a tensor of one position (True) or none
+    (False) each, with the index tensors (``raw``'s own: their versions checked), one IndexBackward0:
+    ``(views, rest)``; else None."""
     parts = idx if idx.__class__ is tuple else (idx,)
-    if bool not in {p.__class__ for p in parts} or \
-            not all(p is None or p is Ellipsis or p.__class__ in (int, slice, bool) for p in parts):
+    raws = parts if raw is None else raw if raw.__class__ is tuple else (raw,)
+    if bool not in {p.__class__ for p in parts} or not all(
+            p is None or p is Ellipsis or p.__class__ in (int, slice, bool) or p.__class__ is xp.ndarray and p.ndim
+            for p in parts):
         return None
-    views = tuple(None if p.__class__ is bool else p for p in parts)
-    rest = tuple(Tensor._make(xp.zeros(int(p), dtype=xp.int64)) if p.__class__ is bool else p if p is Ellipsis
-                 else _ALL for p in parts if p.__class__ is not int)
-    return views, rest
+    views = []
+    for p in parts:  # (an index tensor's dimensions kept whole by the views: it indexes them after)
+        if p.__class__ is xp.ndarray:
+            views.extend((_ALL,) * (p.ndim if p.dtype == xp.bool_ else 1))
+        else:
+            views.append(None if p.__class__ is bool else p)
+    rest = tuple(Tensor._make(xp.zeros(int(p), dtype=xp.int64)) if p.__class__ is bool else r
+                 if p is Ellipsis or p.__class__ is xp.ndarray else _ALL
+                 for p, r in zip(parts, raws) if p.__class__ is not int)
+    return tuple(views), rest
 
 
 def _indexes_after_views(raw, idx) -> tuple:
@@ -761,6 +804,8 @@ def setitem(x: Tensor, idx, value) -> None:
     idx = sequence_as_tuple(idx)
     _check_byte_mask_fill(idx, value)
     raw, idx = idx, convert_index(idx)
+    if idx.__class__ is tuple and _ellipses(idx) > 1:
+        raw, idx = _one_ellipsis(x._data.ndim, raw), _one_ellipsis(x._data.ndim, idx)
     if x._vc.__class__ is _inference.DetachedInferenceCounter and _through_a_view(x._data.shape, idx):
         if not _inference.state.enabled:  # (a view of it written: refused outside inference mode)
             raise RuntimeError(_inference.INPLACE_OUTSIDE)
@@ -771,7 +816,7 @@ def setitem(x: Tensor, idx, value) -> None:
     if tracked and not _only_basic(raw) and (split := _views_first(x, idx)) is not None:
         # PyTorch's order: index_put_ into the view its basic parts make, recorded as CopySlices around it
         return setitem(getitem(x, split[0]), _indexes_after_views(raw, idx), value)
-    if tracked and not _only_basic(raw) and (split := _bool_first(idx)) is not None:
+    if tracked and not _only_basic(raw) and (split := _bool_first(idx, raw)) is not None:
         return setitem(getitem(x, split[0]), split[1], value)  # (bools: index_put_ into their unsqueezed view)
     split = _selects_first(idx)
     if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
@@ -783,6 +828,8 @@ def setitem(x: Tensor, idx, value) -> None:
     basic = tracked and _only_basic(raw)  # PyTorch copies into a view of x (CopySlices), not index_put_
     if basic and isinstance(value, Tensor) and value._requires_grad:
         value = _copy_source(value, _part(x._data, idx).shape)
+    elif tracked and isinstance(value, Tensor) and value._requires_grad:
+        value = _without_leading_ones(value)  # (index_put_'s values: PyTorch's setitem views them so first)
     if isinstance(value, Tensor):
         refuse_setitem_overlap(x._data, idx, value, raw.__class__ is not bool)
         varr = value._data
@@ -875,6 +922,14 @@ def _copy_source(value: Tensor, shape: tuple) -> Tensor:
     lead = next((k for k, n in enumerate(have) if n != 1), len(have))
     value = value.view(have[lead:])
     return value if value._data.shape == shape else value.expand(shape)
+
+
+def _without_leading_ones(value: Tensor) -> Tensor:
+    """``value`` viewed without its leading dimensions of size 1 (recorded, ViewBackward0), as PyTorch's setitem
+    views every tensor it writes (``slicePrefix1sSize``); itself where it has none."""
+    have = value._data.shape
+    lead = next((k for k, n in enumerate(have) if n != 1), len(have))
+    return value.view(have[lead:]) if lead else value
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
