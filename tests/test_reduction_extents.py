@@ -78,13 +78,13 @@ def test_reduction_over_each_extent_as_pytorch(op, extent, dtype):
         np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=rtol)
 
 
-@pytest.mark.parametrize("p", [float("inf"), -float("inf"), 2, 0, 1.5])
+@pytest.mark.parametrize("p", [float("inf"), -float("inf"), 2, 0, 1.5, 0.5, -1, -1.0, -0.5])
 @pytest.mark.parametrize(("shape", "dim"), [((2, 0), 1), ((2, 0), -1), ((2, 0), (0, 1)), ((0, 3), 1), ((0, 3), 0),
                                             ((0, 3), None), ((2, 0), ()), ((0,), 0), ((2, 0, 3), (2, 1)),
                                             ((2, 0, 3), 2), ((2, 0), 5)])
 def test_norms_of_empty_tensors_as_pytorch(shape, dim, p):
-    """The inf and -inf norms are a max and a min: over an empty dim (or all of an empty tensor) PyTorch's error,
-    naming the dim as given; the others are sums (0 there)."""
+    """The inf and -inf norms are a max and a min, a negative order's a sum of inverse powers: over an empty dim (or
+    all of an empty tensor) PyTorch's error, naming the order and the dim as given; the others are sums (0 there)."""
     for call in (lambda m: m.linalg.vector_norm(m.ones(shape), p, dim=dim),
                  lambda m: m.norm(m.ones(shape), p, dim=dim if dim != () else None)):
         seen = []
@@ -95,3 +95,27 @@ def test_norms_of_empty_tensors_as_pytorch(shape, dim, p):
             except (RuntimeError, IndexError) as err:
                 seen.append(f"{type(err).__name__}: {err}")
         assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("p", [float("inf"), -float("inf"), 2, 1, -1.0])
+@pytest.mark.parametrize("features", [0, 3])
+@pytest.mark.parametrize("call", ["cdist", "pdist", "pairwise_distance", "_foreach_norm", "_foreach_norm of two"])
+def test_distances_and_foreach_norms_of_empty_rows_as_pytorch(call, features, p):
+    """Rows of no features: cdist and pdist give zeros for every p (their kernels'), pairwise_distance and
+    _foreach_norm refuse the inf-norm of nothing (each with its own message), as PyTorch; a negative p is cdist's
+    and pdist's error, with features or without."""
+    def run(m):
+        x = m.ones(3, features, requires_grad=True)
+        calls = {"cdist": lambda: m.cdist(x[:2], m.ones(3, features), p=p),
+                 "pdist": lambda: m.pdist(x, p=p),
+                 "pairwise_distance": lambda: m.nn.functional.pairwise_distance(x, m.zeros(3, features), p=p),
+                 "_foreach_norm": lambda: m._foreach_norm([x], p)[0],
+                 "_foreach_norm of two": lambda: m._foreach_norm([m.ones(2), x], p)[1]}
+        try:
+            out = calls[call]()
+        except RuntimeError as err:
+            return str(err)
+        (grad,) = m.autograd.grad(out.sum(), x)
+        return type(out.grad_fn).__name__, out.tolist(), grad.tolist()
+
+    assert run(ember) == run(torch)

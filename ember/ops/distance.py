@@ -36,7 +36,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """The p-norm of ``x1 - x2 + eps`` over the last dimension (rows paired after broadcasting)."""
     nd = max(x1._data.ndim, x2._data.ndim)
-    out = norm(add(sub(x1, x2), eps), p, -1 if nd else None, keepdim=keepdim and nd > 0)
+    # (the last dim by its number, as PyTorch's call names it: an empty one is norm's error naming dim 1, not -1)
+    out = norm(add(sub(x1, x2), eps), p, nd - 1 if nd else None, keepdim=keepdim and nd > 0)
     return shown_as(out, "NormBackward1")  # (PyTorch's norm over a dim)
 
 
@@ -51,13 +52,18 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
                            f"X2: {x2._data.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
     out = _distance_norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p)
     return version_checked(shown_as(out, "CdistBackward0"), x1, x2)  # (PyTorch's one node)
 
 
 def _distance_norm(diffs: Tensor, p: float) -> Tensor:
     """The ``p``-norm over the last dimension of ``diffs``, a distance function's (``cdist``, ``pdist``): for p = 0
-    its gradient is zeros, as PyTorch's cdist and pdist formulas give, where the 0-norm's gives none."""
+    its gradient is zeros, as PyTorch's cdist and pdist formulas give, where the 0-norm's gives none. Rows of no
+    features are 0 apart for every p, as PyTorch's kernels give it (the inf-norm, a max, would refuse them)."""
+    if p == float("inf") and diffs._data.shape[-1] == 0:
+        p = 2.0
     out = norm(diffs, p, -1)
     if p == 0 and out.grad_fn is not None:
         out.grad_fn.zero_count_gradient = True

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import partial
 
 from .._tensor import Tensor
+from ..autograd.graph import shown_as
 from . import addcdiv, addcmul
 from . import elementwise as ew
 from . import pointwise as pw
@@ -207,7 +208,10 @@ def _foreach_copy_(self, src, non_blocking: bool = False) -> list:
 
 def _foreach_norm(self, ord=2, dtype=None) -> tuple:
     _check_arguments("_foreach_norm", "norm", (self,), {})
-    return tuple(red.norm(t, ord) for t in self)
+    if ord == float("inf") and any(t._data.size == 0 for t in self):  # (its own kernel's check; -inf is norm's)
+        raise RuntimeError("_foreach_norm cannot compute the infinity norm on an empty tensor because the operation "
+                           "does not have an identity")
+    return tuple(shown_as(red.norm(t, ord), "ForeachNormBackward0") for t in self)  # (PyTorch's node)
 
 
 FUNCTIONS.update(_foreach_zero_=_foreach_zero_, _foreach_copy_=_foreach_copy_, _foreach_norm=_foreach_norm)

@@ -635,16 +635,16 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
         x = promoted(x, dtype)
     order = 2.0 if p == "fro" else float(p)
     axes = _axes(dim, x._data.ndim)
-    if (order == xp.inf or order == -xp.inf) and x._data.size == 0:
+    if (order == xp.inf or order < 0) and x._data.size == 0:
         _refuse_empty_extreme(x, order, dim)
     return LinalgVectorNorm.apply(x, order=order, axes=axes, keepdim=keepdim)
 
 
 def _refuse_empty_extreme(x: Tensor, order: float, dim) -> None:
-    """PyTorch's error for the inf or -inf norm (a max or min, which has no identity) of an empty tensor over all
-    dims, or over a dim of extent 0 (the first in ``dim``'s order, named as given); an empty tensor reduced only
-    over dims of other extents is fine (an empty result)."""
-    p = "inf" if order > 0 else "-inf"
+    """PyTorch's error for the inf norm or a negative order's (a max, a min or a sum of inverse powers: none has an
+    identity) of an empty tensor over all dims, or over a dim of extent 0 (the first in ``dim``'s order, named as
+    given); an empty tensor reduced only over dims of other extents is fine (an empty result)."""
+    p = f"{order:g}"  # (as PyTorch prints the order: -1 for -1.0, inf, -0.5)
     if dim is None or not isinstance(dim, int) and len(dim) == 0:
         raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because the operation "
                            "does not have an identity")
