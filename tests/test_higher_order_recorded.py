@@ -63,10 +63,6 @@ FORMS = {
 }
 
 
-# ember/autograd/recorded.py's repeat hands per-element counts (an array or a list) to repeat_interleave as they
-# are, which takes an int or a tensor: NumPy's repeat by counts fails there (no formula repeats by counts yet)
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="recorded np.repeat by per-element counts: "
-                   "repeat_interleave is given the NumPy array, not a tensor")
 @pytest.mark.parametrize("axis", [None, 0])
 def test_repeat_by_counts_computes_as_numpy(axis):
     counts = np.array([1, 0, 2, 1, 3, 1]) if axis is None else np.array([2, 1])

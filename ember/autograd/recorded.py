@@ -590,7 +590,10 @@ def _outer(a, b, out=None):
 
 def _repeat(a, repeats, axis=None):
     t = _tensor(a)
-    return _wrap(_E().repeat_interleave(t.reshape(-1) if axis is None else t, _data(repeats), dim=axis or 0))
+    counts = _data(repeats)
+    if not isinstance(counts, (int, xp.integer)):  # per-element counts: repeat_interleave takes them as a tensor
+        counts = _tensor(xp.asarray(counts, dtype=xp.int64))
+    return _wrap(_E().repeat_interleave(t.reshape(-1) if axis is None else t, counts, dim=axis or 0))
 
 
 def _tril(m, k=0):
