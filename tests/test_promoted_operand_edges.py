@@ -15,6 +15,8 @@ import ember
 OPS = {
     "add": lambda m, a, b: a + b,
     "sub": lambda m, a, b: m.sub(a, b, alpha=2),
+    "add alpha": lambda m, a, b: m.add(a, b, alpha=2),
+    "sub alpha reversed": lambda m, a, b: m.sub(b, a, alpha=-3),
     "mul": lambda m, a, b: a * b,
     "div": lambda m, a, b: b / a,
     "pow": lambda m, a, b: m.pow(a.abs() + 1, b),
@@ -37,7 +39,7 @@ OPS = {
 # (dtype of a, dtype of b, which require grad, whether a is an op's result rather than a leaf)
 PAIRS = [("float32", "float64", "ab", False), ("float64", "float32", "ab", False), ("float16", "float32", "ab", False),
          ("bfloat16", "float64", "a", False), ("float32", "float64", "a", True), ("float16", "float32", "b", True),
-         ("int64", "float32", "b", False)]
+         ("int64", "float32", "b", False), ("float64", "int32", "a", False)]
 
 A = [0.5, -1.25, 2.0, 3.5]
 B = [1.5, 0.25, -2.0, 0.75]
@@ -67,20 +69,13 @@ def _run(m, op, da, db, needs, made):
         [np.asarray(t.detach().double().tolist()) for t in (out, *grads)]
 
 
-# sub of an integer tensor and a float one with an alpha: ember scales the float operand by a recorded mul before
-# the subtraction (MulBackward0 between SubBackward0 and the operand), PyTorch's kernel takes alpha inside
-_SCALED_BEFORE = pytest.mark.xfail(strict=True, reason="sub(int, float, alpha=2): ember's edge goes through a "
-                                   "MulBackward0 of the float operand, PyTorch's straight to it (ember/ops/elementwise.py)")
-
-
 def _cases():
     for op in OPS:
         for pair in PAIRS:
             if op == "addcdiv" and pair[0] == "int64":
                 continue  # (PyTorch's backward of addcdiv by an integer tensor2 fails: "result type Float can't be
                 # cast to the desired output type Long"; its forward is fine)
-            marks = [_SCALED_BEFORE] if op == "sub" and pair[0] == "int64" else []
-            yield pytest.param(op, pair, marks=marks, id=f"{op}-{pair[0]}-{pair[1]}-{pair[2]}{'-made' if pair[3] else ''}")
+            yield pytest.param(op, pair, id=f"{op}-{pair[0]}-{pair[1]}-{pair[2]}{'-made' if pair[3] else ''}")
 
 
 @pytest.mark.parametrize(("op", "pair"), list(_cases()))

@@ -615,12 +615,14 @@ def add(a, b, *number_first, alpha=1):
 
 def fused_alpha(a, b, alpha) -> bool:
     """Whether ``add``/``sub`` of ``a`` and ``b`` with a real Python ``alpha`` computes ``alpha * b`` inside the op
-    (``add_scaled``), as PyTorch's kernel does, not rounded to ``b``'s dtype first: two floating tensors, or a
-    floating tensor and a real Python number."""
+    (``add_scaled``), as PyTorch's kernel does, not rounded to ``b``'s dtype first: two real tensors of which one
+    is floating (both are cast to the result's floating dtype first, so the product is one node's, without a scaled
+    operand of its own), or a floating tensor and a real Python number."""
     if alpha.__class__ is not float and alpha.__class__ is not int or not isinstance(a, Tensor):
         return False
     if isinstance(b, Tensor):
-        return np_kind(a._data.dtype) == "f" and np_kind(b._data.dtype) == "f"
+        kinds = np_kind(a._data.dtype) + np_kind(b._data.dtype)
+        return "f" in kinds and "c" not in kinds
     return number_in_float32(a._data, b) or (b.__class__ is float or b.__class__ is int) and \
         a._data.__class__ is xp.ndarray and (a._data.dtype == xp.float32 or a._data.dtype == xp.float64)
 
