@@ -120,6 +120,19 @@ def operand_type_error(operand) -> TypeError:
     return error
 
 
+def method_operand_error(name: str, error: TypeError, other) -> TypeError:
+    """PyTorch's TypeError of the method ``x.<name>(other)`` for an ``other`` that is neither a tensor nor a number
+    (``x.mul("a")``: "mul(): argument 'other' (position 1) must be Tensor, not str"), or ``error`` itself for any
+    other TypeError. The operator shares the method's function (``add = __add__``), so ``x * "a"`` reads the same,
+    where PyTorch's operator gives Python's message, and ``x.add(other="a")`` names the position, which PyTorch's
+    leaves out for a keyword."""
+    from ._tensor import Tensor
+
+    if not hasattr(error, "operand") or isinstance(other, (Tensor, int, float, complex)):
+        return error  # (another TypeError, or one of another argument: alpha="a")
+    return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+
+
 def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch_names: dict[str, str],
                    method: bool) -> TypeError:
     """PyTorch's TypeError for the operand ``error`` names, found among the ``args`` and ``kwargs`` of a function

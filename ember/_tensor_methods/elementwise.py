@@ -6,6 +6,7 @@ import operator
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
+from .._arg_aliases import method_operand_error
 
 if TYPE_CHECKING:
     from .. import ops
@@ -42,7 +43,10 @@ class ElementwiseMethods:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
                 (out := _same(_Add, _add, self, other)) is not None:
             return out
-        return ops.elementwise.add(self, other, alpha=alpha)
+        try:
+            return ops.elementwise.add(self, other, alpha=alpha)
+        except TypeError as error:
+            raise method_operand_error("add", error, other) from None
 
     def __radd__(self, other) -> Tensor:
         return ops.elementwise.add(self, other)  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
@@ -53,7 +57,10 @@ class ElementwiseMethods:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
                 (out := _same(_Sub, _sub, self, other)) is not None:
             return out
-        return ops.elementwise.sub(self, other, alpha=alpha)
+        try:
+            return ops.elementwise.sub(self, other, alpha=alpha)
+        except TypeError as error:
+            raise method_operand_error("sub", error, other) from None
 
     def __rsub__(self, other) -> Tensor:
         return ops.elementwise.rsub(self, other)
@@ -62,7 +69,10 @@ class ElementwiseMethods:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and \
                 (out := _same(_Mul, _mul, self, other, True)) is not None:
             return out
-        return ops.elementwise.mul(self, other)
+        try:
+            return ops.elementwise.mul(self, other)
+        except TypeError as error:
+            raise method_operand_error("mul", error, other) from None
 
     def __rmul__(self, other) -> Tensor:
         return ops.elementwise.mul(self, other)  # (as __radd__)
@@ -71,7 +81,10 @@ class ElementwiseMethods:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
                 (out := _same(_Div, _truediv, self, other, True)) is not None:
             return out
-        return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
+        try:
+            return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
+        except TypeError as error:
+            raise method_operand_error("div", error, other) from None
 
     def __rtruediv__(self, other) -> Tensor:
         # PyTorch's ``number / x`` is ``x.reciprocal() * number``: its values, and its saved tensor (the
