@@ -109,10 +109,21 @@ def _tracked(x: Tensor, other=None) -> bool:
     return _GradState.enabled and (x._requires_grad or isinstance(other, Tensor) and other._requires_grad)
 
 
+# what an in-place binary op takes besides a Python float or int (a NumPy array: ember's own callers pass them)
+_OPERANDS = (Tensor, SparseTensor, bool, complex, xp.generic, xp.ndarray)
+# the in-place methods whose refusal PyTorch words "argument 'other' (position 1) must be Tensor" (the others': an
+# invalid combination of arguments)
+_OTHER_TENSOR_OR_NUMBER = ("add", "sub", "mul", "div")
+
+
 def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
+        if not isinstance(other, _OPERANDS):  # (a str, None, a list: PyTorch's argument parser refuses them)
+            name = getattr(op, "__name__", "")
+            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}") \
+                if name in _OTHER_TENSOR_OR_NUMBER else ew.operand_type_error(other)
         refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
         mixed = other.__class__ is not float and isinstance(other, Tensor) and other._data.dtype != x._data.dtype
