@@ -1,12 +1,16 @@
-"""``backward(create_graph=True)``: PyTorch's engine warns of the reference cycle a leaf's ``.grad`` may form with
-its graph, once per process, at the first such backward (not at ``autograd.grad``, not without create_graph)."""
+"""``backward(create_graph=True)``: PyTorch's engine warns, once per process, of the reference cycle a leaf's
+``.grad`` may form with its graph ("which can cause a memory leak": a cycle through C++ objects Python's collector
+cannot free). ember's graph is Python objects, which the collector frees, so ember does not warn: these tests hold
+both halves of that, the memory staying flat and no warning (docs/api.md's differences)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
-import warnings
+import tracemalloc
+import weakref
 
 import ember
 
@@ -26,7 +30,7 @@ for name, step in steps.items():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         step()
-    out.append((name, [(w.category.__name__, str(w.message).split(" (Triggered internally")[0]) for w in caught]))
+    out.append((name, [str(w.message)[:60] for w in caught]))
 print(json.dumps(out))
 """
 
@@ -37,18 +41,34 @@ def _run(module: str) -> list:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_warned_once_at_the_first_backward_with_create_graph_as_pytorch():
-    mine, theirs = _run("ember"), _run("torch")
-    assert mine == theirs
-    assert [n for n, w in theirs if w] == ["backward create_graph"]
+def test_no_reference_cycle_warning_where_pytorch_warns():
+    theirs = _run("torch")
+    assert [n for n, w in theirs if w] == ["backward create_graph"]  # (PyTorch's: once, at the first)
+    assert [w for _, w in _run("ember")] == [[]] * len(theirs)
 
 
-def test_the_warning_is_pytorchs_and_points_at_the_user(monkeypatch):
-    monkeypatch.setattr(ember._warnings, "_warned_once", set())  # as in a fresh process
-    x = ember.tensor([1.0, 2.0], requires_grad=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        (x * x).sum().backward(create_graph=True)
-    assert len(caught) == 1 and caught[0].category is UserWarning
-    assert str(caught[0].message).startswith("Using backward() with create_graph=True will create a reference cycle")
-    assert caught[0].filename == __file__
+def test_a_leafs_graph_holding_gradient_is_collected():
+    """What PyTorch's warning is about: after backward(create_graph=True) a parameter's .grad holds a graph that
+    reaches the parameter, so neither is freed by reference counts once the model is dropped. Python's collector
+    frees them: no model outlives its program's last reference, and memory stays flat over many models."""
+
+    def train_and_drop():
+        layer = ember.nn.Linear(64, 64)
+        ember.tanh(layer(ember.randn(16, 64))).pow(2).sum().backward(create_graph=True)
+        assert layer.weight.grad.grad_fn is not None  # (the .grad does hold a graph)
+        return weakref.ref(layer.weight)
+
+    ember.manual_seed(0)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        refs = [train_and_drop() for _ in range(5)]
+        gc.collect()
+        settled = tracemalloc.get_traced_memory()[0]
+        refs += [train_and_drop() for _ in range(50)]
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - settled
+    finally:
+        tracemalloc.stop()
+    assert all(ref() is None for ref in refs)
+    assert grown < 256 * 1024, f"{grown} bytes more after 50 more models"

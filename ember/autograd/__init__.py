@@ -97,23 +97,6 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
     return roots
 
 
-_REFERENCE_CYCLE = (
-    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
-    "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
-    "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
-    "the cycle and avoid the leak."
-)
-
-
-def _warn_reference_cycle() -> None:
-    """PyTorch's engine warns, once per process, at the first ``backward`` (accumulating into ``.grad``) with
-    create_graph, whatever the graph: a leaf's ``.grad`` may then hold a graph that reaches the leaf
-    (``autograd.grad`` does not warn)."""
-    from .._warnings import warn_once
-
-    warn_once(_REFERENCE_CYCLE, UserWarning, module="torch.autograd.graph")
-
-
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into every reachable leaf's ``.grad``.
@@ -126,14 +109,10 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     roots = _make_roots(tensors, grad_tensors, create_graph)
     if inputs is None:
-        if create_graph:
-            _warn_reference_cycle()
         run_backward(roots, retain_graph, create_graph=create_graph)
         return
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     edges = {t._edge(): t for t in inputs}
-    if create_graph:
-        _warn_reference_cycle()
     for t in inputs:
         if t.grad_fn is not None:  # a non-leaf input keeps its gradient as retain_grad does (PyTorch calls it):
             t.retain_grad()  # once, however often it is listed or already retained
