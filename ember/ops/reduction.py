@@ -589,7 +589,7 @@ class VarMean(MultiOutputNode, Var):
         spread = super().forward(x, axes, correction, keepdim)
         if is_recorded(x):  # forward run again under create_graph: backward reads only the spread's intermediates
             return spread, None
-        return spread, _finite_mean(x, axes, keepdim)
+        return spread, _row_major(_finite_mean(x, axes, keepdim))
 
     def backward(self, g_spread, g_mean):
         gx = None if g_spread is None else super().backward(g_spread)[0]

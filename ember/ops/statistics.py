@@ -412,7 +412,8 @@ class Nansum(Node):
         total = out_dtype
         if total.itemsize == 2 and np_kind(total) == "f":
             total = xp.dtype(xp.float32)
-        return xp.where(xp.isnan(x), 0, x).astype(total).sum(axis=axes, keepdims=keepdim).astype(out_dtype)
+        return _row_major(xp.where(xp.isnan(x), 0, x).astype(total).sum(axis=axes, keepdims=keepdim)
+                          .astype(out_dtype))
 
     def backward(self, g):
         (x,) = self.saved
@@ -444,8 +445,8 @@ def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     if not x.is_floating_point():
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{SCALAR_TYPE_NAMES[x.dtype.name]}")
-    counts = Tensor._make(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
-                          .astype(x._data.dtype))
+    counts = Tensor._make(_row_major(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
+                                     .astype(x._data.dtype)))
     return div(nansum(x, dim, keepdim, dtype=dtype), counts)
 
 
