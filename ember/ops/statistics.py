@@ -161,8 +161,10 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """The k-th smallest element (k from 1) along ``dim`` and its index."""
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d] if x._data.ndim else 1
+    if n == 0:  # (PyTorch checks the extent before k)
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode)
 
 
