@@ -163,7 +163,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 @empty_in_float32
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
-    """X with ``A X = B`` from A's ``lu_factor`` (``X A = B`` when not ``left``; A^T when ``adjoint``)."""
+    """X with ``A X = B`` from A's ``lu_factor`` (``X A = B`` when not ``left``; A^H when ``adjoint``)."""
     from ._dtype import SCALAR_TYPE_NAMES
     from .ops.decompositions import lu_unpack
 
@@ -173,10 +173,10 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
                            "instead")
     refuse_low_precision(LU, "linalg.lu_solve")
     P, L, U = lu_unpack(LU, pivots)
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
-    if adjoint:  # A^T X = B with A = P L U:  U^T L^T P^T X = B
-        y = solve_triangular(L.mT, solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH
+    if adjoint:  # A^H X = B with A = P L U:  U^H L^H P^T X = B (P real)
+        y = solve_triangular(L.mH, solve_triangular(U.mH, B, upper=False), upper=True, unitriangular=True)
         return matmul(P, y)
     return solve_triangular(U, solve_triangular(L, matmul(P.mT, B), upper=False, unitriangular=True), upper=True)
 
