@@ -214,3 +214,15 @@ def test_complex_rank_and_cond_orders():
     for p in ("fro", "nuc", 1, -1, 2, -2, float("inf")):
         np.testing.assert_allclose(ember.linalg.cond(ember.tensor(sq), p).item(),
                                    torch.linalg.cond(torch.tensor(sq), p).item(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_qr_mode_r_backward_is_torchs_error(dtype):
+    """mode='r' computes no Q: a backward through R is PyTorch's RuntimeError (ember read Q's shape first)."""
+    messages = []
+    for m in (ember, torch):
+        x = m.tensor((np.arange(9.0).reshape(3, 3) + np.eye(3)).astype(dtype), requires_grad=True)
+        with pytest.raises(RuntimeError) as err:
+            m.linalg.qr(x, mode="r").R.abs().sum().backward()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
