@@ -427,9 +427,13 @@ class SparseTensor(Tensor):
     def add_(self, other, *, alpha: float = 1) -> SparseTensor:
         """``self += alpha * other`` for a sparse ``other``, as in PyTorch: entries concatenated (uncoalesced),
         or merged when both are coalesced."""
-        self._data = self._sum(other, "add_", alpha)
+        self._data = self._sum(other, "add", alpha)
         self._bump_version()
         return self
+
+    def sub_(self, other, *, alpha: float = 1) -> SparseTensor:
+        """``self -= alpha * other`` for a sparse ``other`` (add_'s, with -alpha; a dense one add's error)."""
+        return self.add_(other, alpha=-alpha)
 
     def add(self, other, *, alpha: float = 1) -> SparseTensor:
         return SparseTensor.wrap(self._sum(other, "add", alpha))

@@ -101,15 +101,29 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     if ord in ("nuc", 2, -2):
         refuse_low_precision(A, "linalg.matrix_norm")  # (LAPACK's singular values; the other norms are sums)
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
-        out = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
+        if ord == 2 and s._data.shape[-1] == 0:
+            out = _empty_max(s, -1, False)
+        else:
+            out = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
         if keepdim:
             for d in sorted((d0, d1)):
                 out = unsqueeze(out, d)
         return out
     summed, other = (d0, d1) if ord in (1, -1) else (d1, d0)  # 1: column sums (over rows); inf: row sums
     sums = sum(abs(A), summed, keepdim=keepdim)
-    ext = amax if ord > 0 else amin
-    return ext(sums, other if keepdim or other < summed else other - 1, keepdim=keepdim)  # (AmaxBackward0 last)
+    other = other if keepdim or other < summed else other - 1
+    if ord > 0 and sums._data.shape[other] == 0:
+        return _empty_max(sums, other, keepdim)
+    return (amax if ord > 0 else amin)(sums, other, keepdim=keepdim)  # (AmaxBackward0 last)
+
+
+def _empty_max(sums: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """A positive order's matrix norm where the sums (singular values) it takes the largest of are none: zeros, as
+    PyTorch's (a tensor without history: no gradient flows from it)."""
+    shape = list(sums._data.shape)
+    shape[dim] = 1
+    zeros = xp.zeros(shape, dtype=sums._data.dtype)
+    return Tensor._make(zeros if keepdim else zeros.squeeze(dim))
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -149,7 +163,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 @empty_in_float32
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
-    """X with ``A X = B`` from A's ``lu_factor`` (``X A = B`` when not ``left``; A^T when ``adjoint``)."""
+    """X with ``A X = B`` from A's ``lu_factor`` (``X A = B`` when not ``left``; A^H when ``adjoint``)."""
     from ._dtype import SCALAR_TYPE_NAMES
     from .ops.decompositions import lu_unpack
 
@@ -159,10 +173,10 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
                            "instead")
     refuse_low_precision(LU, "linalg.lu_solve")
     P, L, U = lu_unpack(LU, pivots)
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
-    if adjoint:  # A^T X = B with A = P L U:  U^T L^T P^T X = B
-        y = solve_triangular(L.mT, solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH
+    if adjoint:  # A^H X = B with A = P L U:  U^H L^H P^T X = B (P real)
+        y = solve_triangular(L.mH, solve_triangular(U.mH, B, upper=False), upper=True, unitriangular=True)
         return matmul(P, y)
     return solve_triangular(U, solve_triangular(L, matmul(P.mT, B), upper=False, unitriangular=True), upper=True)
 

@@ -51,6 +51,22 @@ def test_materialize_grads_with_allow_unused_false_is_pytorchs_value_error():
         assert gy.tolist() == [0.0, 0.0]
 
 
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_materialized_zeros_require_grad_under_create_graph(create_graph, batched):
+    """An unused input's materialized zeros: PyTorch's ``zeros_like(input, requires_grad=create_graph)`` (a leaf),
+    with is_grads_batched too."""
+    got = []
+    for m in (torch, ember):
+        x, y = m.tensor([0.5, -1.0], requires_grad=True), m.ones(3, requires_grad=True)
+        out = m.sigmoid(x)
+        go = m.eye(2) if batched else m.ones(2)
+        gx, gy = m.autograd.grad(out, [x, y], go, create_graph=create_graph, materialize_grads=True,
+                                 is_grads_batched=batched)
+        got.append((gy.tolist(), gy.requires_grad, gy.grad_fn is None, gx.requires_grad))
+    assert got[1] == got[0]
+
+
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_gradcheck_passes_correct_gradients_as_pytorch(fast_mode):
     a = np.random.default_rng(0).standard_normal((3, 4))

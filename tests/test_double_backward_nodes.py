@@ -226,3 +226,34 @@ def test_view_gradient_node_as_pytorchs(name):
     assert got[0][0] == got[1][0]
     assert_close(got[0][1], got[1][1])
     assert_close(got[0][2], got[1][2])
+
+
+def _backward_twice(m, fn, shapes, needs):
+    """Two backwards without retain_graph through a gradient's graph: each one's outcome and the gradients."""
+    rng = np.random.default_rng(0)
+    ins = [m.tensor(rng.standard_normal(s), requires_grad=i < needs) for i, s in enumerate(shapes)]
+    out = fn(m, *ins)
+    go = m.tensor(rng.standard_normal(tuple(out.shape)), requires_grad=True)
+    g1 = m.autograd.grad(out, ins[:needs], go, create_graph=True)
+    outcomes = []
+    for _ in range(2):
+        try:
+            sum((g * g).sum() for g in g1).backward()
+            outcomes.append("ran")
+        except RuntimeError as err:
+            outcomes.append(str(err).split(".")[0])
+    return outcomes, go.grad
+
+
+TWICE = {**SAME_EDGES, **SAME_NAME, **{f"view_{k}": (lambda m, x, v=v: v(m, x), [(2, 3, 4)], 1) for k, v in VIEWS.items()},
+         "reflection_pad1d": (lambda m, x: F(m).pad(x, (2, 1), mode="reflect"), [(1, 2, 4)], 1),
+         "replication_pad3d": (lambda m, x: F(m).pad(x, (1, 1, 1, 1, 1, 1), mode="replicate"), [(1, 1, 2, 2, 2)], 1)}
+
+
+@pytest.mark.parametrize("name", list(TWICE))
+def test_second_backward_without_retain_graph_as_pytorchs(name):
+    """A named node whose PyTorch formula saves no tensor (a select's, an average pool's) runs again in a second
+    backward after one without retain_graph; one that saved tensors is PyTorch's freed-graph error."""
+    (mine, mine_grad), (theirs, their_grad) = (_backward_twice(m, *TWICE[name]) for m in (ember, torch))
+    assert mine == theirs
+    assert_close(mine_grad, their_grad)

@@ -47,7 +47,7 @@ def _grad(m, fn, a, *rest):
     outs = fn(m, *inputs)
     outs = outs if isinstance(outs, tuple) else (outs,)
     grads = m.autograd.grad(_real_loss(m, outs), inputs)
-    return [o.detach().numpy() for o in outs], [g.numpy() for g in grads]
+    return [o.detach().numpy() for o in outs], [g.resolve_conj().numpy() for g in grads]
 
 
 def _same(fn, *arrays, dtype="complex128"):
@@ -76,6 +76,12 @@ CASES = {
     "matrix_exp": (lambda m, a: m.linalg.matrix_exp(a), lambda d: (0.5 * _complex((2, 3, 3), dtype=d),)),
     "lu_factor": (lambda m, a: m.linalg.lu_factor(a).LU, lambda d: (_complex((2, 4, 4), dtype=d),)),
     "lu": (lambda m, a: tuple(m.linalg.lu(a))[1:], lambda d: (_complex((4, 4), dtype=d),)),
+    # solves from the factors: adjoint=True is A^H (PyTorch's result of a right solve has its conjugate bit set)
+    **{f"lu_solve_{'left' if left else 'right'}{'_adjoint' if adjoint else ''}": (
+        lambda m, a, b, left=left, adjoint=adjoint: m.linalg.lu_solve(*m.linalg.lu_factor(a), b, left=left,
+                                                                       adjoint=adjoint).resolve_conj(),
+        lambda d, left=left: (_complex((2, 3, 3), dtype=d), _complex((2, 3, 2) if left else (2, 2, 3), 2, d)))
+       for left in (True, False) for adjoint in (False, True)},
     "svdvals": (lambda m, a: m.linalg.svdvals(a), lambda d: (_complex((2, 4, 3), dtype=d),)),
     # singular vectors through phase-free functions: |U|, |Vh| and the product U S Vh
     "svd_abs": (lambda m, a: (lambda u, s, vh: (u.abs(), s, vh.abs()))(*m.linalg.svd(a, full_matrices=False)),
@@ -208,3 +214,15 @@ def test_complex_rank_and_cond_orders():
     for p in ("fro", "nuc", 1, -1, 2, -2, float("inf")):
         np.testing.assert_allclose(ember.linalg.cond(ember.tensor(sq), p).item(),
                                    torch.linalg.cond(torch.tensor(sq), p).item(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_qr_mode_r_backward_is_torchs_error(dtype):
+    """mode='r' computes no Q: a backward through R is PyTorch's RuntimeError (ember read Q's shape first)."""
+    messages = []
+    for m in (ember, torch):
+        x = m.tensor((np.arange(9.0).reshape(3, 3) + np.eye(3)).astype(dtype), requires_grad=True)
+        with pytest.raises(RuntimeError) as err:
+            m.linalg.qr(x, mode="r").R.abs().sum().backward()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]

@@ -28,3 +28,18 @@ def test_rms_norm_errors():
         nn.functional.rms_norm(x, (4,), weight=ember.ones(3))
     with pytest.raises(NotImplementedError, match="rms_norm"):
         nn.functional.rms_norm(x.long(), (4,))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "float64"])
+def test_default_eps_is_the_compute_dtypes_machine_epsilon(dtype):
+    """eps=None: the machine epsilon of the dtype PyTorch computes in (float32's for a half-precision input, not the
+    half type's, which is large: a small input's result was far from PyTorch's), for the function and the module."""
+    import torch
+
+    x = np.random.default_rng(0).standard_normal((4, 16)) * 0.05
+    got = []
+    for m in (ember, torch):
+        t = m.tensor(x, dtype=getattr(m, dtype))
+        got.append([m.nn.functional.rms_norm(t, (16,)).double().tolist(),
+                    m.nn.RMSNorm(16, dtype=getattr(m, dtype))(t).detach().double().tolist()])
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6 if dtype == "float32" else 1e-12)

@@ -119,3 +119,38 @@ def test_distances_and_foreach_norms_of_empty_rows_as_pytorch(call, features, p)
         return type(out.grad_fn).__name__, out.tolist(), grad.tolist()
 
     assert run(ember) == run(torch)
+
+
+def _outcome(call, m):
+    try:
+        out = call(m)
+        return tuple(out.shape), str(out.dtype).split(".")[-1], out.requires_grad, out.tolist()
+    except (RuntimeError, IndexError) as err:
+        return f"{type(err).__name__}: {err}"
+
+
+@pytest.mark.parametrize("dim", [(), (0, 1), (1, 0), (-1, 0), (0, -1), -1, 1, [-1]])
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_amin_of_an_empty_dim_name_it_as_given(name, dim):
+    """PyTorch's IndexError names the first empty dim in ``dim``'s order as it was given (-1, not 1), and asks for a
+    dim where none is given."""
+    call = lambda m: getattr(m, name)(m.zeros(2, 0, requires_grad=True), dim)  # noqa: E731
+    assert _outcome(call, ember) == _outcome(call, torch)
+
+
+@pytest.mark.parametrize(("shape", "k", "dim"), [((2, 0), 1, -1), ((0,), 1, 0), ((2, 0), 2, 1), ((2, 3), 4, -1)])
+def test_kthvalue_over_an_empty_dim_as_pytorch(shape, k, dim):
+    call = lambda m: m.kthvalue(m.zeros(shape), k, dim).values  # noqa: E731
+    assert _outcome(call, ember) == _outcome(call, torch)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("ord", [2, -2, 1, -1, float("inf"), -float("inf"), "fro", "nuc"])
+@pytest.mark.parametrize(("shape", "dim"), [((0, 3), (-2, -1)), ((3, 0), (-2, -1)), ((2, 0, 3), (-2, -1)),
+                                            ((0, 0), (-2, -1)), ((2, 0, 3), (0, 1)), ((2, 0, 3), (2, 1))])
+def test_matrix_norms_of_empty_matrices_as_pytorch(shape, dim, ord, keepdim):
+    """The largest of no singular values, column or row sums (order 2, 1, inf) is PyTorch's zeros (without history);
+    the smallest of none its IndexError."""
+    for call in (lambda m: m.linalg.matrix_norm(m.zeros(shape, requires_grad=True), ord, dim, keepdim),
+                 lambda m: m.linalg.norm(m.zeros(shape, dtype=m.float64), ord, dim, keepdim)):
+        assert _outcome(call, ember) == _outcome(call, torch)

@@ -1,7 +1,7 @@
 """A reduction's result is laid out row-major, as PyTorch allocates it, whatever the input's layout: the sum (mean,
 amax, prod, var, std, norm, logsumexp, any, all) over the batch of a channels-last tensor kept a permuted layout
 (NumPy's follows its input's), and a keepdim result's size-1 dimensions had other strides than PyTorch's; also
-nanmedian, count_nonzero and aminmax."""
+nanmedian, count_nonzero, aminmax, nansum, nanmean and var_mean/std_mean's mean."""
 
 import math
 
@@ -23,6 +23,10 @@ OPS = {
     "nanmedian0 keepdim indices": lambda m, x: x.nanmedian(0, keepdim=True).indices,
     "count_nonzero0": lambda m, x: x.count_nonzero(0), "aminmax1 keepdim": lambda m, x: x.aminmax(dim=1, keepdim=True).min,
     "aminmax0": lambda m, x: x.aminmax(dim=0).max,
+    "nansum0": lambda m, x: x.nansum(0), "nansum1 keepdim": lambda m, x: x.nansum(1, keepdim=True),
+    "nanmean0": lambda m, x: x.nanmean(0), "nanmean23 keepdim": lambda m, x: x.nanmean((2, 3), keepdim=True),
+    "var_mean0 mean": lambda m, x: m.var_mean(x, 0)[1], "std_mean1 keepdim mean": lambda m, x: m.std_mean(
+        x, 1, keepdim=True)[1],
     "any0": lambda m, x: (x > 3).any(0), "all0": lambda m, x: (x > 3).all(0), "half sum0": lambda m, x: x.half().sum(0),
 }
 

@@ -1,6 +1,6 @@
 """An allowed global in a torch checkpoint called with each number of arguments around its forms, against PyTorch's
 weights-only loader: a call PyTorch's unpickler makes (``set()``, ``set(items)``, ``OrderedDict(pairs)``,
-``torch.Size(dims)``, ``torch.device(type, index)`` ...) loads as PyTorch's does; a call with more arguments than
+``torch.Size(dims)``, ``torch.device(type, index)``, ``complex(real, imag)`` ...) loads as PyTorch's does; a call with more arguments than
 its function takes (which Python itself refuses) is refused by both, ember's RuntimeError naming the file. A bound
 on the argument count off by one in ember's unpickler (``<= 1`` written ``<= 2``) builds a value from part of the
 call instead."""
@@ -49,6 +49,9 @@ CALLS = {
     "device(type)": (torch.device, "cpu"),
     "device(type, index)": (torch.device, "cpu", 0),
     "device(type, index, more)": (torch.device, "cpu", 0, 1),
+    "complex(real)": (complex, 1.5),
+    "complex(real, imag)": (complex, 1, -2.5),  # (what pickle writes for 1-2.5j)
+    "complex(real, imag, more)": (complex, 1.0, 2.0, 3.0),
 }
 
 

@@ -104,3 +104,16 @@ def test_regular_files_and_symlinks_to_them_are_replaced_atomically(tmp_path, sa
     SAVERS[saver](dangling)
     assert dangling.is_symlink() and LOADERS[saver](tmp_path / "new_target.pt")["w"].tolist()[-1] == 3.0
     assert sorted(os.listdir(tmp_path)) == ["chain.pt", "dangling.pt", "latest.pt", "new_target.pt", "real.pt"]
+
+
+@pytest.mark.parametrize("saver", list(SAVERS))
+def test_a_name_as_long_as_the_file_system_allows(tmp_path, saver):
+    """A 250-byte file name (PyTorch writes one, the limit being 255): the temporary beside it is named within the
+    limit too, and none is left."""
+    import torch
+
+    path = tmp_path / ("w" * 247 + ".pt")
+    torch.save({"w": torch.arange(4.0)}, path)
+    SAVERS[saver](path)
+    assert LOADERS[saver](path)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert os.listdir(tmp_path) == [path.name]

@@ -543,3 +543,28 @@ def test_dense_add_and_sub_of_a_sparse_tensor_in_place_like_torch(dtype):
     np.testing.assert_allclose(out[ember][2].numpy(), out[torch][2].numpy())
     np.testing.assert_allclose(out[ember][3].numpy(), out[torch][3].numpy())
     assert out[ember][4] == out[torch][4]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dense_add_and_sub_of_a_sparse_tensor_with_alpha_like_torch(dtype):
+    """Out of place, ``dense.add(sparse, alpha=)``/``sub`` scale the sparse values (the fused dense kernel read the
+    sparse operand as an array); a sparse ``sub_`` of a sparse tensor is add_'s with -alpha, and a dense operand of
+    either is PyTorch's add(sparse, dense) error."""
+    out = {}
+    for m in (ember, torch):
+        s = m.sparse_coo_tensor(m.tensor([[0, 2, 0]]), m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), (4, 2))
+        d = m.arange(8, dtype=getattr(m, dtype)).reshape(4, 2).requires_grad_()
+        results = [d.add(s, alpha=2), d.sub(s, alpha=0.5), m.add(d, s, alpha=-3), m.sub(d, s, alpha=2)]
+        (sum(r.sum() for r in results)).backward()
+        t = s.clone()
+        t.sub_(s, alpha=2)
+        errors = []
+        for op in ("sub_", "add_"):
+            with pytest.raises(RuntimeError) as e:
+                getattr(s.clone(), op)(m.ones(4, 2))
+            errors.append(str(e.value))
+        out[m] = [r.detach() for r in results], d.grad, t.to_dense(), errors
+    for e, t in zip(out[ember][0] + [out[ember][1], out[ember][2]], out[torch][0] + [out[torch][1], out[torch][2]]):
+        assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+        np.testing.assert_allclose(e.numpy(), t.numpy())
+    assert out[ember][3] == out[torch][3]

@@ -168,10 +168,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         g = captured.get(edge)
         if g is None:
             if materialize_grads:
-                g = xp.zeros_like(t._data)
-            elif not allow_unused:
+                result.append(_materialized(t, create_graph))
+                continue
+            if not allow_unused:
                 raise _unused(i, t)
-        if g is None:
             result.append(None)
         elif type(g) is RecordedArray:  # create_graph: the gradient is a tensor of the graph
             result.append(forward_ad.detached(g.t) if tangents_only else g.t)
@@ -232,20 +232,24 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
             for i, (g, t) in enumerate(zip(grads, listed)):
                 if g is None and not (allow_unused or materialize_grads):
                     raise _unused(i, t)
-            return tuple(_unbatched_zeros(t) if g is None and materialize_grads else g
+            return tuple(_materialized(t, create_graph) if g is None and materialize_grads else g
                          for g, t in zip(grads, listed))
     rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else retain_graph,
                  create_graph=create_graph, allow_unused=allow_unused or materialize_grads) for b in range(n)]
     from .. import stack
 
-    return tuple((_unbatched_zeros(t) if materialize_grads else None) if any(g is None for g in per_input) else
-                 stack(per_input) for per_input, t in zip(zip(*rows), listed))
+    return tuple((_materialized(t, create_graph) if materialize_grads else None)
+                 if any(g is None for g in per_input) else stack(per_input)
+                 for per_input, t in zip(zip(*rows), listed))
 
 
-def _unbatched_zeros(t: Tensor) -> Tensor:
-    """``materialize_grads``' zeros for an unused input under ``is_grads_batched``: shaped as the input, without
-    the batch dimension, as PyTorch's."""
-    return Tensor._make(xp.zeros_like(t._data))
+def _materialized(t: Tensor, create_graph: bool) -> Tensor:
+    """``materialize_grads``' zeros for an unused input (under ``is_grads_batched`` too: shaped as the input, without
+    the batch dimension), as PyTorch's ``zeros_like(input, requires_grad=create_graph)``."""
+    zeros = Tensor._make(xp.zeros_like(t._data))
+    if create_graph:
+        zeros.requires_grad_(True)
+    return zeros
 
 
 # Tensor knows the edge protocol only; what makes a leaf's edge and runs backward is installed from here.

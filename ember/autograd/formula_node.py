@@ -73,6 +73,17 @@ DOUBLE_BACKWARD: dict[str, str] = {
     "SplitWithSizesBackward0": "CatBackward0",
 }
 
+# The nodes above whose PyTorch formula saves no tensor (sizes, padding, an index): a second backward through them
+# after one without retain_graph runs again, as through any node that saved nothing
+SAVES_NO_TENSOR = frozenset({
+    "AvgPool2DBackwardBackward0", "AvgPool3DBackwardBackward0",
+    "AdaptiveAvgPool2DBackwardBackward0", "AdaptiveAvgPool3DBackwardBackward0",
+    "ReflectionPad1DBackwardBackward0", "ReflectionPad2DBackwardBackward0", "ReflectionPad3DBackwardBackward0",
+    "ReplicationPad1DBackwardBackward0", "ReplicationPad2DBackwardBackward0", "ReplicationPad3DBackwardBackward0",
+    "SelectBackwardBackward0", "SliceBackwardBackward0", "DiagonalBackwardBackward0", "UnfoldBackwardBackward0",
+    "StackBackward0", "CatBackward0",
+})
+
 
 class FormulaNode(Node):
     """A backward formula's recorded steps as one node (the module doc). ``roots[i]``: where output i's gradient
@@ -113,8 +124,10 @@ class FormulaNode(Node):
         """After a backward without retain_graph: a later one through this node is PyTorch's error for a freed graph
         (``check_saved_versions``). The steps are not freed here: a gradient computed through them under
         create_graph reaches them directly too (their formulas' saved tensors are theirs), and runs them later in
-        the same backward; they go with this node and that graph."""
-        self.saved = None
+        the same backward; they go with this node and that graph. A node whose PyTorch formula saves no tensor
+        (``SAVES_NO_TENSOR``) is never freed, as PyTorch's."""
+        if self.name() not in SAVES_NO_TENSOR:
+            self.saved = None
 
 
 def _add(buffers: dict, node: Node, nr: int, g) -> None:

@@ -28,6 +28,11 @@ class profile(_profiler.profile):
         super().__init__(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
                          with_flops=with_flops, with_modules=with_modules, enabled=enabled)
 
+    def __enter__(self) -> profile | None:  # type: ignore[override]
+        """The profiler, or None where it is disabled (PyTorch's legacy ``__enter__`` returns nothing then)."""
+        entered = super().__enter__()
+        return entered if self.enabled else None
+
 
 __all__ = ["profile", "record_function"]
 

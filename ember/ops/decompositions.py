@@ -146,11 +146,11 @@ class QR(MultiOutputNode):
 
     def backward(self, gq, gr):
         q, r = self.saved
-        m, n = q.shape[-2], r.shape[-1]
-        if self.mode == "r":
+        if self.mode == "r":  # (before reading Q's shape: mode 'r' keeps an empty Q)
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
                                "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
                                "through linalg.qr.")
+        m, n = q.shape[-2], r.shape[-1]
         if self.mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
         if m >= n:

@@ -620,9 +620,9 @@ def fused_alpha(a, b, alpha) -> bool:
     operand of its own), or a floating tensor and a real Python number."""
     if alpha.__class__ is not float and alpha.__class__ is not int or not isinstance(a, Tensor):
         return False
-    if isinstance(b, Tensor):
+    if isinstance(b, Tensor):  # (a sparse b is scaled on its own: only its values are read)
         kinds = np_kind(a._data.dtype) + np_kind(b._data.dtype)
-        return "f" in kinds and "c" not in kinds
+        return "f" in kinds and "c" not in kinds and (b.__class__ is Tensor or not b.is_sparse)
     return number_in_float32(a._data, b) or (b.__class__ is float or b.__class__ is int) and \
         a._data.__class__ is xp.ndarray and (a._data.dtype == xp.float32 or a._data.dtype == xp.float64)
 

@@ -517,10 +517,23 @@ class AmaxAmin(Extreme):
 def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
     refuse_complex(x, "max_values_cpu" if fn is xp.max else "min_values_cpu")  # (PyTorch's kernel named)
     axes = _axes(dim, x._data.ndim)
-    _check_nonempty(name, x._data, axes)
+    if x._data.size == 0:
+        _refuse_empty_dims(name, x._data, dim)
     out = AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim)
     # PyTorch saves the result (the node keeps it with the reduced axes, not the tensor returned)
     return version_checked(out, out)
+
+
+def _refuse_empty_dims(name: str, a, dim) -> None:
+    """amax/amin's error for an empty input: over a dim of extent 0 an IndexError naming the first in ``dim``'s
+    order as given (PyTorch's message), over all dims PyTorch's RuntimeError asking for a dim."""
+    dims = () if dim is None else (dim,) if hasattr(dim, "__index__") else tuple(dim)
+    if not dims:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    for d in dims:
+        if a.shape[_wrap_dim(d, a.ndim)] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {int(d)} to have non-zero size.")
 
 
 def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
@@ -589,7 +602,7 @@ class VarMean(MultiOutputNode, Var):
         spread = super().forward(x, axes, correction, keepdim)
         if is_recorded(x):  # forward run again under create_graph: backward reads only the spread's intermediates
             return spread, None
-        return spread, _finite_mean(x, axes, keepdim)
+        return spread, _row_major(_finite_mean(x, axes, keepdim))
 
     def backward(self, g_spread, g_mean):
         gx = None if g_spread is None else super().backward(g_spread)[0]

@@ -161,8 +161,10 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """The k-th smallest element (k from 1) along ``dim`` and its index."""
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d] if x._data.ndim else 1
+    if n == 0:  # (PyTorch checks the extent before k)
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode)
 
 
@@ -412,7 +414,8 @@ class Nansum(Node):
         total = out_dtype
         if total.itemsize == 2 and np_kind(total) == "f":
             total = xp.dtype(xp.float32)
-        return xp.where(xp.isnan(x), 0, x).astype(total).sum(axis=axes, keepdims=keepdim).astype(out_dtype)
+        return _row_major(xp.where(xp.isnan(x), 0, x).astype(total).sum(axis=axes, keepdims=keepdim)
+                          .astype(out_dtype))
 
     def backward(self, g):
         (x,) = self.saved
@@ -444,8 +447,8 @@ def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     if not x.is_floating_point():
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{SCALAR_TYPE_NAMES[x.dtype.name]}")
-    counts = Tensor._make(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
-                          .astype(x._data.dtype))
+    counts = Tensor._make(_row_major(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
+                                     .astype(x._data.dtype)))
     return div(nansum(x, dim, keepdim, dtype=dtype), counts)
 
 

@@ -62,7 +62,10 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO[bytes]], None]
     directory, base = os.path.split(target)
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"{what}: the directory {directory!r} does not exist")
-    fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=TEMP_SUFFIX, dir=directory)
+    # the temporary's name: the destination's, cut to 64 bytes so that with mkstemp's 8 characters it stays within
+    # the file system's 255-byte limit, which the destination's own name may reach
+    fd, temp = tempfile.mkstemp(prefix=f".{os.fsdecode(os.fsencode(base)[:64])}.", suffix=TEMP_SUFFIX,
+                                dir=directory)
     try:
         with _failures_as_errors(what, temp, target):
             with os.fdopen(fd, "wb") as fh:

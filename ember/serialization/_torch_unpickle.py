@@ -83,7 +83,7 @@ _SCALAR = {"numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar"}
 _NUMPY = {*_RECONSTRUCT, *_SCALAR, "numpy.ndarray", "numpy.dtype", "builtins.bytes"}
 _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
             "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode", *_NUMPY,
-            "collections.defaultdict",
+            "collections.defaultdict", "builtins.complex",
             *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
 
 # built, but refused by a weights_only load unless allowlisted, as PyTorch's weights-only loader refuses them
@@ -263,6 +263,8 @@ class Unpickler:
             return self.bounds.made(set(items) if path == "builtins.set" else frozenset(items), items)
         if path == "collections.defaultdict" and len(args) <= 1:  # its items come by SETITEMS, as a dict's
             return self.bounds.new(defaultdict(self.factory(args[0]) if args and args[0] is not None else None))
+        if path == "builtins.complex" and 1 <= len(args) <= 2 and all(type(a) in (int, float) for a in args):
+            return self.bounds.new(complex(*args))  # (a Python complex number: pickle reduces it to its parts)
         if path == "torch.Size" and len(args) == 1 and isinstance(args[0], tuple):
             return self.bounds.new(Size(args[0]))  # torch.load gives a torch.Size, not the plain tuple
         if path == "torch.device" and 1 <= len(args) <= 2 and isinstance(args[0], str):

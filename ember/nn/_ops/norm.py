@@ -615,12 +615,14 @@ class RMSNorm(Node):
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """Divide by the root mean square over the trailing ``normalized_shape`` dims, then scale by weight.
-    ``eps=None`` is the machine epsilon of the input's dtype (``finfo(input.dtype).eps``), as PyTorch."""
+    ``eps=None`` is the machine epsilon of the dtype PyTorch computes in: the input's, float32's for a
+    half-precision input (its ``opmath`` type)."""
     shape = _normalized_shape("rms_norm", input, normalized_shape, weight=weight)
     if np_kind(input._data.dtype) != "f":
         raise not_implemented_for("rms_norm", input.dtype)
     if eps is None:
-        eps = float(xp.finfo(input._data.dtype).eps)
+        dt = input._data.dtype
+        eps = float(xp.finfo(xp.float32 if dt.itemsize < 4 else dt).eps)
     if weight is not None and weight.dtype != input.dtype:
         _warn_mismatch(input, weight)
     # (PyTorch's composition saves the input, and the weight, only for the input's gradient)
