@@ -1,0 +1,58 @@
+"""Found by running small training programs under PyTorch and ember side by side: each checked against torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+class _Stream:
+    """An IterableDataset over ten samples (made for either library)."""
+
+    def __init__(self, m, sized):
+        base = m.utils.data.IterableDataset
+
+        class Stream(base):
+            def __iter__(self):
+                return iter([m.tensor([float(i), 1.0]) for i in range(10)])
+
+        class Sized(Stream):
+            def __len__(self):
+                return 10
+
+        self.dataset = Sized() if sized else Stream()
+
+
+def _loader(m, kind, **kw):
+    if kind == "map":
+        return m.utils.data.DataLoader(list(range(10)), **kw)
+    if kind == "tensors":
+        return m.utils.data.DataLoader(m.utils.data.TensorDataset(m.arange(10.0)), **kw)
+    return m.utils.data.DataLoader(_Stream(m, kind == "sized_stream").dataset, **kw)
+
+
+def _len_or_error(obj):
+    try:
+        return len(obj)
+    except TypeError as e:
+        return ("TypeError", str(e))
+
+
+@pytest.mark.parametrize("kind", ["map", "tensors", "stream", "sized_stream"])
+@pytest.mark.parametrize("kw", [dict(batch_size=3), dict(batch_size=3, drop_last=True), dict(batch_size=None),
+                                dict(batch_size=4, num_workers=2)])
+def test_len_of_a_dataloaders_iterator(kind, kw):
+    """``len(iter(loader))`` is the length of the loader's index sampler, as PyTorch's iterators give it (a stream's
+    has none: the infinite sampler's TypeError), before and after batches are taken; its type is PyTorch's."""
+    if kind == "tensors" and kw.get("batch_size") is None:
+        pytest.skip("a TensorDataset's samples are tuples either way: covered by 'map'")
+    got, want = iter(_loader(ember, kind, **kw)), iter(_loader(torch, kind, **kw))
+    assert type(got).__name__ == type(want).__name__
+    assert _len_or_error(got) == _len_or_error(want)
+    first_got, first_want = next(got), next(want)
+    assert np.asarray(first_got[0] if isinstance(first_got, list) else first_got).tolist() == \
+        np.asarray(first_want[0] if isinstance(first_want, list) else first_want).tolist()
+    assert _len_or_error(got) == _len_or_error(want)
+    assert iter(got) is got
+    assert len(list(got)) == len(list(want))
