@@ -56,3 +56,17 @@ def test_len_of_a_dataloaders_iterator(kind, kw):
     assert _len_or_error(got) == _len_or_error(want)
     assert iter(got) is got
     assert len(list(got)) == len(list(want))
+
+
+@pytest.mark.parametrize("op", ["chebyshev_polynomial_t", "hermite_polynomial_h", "modified_bessel_i0"])
+def test_backward_through_an_op_without_derivative_says_so(op):
+    """PyTorch records no history for these ops (their results do not require grad), so backward raises its
+    "does not require grad" error; ember's explanation names that cause, not only no_grad or detach."""
+    for m in (torch, ember):
+        x = m.tensor([0.3, 2.0], requires_grad=True)
+        y = getattr(m.special, op)(x, 3) if op != "modified_bessel_i0" else m.special.modified_bessel_i0(x)
+        assert y.requires_grad is False and y.grad_fn is None
+        with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad") as e:
+            y.sum().backward()
+        if m is ember:
+            assert "no derivative" in str(e.value) and "special's orthogonal polynomials" in str(e.value)
