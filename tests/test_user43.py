@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from oracle import node_names
 
 import ember
 
@@ -70,3 +71,38 @@ def test_backward_through_an_op_without_derivative_says_so(op):
             y.sum().backward()
         if m is ember:
             assert "no derivative" in str(e.value) and "special's orthogonal polynomials" in str(e.value)
+
+
+def _mm_case(m, layout, dtype):
+    rng = np.random.default_rng(43)
+    x = m.tensor(rng.standard_normal((4, 3)), dtype=dtype, requires_grad=True)
+    w = m.tensor(rng.standard_normal((2, 3)), dtype=dtype, requires_grad=True)
+    if layout == "weight_t":  # a layer written x @ w.t(): the second operand column-major
+        y = x @ w.t()
+    elif layout == "both_rows":
+        y = m.mm(x, w.t().contiguous())
+    elif layout == "input_t":  # a column-major first operand
+        y = x.t().contiguous().t() @ w.t().contiguous()
+    else:  # "both_t"
+        y = m.matmul(x.t().contiguous().t(), w.t())
+    return x, w, y
+
+
+@pytest.mark.parametrize("layout", ["weight_t", "both_rows", "input_t", "both_t"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+def test_mm_gradients_under_create_graph_record_pytorchs_formula(layout, dtype):
+    """A matrix product's gradients under create_graph are PyTorch's mm_mat1_backward / mm_mat2_backward: grad.mm(
+    mat2.t()) and mat1.t().mm(grad), or, for an operand laid out column-major (w.t()), the transposed product
+    transposed back; their nodes (t(): TBackward0, not a transpose's or permute's) and the second derivatives."""
+    grads = {}
+    for m in (torch, ember):
+        x, w, y = _mm_case(m, layout, getattr(m, dtype))
+        loss = (y * y).real.sum() if dtype == "complex128" else y.tanh().sum()
+        gx, gw = m.autograd.grad(loss, (x, w), create_graph=True)
+        second = m.autograd.grad((gx.abs() ** 2).sum() + (gw.abs() ** 2).sum(), (x, w))
+        grads[m] = (gx, gw, second)
+    for got, want in zip(grads[ember][:2], grads[torch][:2]):
+        assert node_names(got.grad_fn, 4) == node_names(want.grad_fn, 4)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for got, want in zip(grads[ember][2], grads[torch][2]):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)

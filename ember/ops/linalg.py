@@ -11,6 +11,7 @@ from .._parallel import stack_matmul
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, shown_as, torch_named
+from ..autograd.recorded import RecordedArray
 
 
 class MatMul(Node):
@@ -24,6 +25,8 @@ class MatMul(Node):
 
     def backward(self, g):
         a, b = self.saved
+        if g.__class__ is RecordedArray and a.ndim == 2 and b.ndim == 2:  # (create_graph: PyTorch's recorded ops)
+            return _mm_backward_recorded(g, a, b, self.needs_input_grad)
         na, nb = self.needs_input_grad
         # 1-D operands act as a row (left) or a column (right) vector; restore them after.
         a2 = a[None, :] if a.ndim == 1 else a
@@ -47,6 +50,34 @@ class MatMul(Node):
             if b.ndim == 1:
                 gb = gb.reshape(gb.shape[:-1])
         return ga, gb
+
+
+def _mm_backward_recorded(g, a, b, needs) -> tuple:
+    """A matrix product's gradients under create_graph as PyTorch's ``mm_mat1_backward`` / ``mm_mat2_backward``
+    record them (their nodes: ``t()`` is TBackward0, not a transpose's or permute's): ``grad.mm(b.t().conj())`` and
+    ``a.t().conj().mm(grad)``, or, for an operand laid out column-major (``w.t()`` of a layer's weight), the product
+    of the transposes transposed back: ``b.conj().mm(grad.t()).t()``, ``grad.t().mm(a.conj()).t()``. (An operand
+    whose gradient is not computed is not kept, ``saved_for``: its layout then reads as not column-major.)"""
+    gt, at, bt = (_recorded_tensor(v) for v in (g, a, b))
+    ga = gb = None
+    if needs[0]:
+        ga = bt.conj().mm(gt.t()).t() if _column_major(a) else gt.mm(bt.t().conj())
+    if needs[1]:
+        gb = gt.t().mm(at.conj()).t() if _column_major(b) else at.t().conj().mm(gt)
+    return (None if ga is None else RecordedArray(ga)), (None if gb is None else RecordedArray(gb))
+
+
+def _recorded_tensor(value) -> Tensor:
+    return value.t if value.__class__ is RecordedArray else Tensor._make(value)
+
+
+def _column_major(value) -> bool:
+    """PyTorch's test in mm's backward: strides (1, rows), as ``w.t()`` of a contiguous (out, in) weight."""
+    if value.__class__ is RecordedArray:
+        strides, rows = value.t.stride(), value.shape[0]
+    else:
+        strides, rows = tuple(n // value.itemsize for n in value.strides), value.shape[0]
+    return strides[0] == 1 and strides[1] == rows
 
 
 # matmul's node under PyTorch's name for each form of the product (names only: one node, one formula)
