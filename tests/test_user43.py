@@ -106,3 +106,45 @@ def test_mm_gradients_under_create_graph_record_pytorchs_formula(layout, dtype):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
     for got, want in zip(grads[ember][2], grads[torch][2]):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _linear_case(m, case):
+    rng = np.random.default_rng(44)
+    dtype = m.complex128 if case == "complex" else m.float64 if case == "float64" else m.float32
+    x = m.tensor(rng.standard_normal((5, 3)), dtype=dtype, requires_grad=case != "data_input")
+    w = m.tensor(rng.standard_normal((2, 3)), dtype=dtype, requires_grad=True)
+    b = m.tensor(rng.standard_normal(2), dtype=dtype, requires_grad=True)
+    if case == "transposed_weight":  # a weight stored transposed (its .t() row-major)
+        w = m.tensor(rng.standard_normal((3, 2)), dtype=dtype).t().requires_grad_()
+    if case == "column_major_input":
+        x = m.tensor(rng.standard_normal((3, 5)), dtype=dtype).t().requires_grad_()
+    if case == "scalar_bias":
+        b = m.tensor(0.5, dtype=dtype, requires_grad=True)
+    if case == "one_bias":
+        b = m.tensor([0.5], dtype=dtype, requires_grad=True)
+    bias = None if case == "no_bias" else b
+    y = m.nn.functional.linear(x, w, bias)
+    loss = (y * y).real.sum() if case == "complex" else y.tanh().sum()
+    wanted = [t for t in (x, w, bias) if t is not None and t.requires_grad]
+    return wanted, loss
+
+
+@pytest.mark.parametrize("case", ["float32", "float64", "no_bias", "data_input", "transposed_weight",
+                                  "column_major_input", "scalar_bias", "one_bias", "complex"])
+def test_linear_gradients_under_create_graph_record_pytorchs_addmm_formulas(case):
+    """A 2-D input's linear is PyTorch's addmm(b, x, w.t()): under create_graph its gradients are mm's recorded
+    as PyTorch's (MmBackward0 of the gradient and w.t().t(), the weight's back through TBackward0, the bias's
+    summed then viewed to its shape), as a WGAN-GP's gradient penalty or a MAML inner step prints them; values and
+    second derivatives against torch."""
+    out = {}
+    for m in (torch, ember):
+        wanted, loss = _linear_case(m, case)
+        grads = m.autograd.grad(loss, wanted, create_graph=True)
+        second = m.autograd.grad(sum((g.abs() ** 2).sum() for g in grads), wanted)
+        out[m] = (grads, second)
+    for got, want in zip(out[ember][0], out[torch][0]):
+        assert node_names(got.grad_fn, 3) == node_names(want.grad_fn, 3)  # (deeper: linear's own node,
+        # one in ember, addmm and w.t() in PyTorch)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for got, want in zip(out[ember][1], out[torch][1]):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)

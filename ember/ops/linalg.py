@@ -11,7 +11,7 @@ from .._parallel import stack_matmul
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, shown_as, torch_named
-from ..autograd.recorded import RecordedArray
+from ..autograd.recorded import RecordedArray, formula_tensor
 
 
 class MatMul(Node):
@@ -58,26 +58,40 @@ def _mm_backward_recorded(g, a, b, needs) -> tuple:
     ``a.t().conj().mm(grad)``, or, for an operand laid out column-major (``w.t()`` of a layer's weight), the product
     of the transposes transposed back: ``b.conj().mm(grad.t()).t()``, ``grad.t().mm(a.conj()).t()``. (An operand
     whose gradient is not computed is not kept, ``saved_for``: its layout then reads as not column-major.)"""
-    gt, at, bt = (_recorded_tensor(v) for v in (g, a, b))
+    gt, at, bt = (formula_tensor(v) for v in (g, a, b))
     ga = gb = None
     if needs[0]:
-        ga = bt.conj().mm(gt.t()).t() if _column_major(a) else gt.mm(bt.t().conj())
+        ga = mm_mat1_backward(gt, bt, _column_major(a))
     if needs[1]:
-        gb = gt.t().mm(at.conj()).t() if _column_major(b) else at.t().conj().mm(gt)
+        gb = mm_mat2_backward(gt, at, _column_major(b))
     return (None if ga is None else RecordedArray(ga)), (None if gb is None else RecordedArray(gb))
 
 
-def _recorded_tensor(value) -> Tensor:
-    return value.t if value.__class__ is RecordedArray else Tensor._make(value)
+def mm_mat1_backward(grad: Tensor, mat2: Tensor, mat1_column_major: bool) -> Tensor:
+    """The first operand's gradient of ``mat1.mm(mat2)``, recorded as PyTorch's ``mm_mat1_backward``."""
+    return mat2.conj().mm(grad.t()).t() if mat1_column_major else grad.mm(mat2.t().conj())
+
+
+def mm_mat2_backward(grad: Tensor, mat1: Tensor, mat2_column_major: bool) -> Tensor:
+    """The second operand's gradient of ``mat1.mm(mat2)``, recorded as PyTorch's ``mm_mat2_backward``."""
+    return grad.t().mm(mat1.conj()).t() if mat2_column_major else mat1.t().conj().mm(grad)
 
 
 def _column_major(value) -> bool:
     """PyTorch's test in mm's backward: strides (1, rows), as ``w.t()`` of a contiguous (out, in) weight."""
+    return column_major(*strides_of(value), value.shape[0])
+
+
+def column_major(stride0: int, stride1: int, rows: int) -> bool:
+    """Strides (1, rows): a matrix laid out column-major, as PyTorch tests it (size-1 dimensions included)."""
+    return stride0 == 1 and stride1 == rows
+
+
+def strides_of(value) -> tuple:
+    """A formula operand's strides in elements, as its tensor's ``stride()``."""
     if value.__class__ is RecordedArray:
-        strides, rows = value.t.stride(), value.shape[0]
-    else:
-        strides, rows = tuple(n // value.itemsize for n in value.strides), value.shape[0]
-    return strides[0] == 1 and strides[1] == rows
+        return value.t.stride()
+    return tuple(n // value.itemsize for n in value.strides)
 
 
 # matmul's node under PyTorch's name for each form of the product (names only: one node, one formula)

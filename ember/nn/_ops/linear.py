@@ -13,9 +13,11 @@ from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, show_node_as, shown_as
+from ...autograd.graph import Node, Unread, show_node_as, shown_as
+from ...autograd.recorded import RecordedArray, formula_tensor
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
+from ...ops.linalg import column_major, mm_mat1_backward, mm_mat2_backward, strides_of
 from ...ops.shape import reshape_owned
 
 
@@ -60,6 +62,8 @@ class Linear(Node):
 
     def backward(self, g):
         x, w = self.saved
+        if g.__class__ is RecordedArray and x.ndim == 2 and self._bias_over is None:  # (create_graph)
+            return _addmm_backward_recorded(g, x, w, self.needs_input_grad, self.input_shapes)
         nx, nw, nb = self.needs_input_grad
         if g.dtype.kind == "c":  # complex: the conjugate factors, as matmul's (g @ conj(W), g^T @ conj(x))
             x, w = conj_if_complex(x), conj_if_complex(w)
@@ -90,6 +94,35 @@ class Linear(Node):
 
     def name(self) -> str:
         return self._shown
+
+
+def _addmm_backward_recorded(g, x, w, needs, shapes) -> tuple:
+    """The gradients of a 2-D input's linear under create_graph, recorded as PyTorch's: its linear is
+    ``addmm(b, x, w.t())`` (``mm`` without a bias), so x's and the weight's are mm's of the saved ``w.t()``
+    (``mm_mat1_backward`` / ``mm_mat2_backward``), the weight's passed back through ``t()``'s TBackward0, and the
+    bias's is the gradient summed to its shape as the engine's ``sum_to`` does (a sum keeping dims, then a view; the
+    whole sum for a 0-d bias).
+    An operand not kept (``saved_for``: the weight when only it needs a gradient) reads as laid out as a
+    parameter is, contiguous."""
+    gt, xt, wt = formula_tensor(g), formula_tensor(x), formula_tensor(w)
+    gx = gw = gb = None
+    if needs[0]:
+        x_strides = (x.shape[1], 1) if x.__class__ is Unread else strides_of(x)
+        gx = mm_mat1_backward(gt, wt.t(), column_major(*x_strides, x.shape[0]))
+    if needs[1]:
+        w_strides = (w.shape[1], 1) if w.__class__ is Unread else strides_of(w)
+        gw = mm_mat2_backward(gt, xt, column_major(w_strides[1], w_strides[0], w.shape[1])).t()
+    if needs[2]:
+        shape, sizes = shapes[2], gt.shape
+        leading = len(sizes) - len(shape)
+        dims = [*range(leading), *(i for i in range(leading, len(sizes)) if shape[i - leading] == 1 != sizes[i])]
+        if not shape:  # (sum_to's whole sum for a 0-d bias)
+            gb = gt.sum()
+        else:
+            gb = gt.sum(dims, keepdim=True) if dims else gt
+            if leading:
+                gb = gb.view(shape)
+    return tuple(None if t is None else RecordedArray(t) for t in (gx, gw, gb))
 
 
 def _torch_node_name(x, b) -> str:
