@@ -118,11 +118,16 @@ def _linear_case(m, case):
         w = m.tensor(rng.standard_normal((3, 2)), dtype=dtype).t().requires_grad_()
     if case == "column_major_input":
         x = m.tensor(rng.standard_normal((3, 5)), dtype=dtype).t().requires_grad_()
-    if case == "scalar_bias":
-        b = m.tensor(0.5, dtype=dtype, requires_grad=True)
     if case == "one_bias":
         b = m.tensor([0.5], dtype=dtype, requires_grad=True)
-    bias = None if case == "no_bias" else b
+    if case.startswith(("rows3d", "rows4d", "transposed3d")):  # a sequence's tokens, an image's pixels
+        x = m.tensor(rng.standard_normal((2, 5, 3) if case.startswith("rows3d") else (2, 2, 4, 3)), dtype=dtype,
+                     requires_grad=True)
+        if case.startswith("transposed3d"):
+            x = m.tensor(rng.standard_normal((5, 2, 3)), dtype=dtype).transpose(0, 1).requires_grad_()
+    if case.endswith("scalar_bias"):
+        b = m.tensor(0.5, dtype=dtype, requires_grad=True)
+    bias = None if case.endswith("no_bias") else b
     y = m.nn.functional.linear(x, w, bias)
     loss = (y * y).real.sum() if case == "complex" else y.tanh().sum()
     wanted = [t for t in (x, w, bias) if t is not None and t.requires_grad]
@@ -130,7 +135,8 @@ def _linear_case(m, case):
 
 
 @pytest.mark.parametrize("case", ["float32", "float64", "no_bias", "data_input", "transposed_weight",
-                                  "column_major_input", "scalar_bias", "one_bias", "complex"])
+                                  "column_major_input", "scalar_bias", "one_bias", "complex", "rows3d",
+                                  "rows3d_no_bias", "rows4d", "rows4d_no_bias"])
 def test_linear_gradients_under_create_graph_record_pytorchs_addmm_formulas(case):
     """A 2-D input's linear is PyTorch's addmm(b, x, w.t()): under create_graph its gradients are mm's recorded
     as PyTorch's (MmBackward0 of the gradient and w.t().t(), the weight's back through TBackward0, the bias's
@@ -148,3 +154,16 @@ def test_linear_gradients_under_create_graph_record_pytorchs_addmm_formulas(case
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
     for got, want in zip(out[ember][1], out[torch][1]):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["transposed3d", "transposed3d_no_bias", "rows3d_scalar_bias"])
+def test_linear_gradients_under_create_graph_other_inputs(case):
+    """The inputs PyTorch's linear does not multiply as 2-D rows (a non-contiguous batch, a bias added after the
+    product): the gradients and second derivatives against torch."""
+    out = {}
+    for m in (torch, ember):
+        wanted, loss = _linear_case(m, case)
+        grads = m.autograd.grad(loss, wanted, create_graph=True)
+        out[m] = (grads, m.autograd.grad(sum((g ** 2).sum() for g in grads), wanted))
+    for got, want in zip(out[ember][0] + out[ember][1], out[torch][0] + out[torch][1]):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-5)
