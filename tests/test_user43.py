@@ -167,3 +167,26 @@ def test_linear_gradients_under_create_graph_other_inputs(case):
         out[m] = (grads, m.autograd.grad(sum((g ** 2).sum() for g in grads), wanted))
     for got, want in zip(out[ember][0] + out[ember][1], out[torch][0] + out[torch][1]):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+def test_abs_gradient_under_create_graph_is_grad_times_sgn(dtype):
+    """abs's gradient under create_graph is PyTorch's ``grad * self.sgn()``: MulBackward0 of the incoming gradient
+    and SgnBackward0 of the input (an L1 penalty on a gradient prints it); values and second derivatives, with a
+    zero among the inputs."""
+    out = {}
+    for m in (torch, ember):
+        x = m.tensor(np.array([1.5, -2.0, 0.0, 0.25]), dtype=getattr(m, dtype))
+        if dtype == "complex128":
+            x = x * m.tensor(np.array([1 + 1j, 1 - 2j, 1, -1j]), dtype=m.complex128)
+        x.requires_grad_()
+        w = m.tensor(np.array([0.5, 1.0, 2.0, -1.0]), dtype=m.float64 if dtype == "complex128" else x.dtype,
+                     requires_grad=True)
+        g, = m.autograd.grad((x.abs() * w).sum(), x, create_graph=True)
+        second = m.autograd.grad((g.abs() ** 2).sum() + (g * g).real.sum() if dtype == "complex128"
+                                 else (g * g * 3).sum(), (x, w), allow_unused=True, materialize_grads=True)
+        out[m] = (g, second)
+    assert node_names(out[ember][0].grad_fn, 3) == node_names(out[torch][0].grad_fn, 3)
+    np.testing.assert_allclose(out[ember][0].detach().numpy(), out[torch][0].detach().numpy(), rtol=1e-6)
+    for got, want in zip(out[ember][1], out[torch][1]):  # (tolist: PyTorch's materialized zeros are a ZeroTensor)
+        np.testing.assert_allclose(np.asarray(got.tolist()), np.asarray((want + 0).tolist()), rtol=1e-5, atol=1e-6)
