@@ -190,3 +190,42 @@ def test_abs_gradient_under_create_graph_is_grad_times_sgn(dtype):
     np.testing.assert_allclose(out[ember][0].detach().numpy(), out[torch][0].detach().numpy(), rtol=1e-6)
     for got, want in zip(out[ember][1], out[torch][1]):  # (tolist: PyTorch's materialized zeros are a ZeroTensor)
         np.testing.assert_allclose(np.asarray(got.tolist()), np.asarray((want + 0).tolist()), rtol=1e-5, atol=1e-6)
+
+
+def _outer_grads_through_vmapped_grad(m, case):
+    """The outer gradient of a loss computed from ``vmap(grad(f))``: w requires grad outside the transforms."""
+    w = m.tensor([0.7, -0.2], requires_grad=True)
+    xs = m.tensor([[0.5, -1.0], [2.0, 0.3]])
+    if case == "differentiated_argument":  # w is grad's argument, unbatched (in_dims None)
+        out = m.func.vmap(m.func.grad(lambda w, x: (w * x).sin().sum()), in_dims=(None, 0))(w, xs)
+    elif case == "maml_step":  # w is grad's argument and the adapted step's too: the gradient silently first-order
+        def adapt(x):
+            g = m.func.grad(lambda v: ((v * x).tanh() ** 2).sum())(w)
+            return ((w - 0.1 * g) * x).sin().sum()
+        out = m.func.vmap(adapt)(xs)
+    else:  # "closed_over": w is read by f from outside
+        def adapt(x):
+            g = m.func.grad(lambda v: ((v * w).tanh() ** 2).sum())(x)
+            return ((x - 0.1 * g) * w).sin().sum()
+        out = m.func.vmap(adapt)(xs)
+    out.pow(2).sum().backward()
+    return w.grad
+
+
+@pytest.mark.xfail(strict=True, reason="ember/func: vmap(grad(f)) loses the outer graph of an unbatched argument "
+                                       "(the result does not require grad)")
+def test_vmap_of_grad_keeps_the_outer_graph_of_its_argument():
+    np.testing.assert_allclose(_outer_grads_through_vmapped_grad(ember, "differentiated_argument").numpy(),
+                               _outer_grads_through_vmapped_grad(torch, "differentiated_argument").numpy(), rtol=1e-5)
+
+
+@pytest.mark.xfail(strict=True, reason="ember/func: vmap(grad(f)) loses the outer graph of an unbatched argument, "
+                                       "so a MAML meta-gradient through it is first-order")
+def test_vmap_of_grad_maml_meta_gradient():
+    np.testing.assert_allclose(_outer_grads_through_vmapped_grad(ember, "maml_step").numpy(),
+                               _outer_grads_through_vmapped_grad(torch, "maml_step").numpy(), rtol=1e-5)
+
+
+def test_vmap_of_grad_outer_gradient_of_a_closed_over_tensor():
+    np.testing.assert_allclose(_outer_grads_through_vmapped_grad(ember, "closed_over").numpy(),
+                               _outer_grads_through_vmapped_grad(torch, "closed_over").numpy(), rtol=1e-5)
