@@ -212,16 +212,16 @@ def _outer_grads_through_vmapped_grad(m, case):
     return w.grad
 
 
-@pytest.mark.xfail(strict=True, reason="ember/func: vmap(grad(f)) loses the outer graph of an unbatched argument "
-                                       "(the result does not require grad)")
 def test_vmap_of_grad_keeps_the_outer_graph_of_its_argument():
+    """grad's argument, unbatched under vmap and requiring grad outside the transforms, stays in the caller's graph
+    (it was detached: the result did not require grad)."""
     np.testing.assert_allclose(_outer_grads_through_vmapped_grad(ember, "differentiated_argument").numpy(),
                                _outer_grads_through_vmapped_grad(torch, "differentiated_argument").numpy(), rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="ember/func: vmap(grad(f)) loses the outer graph of an unbatched argument, "
-                                       "so a MAML meta-gradient through it is first-order")
 def test_vmap_of_grad_maml_meta_gradient():
+    """A MAML step under vmap(grad(f)): the meta-gradient is second-order, as PyTorch's (it was silently
+    first-order)."""
     np.testing.assert_allclose(_outer_grads_through_vmapped_grad(ember, "maml_step").numpy(),
                                _outer_grads_through_vmapped_grad(torch, "maml_step").numpy(), rtol=1e-5)
 
@@ -229,3 +229,32 @@ def test_vmap_of_grad_maml_meta_gradient():
 def test_vmap_of_grad_outer_gradient_of_a_closed_over_tensor():
     np.testing.assert_allclose(_outer_grads_through_vmapped_grad(ember, "closed_over").numpy(),
                                _outer_grads_through_vmapped_grad(torch, "closed_over").numpy(), rtol=1e-5)
+
+
+def _functional_maml_grads(m):
+    rng = np.random.default_rng(7)
+    net = m.nn.Sequential(m.nn.Linear(2, 8), m.nn.Tanh(), m.nn.Linear(8, 1, bias=False))
+    with m.no_grad():
+        for p in net.parameters():
+            p.copy_(m.tensor(rng.standard_normal(p.shape).astype(np.float32) * 0.3))
+    params = dict(net.named_parameters())
+    xs = m.tensor(rng.standard_normal((2, 5, 2)).astype(np.float32))
+    ys = m.tensor(rng.standard_normal((2, 5, 1)).astype(np.float32))
+
+    def loss_fn(p, x, y):
+        return m.nn.functional.mse_loss(m.func.functional_call(net, p, (x,)), y)
+
+    def adapt(x, y):
+        g = m.func.grad(loss_fn)(params, x, y)
+        return loss_fn({k: params[k] - 0.1 * g[k] for k in params}, x, y)
+
+    m.func.vmap(adapt)(xs, ys).sum().backward()
+    return [p.grad.numpy() for p in net.parameters()]
+
+
+@pytest.mark.xfail(strict=True, reason="ember/func: through vmap(grad(loss)) of functional_call, the last Linear's "
+                                       "weight meta-gradient differs from PyTorch's (2.32156 against 2.29644 summed); "
+                                       "the other parameters' agree")
+def test_vmap_of_grad_functional_call_maml():
+    for got, want in zip(_functional_maml_grads(ember), _functional_maml_grads(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
