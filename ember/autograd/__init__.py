@@ -40,7 +40,9 @@ def _why_no_grad(t: Tensor) -> str:
         return "backward was called inside a no_grad() region"
     return (
         "it was computed under no_grad()/inference_mode(), from detached "
-        "tensors (.detach() cuts the graph), or only from tensors that never had requires_grad=True"
+        "tensors (.detach() cuts the graph), only from tensors that never had requires_grad=True, or by an op "
+        "PyTorch gives no derivative (argmax, a comparison, torch.special's orthogonal polynomials and "
+        "modified Bessel functions)"
     )
 
 

@@ -86,6 +86,9 @@ def _tensor(value):
     return value
 
 
+formula_tensor = _tensor  # (its name for formulas that record tensor ops themselves: matrix products' in ops/linalg.py)
+
+
 def _data(value):
     return value.t._data if type(value) is RecordedArray else value
 

@@ -34,10 +34,11 @@ def _rewrap(core: Tensor, levels: list[int]) -> Tensor:
     return core
 
 
-def grad_leaf(t: Tensor) -> Tensor:
+def grad_leaf(t: Tensor, connected: bool = False) -> Tensor:
     """A new leaf that requires grad, standing for ``t`` in a function being differentiated: inside vmap, batched at
     every active level (an unbatched ``t`` expanded to the batch without a copy), so that each example's gradient is
-    its own. Outside vmap: ``t.detach().requires_grad_()``."""
+    its own. Outside vmap: ``t.detach().requires_grad_()``. ``connected``: a ``t`` that requires grad stays in its
+    graph (the expansion recorded) rather than being detached."""
     core, levels = _unwrap_all(t)
     active = visible_levels()
 
@@ -49,6 +50,17 @@ def grad_leaf(t: Tensor) -> Tensor:
                                         array.shape[position:])
         return array
 
+    if connected and core.requires_grad:
+        # a tensor of the caller's graph (grad's argument, requiring grad outside the transforms): the stand-in is
+        # its expansion, recorded, so that the gradient, taken with create_graph, stays a function of it (MAML's
+        # meta-gradient through vmap(grad(f))), as outside vmap (Scope.differentiable: a view, so that a use of
+        # the caller's tensor itself in f is not this argument)
+        leaf = core.view_as(core)
+        for position, level in enumerate(active):
+            if level not in levels:
+                leaf = leaf.unsqueeze(position).expand(
+                    *leaf.shape[:position], _State.levels[level - 1].size, *leaf.shape[position:])
+        return _rewrap(leaf, active)
     leaf = Tensor._make(batched(core.detach()._data))
     leaf.requires_grad_()
     forward_ad.carry_tangent(core, leaf, batched)  # (forward-over-reverse under vmap: jacfwd(grad(f)))

@@ -67,8 +67,10 @@ class Scope:
         if _under_vmap():  # per-example gradients: a leaf batched at every vmap level (func/_batched_grad.py)
             from ._batched_grad import _unwrap_all, grad_leaf
 
-            t = grad_leaf(x)
-            self.own([t, _unwrap_all(t)[0]])  # (the wrapper and the plain leaf under it are both this scope's)
+            connected = self.outer_grad and _unwrap_all(x)[0].requires_grad
+            t = grad_leaf(x, connected)
+            if not connected:
+                self.own([t, _unwrap_all(t)[0]])  # (the wrapper and the plain leaf under it are both this scope's)
             return t
         if self.outer_grad and x.requires_grad:
             return x.view_as(x)

@@ -11,6 +11,7 @@ from .._parallel import stack_matmul
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, shown_as, torch_named
+from ..autograd.recorded import RecordedArray, formula_tensor
 
 
 class MatMul(Node):
@@ -24,6 +25,8 @@ class MatMul(Node):
 
     def backward(self, g):
         a, b = self.saved
+        if g.__class__ is RecordedArray and a.ndim == 2 and b.ndim == 2:  # (create_graph: PyTorch's recorded ops)
+            return _mm_backward_recorded(g, a, b, self.needs_input_grad)
         na, nb = self.needs_input_grad
         # 1-D operands act as a row (left) or a column (right) vector; restore them after.
         a2 = a[None, :] if a.ndim == 1 else a
@@ -47,6 +50,48 @@ class MatMul(Node):
             if b.ndim == 1:
                 gb = gb.reshape(gb.shape[:-1])
         return ga, gb
+
+
+def _mm_backward_recorded(g, a, b, needs) -> tuple:
+    """A matrix product's gradients under create_graph as PyTorch's ``mm_mat1_backward`` / ``mm_mat2_backward``
+    record them (their nodes: ``t()`` is TBackward0, not a transpose's or permute's): ``grad.mm(b.t().conj())`` and
+    ``a.t().conj().mm(grad)``, or, for an operand laid out column-major (``w.t()`` of a layer's weight), the product
+    of the transposes transposed back: ``b.conj().mm(grad.t()).t()``, ``grad.t().mm(a.conj()).t()``. (An operand
+    whose gradient is not computed is not kept, ``saved_for``: its layout then reads as not column-major.)"""
+    gt, at, bt = (formula_tensor(v) for v in (g, a, b))
+    ga = gb = None
+    if needs[0]:
+        ga = mm_mat1_backward(gt, bt, _column_major(a))
+    if needs[1]:
+        gb = mm_mat2_backward(gt, at, _column_major(b))
+    return (None if ga is None else RecordedArray(ga)), (None if gb is None else RecordedArray(gb))
+
+
+def mm_mat1_backward(grad: Tensor, mat2: Tensor, mat1_column_major: bool) -> Tensor:
+    """The first operand's gradient of ``mat1.mm(mat2)``, recorded as PyTorch's ``mm_mat1_backward``."""
+    return mat2.conj().mm(grad.t()).t() if mat1_column_major else grad.mm(mat2.t().conj())
+
+
+def mm_mat2_backward(grad: Tensor, mat1: Tensor, mat2_column_major: bool) -> Tensor:
+    """The second operand's gradient of ``mat1.mm(mat2)``, recorded as PyTorch's ``mm_mat2_backward``."""
+    return grad.t().mm(mat1.conj()).t() if mat2_column_major else mat1.t().conj().mm(grad)
+
+
+def _column_major(value) -> bool:
+    """PyTorch's test in mm's backward: strides (1, rows), as ``w.t()`` of a contiguous (out, in) weight."""
+    return column_major(*strides_of(value), value.shape[0])
+
+
+def column_major(stride0: int, stride1: int, rows: int) -> bool:
+    """Strides (1, rows): a matrix laid out column-major, as PyTorch tests it (size-1 dimensions included)."""
+    return stride0 == 1 and stride1 == rows
+
+
+def strides_of(value) -> tuple:
+    """A formula operand's strides in elements, as its tensor's ``stride()``."""
+    if value.__class__ is RecordedArray:
+        return value.t.stride()
+    return tuple(n // value.itemsize for n in value.strides)
 
 
 # matmul's node under PyTorch's name for each form of the product (names only: one node, one formula)

@@ -17,8 +17,8 @@ from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd import graph as _graph
-from ..autograd.graph import Node, apply_one, shown_as, torch_named, version_checked
-from ..autograd.recorded import is_recorded, reading
+from ..autograd.graph import Node, apply_one, torch_named, version_checked
+from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded, reading
 from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, result_dtype
 from .elementwise import pow as power
 
@@ -257,12 +257,10 @@ class Abs(Node):
 
     def backward(self, g):  # complex: |z|' is sgn(z) = z / |z| (0 at 0), as PyTorch
         x = self.saved[0]
+        if is_recorded(g, x):  # create_graph: PyTorch's grad * self.sgn() (sgn's own derivative: 0 for real x)
+            return (RecordedArray(formula_tensor(g) * formula_tensor(x).sgn()),)
         if x.dtype.kind == "c":
             return (g * sgn_array(x),)
-        if is_recorded(g, x):  # create_graph: g * sign(x) depends on x with derivative zero, as PyTorch's
-            grad = piecewise_linear_grad(g, sign_array(x), x)
-            shown_as(grad.t, "MulBackward0")  # (PyTorch's product g * sgn(x))
-            return (grad,)
         return (g * sign_array(x),)
 
 

@@ -13,9 +13,11 @@ from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, show_node_as, shown_as
+from ...autograd.graph import Node, Unread, show_node_as, shown_as
+from ...autograd.recorded import RecordedArray, formula_tensor
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
+from ...ops.linalg import column_major, mm_mat1_backward, mm_mat2_backward, strides_of
 from ...ops.shape import reshape_owned
 
 
@@ -25,12 +27,15 @@ class Linear(Node):
     bias_input = 2
     saved_for = ((1,), (0,))  # x for w's gradient, w for x's (an unread x still gives its shape)
     saved_transposed = (1,)  # PyTorch's GEMM saves weight.t()
+    _folded = False  # an input of more than 2 dimensions that PyTorch's linear multiplies as its 2-D rows
 
     def forward(self, x, w, b):
         if self.needs_input_grad is not None:  # (a node that records nothing is dropped: no one reads its name)
             self._shown = _torch_node_name(x, b)
             show_node_as(self, self._shown)  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
         self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
+        if x.ndim > 2 and self.needs_input_grad is not None:  # PyTorch's 2-D product of the rows, viewed back
+            self._folded = _contiguous(x) and (b is None or _bias_fused(x, b))
         # (_bias_column's size test first, inline: a small Linear pays no call for it)
         if b is not None and x.ndim >= 2 and x.size * w.shape[0] >= w.shape[1] << 16 and _bias_column(x, w, b):
             self.saved = (x, w)
@@ -60,6 +65,8 @@ class Linear(Node):
 
     def backward(self, g):
         x, w = self.saved
+        if g.__class__ is RecordedArray and (x.ndim == 2 or self._folded) and self._bias_over is None:  # (create_graph)
+            return _addmm_backward_recorded(g, x, w, self.needs_input_grad, self.input_shapes)
         nx, nw, nb = self.needs_input_grad
         if g.dtype.kind == "c":  # complex: the conjugate factors, as matmul's (g @ conj(W), g^T @ conj(x))
             x, w = conj_if_complex(x), conj_if_complex(w)
@@ -90,6 +97,42 @@ class Linear(Node):
 
     def name(self) -> str:
         return self._shown
+
+
+def _addmm_backward_recorded(g, x, w, needs, shapes) -> tuple:
+    """The gradients of a 2-D input's linear under create_graph, recorded as PyTorch's: its linear is
+    ``addmm(b, x, w.t())`` (``mm`` without a bias; of a contiguous input's 2-D rows, viewed back, where
+    ``_folded``), so x's and the weight's are mm's of the saved ``w.t()``
+    (``mm_mat1_backward`` / ``mm_mat2_backward``), the weight's passed back through ``t()``'s TBackward0, and the
+    bias's is the gradient summed to its shape as the engine's ``sum_to`` does (a sum keeping dims, then a view; the
+    whole sum for a 0-d bias).
+    An operand not kept (``saved_for``: the weight when only it needs a gradient) reads as laid out as a
+    parameter is, contiguous."""
+    gt, xt, wt = formula_tensor(g), formula_tensor(x), formula_tensor(w)
+    folded = x.ndim > 2
+    if folded:  # the 2-D rows of the input and the gradient (x contiguous: the views PyTorch's reshape makes)
+        gt = gt.reshape(-1, w.shape[0])
+        xt = xt.view(-1, w.shape[1])
+    gx = gw = gb = None
+    if needs[0]:
+        x_strides = (x.shape[-1], 1) if x.__class__ is Unread or folded else strides_of(x)
+        gx = mm_mat1_backward(gt, wt.t(), column_major(*x_strides, gt.shape[0]))
+        if folded:
+            gx = gx.reshape(x.shape)
+    if needs[1]:
+        w_strides = (w.shape[1], 1) if w.__class__ is Unread else strides_of(w)
+        gw = mm_mat2_backward(gt, xt, column_major(w_strides[1], w_strides[0], w.shape[1])).t()
+    if needs[2]:
+        shape, sizes = shapes[2], gt.shape
+        leading = len(sizes) - len(shape)
+        dims = [*range(leading), *(i for i in range(leading, len(sizes)) if shape[i - leading] == 1 != sizes[i])]
+        if not shape:  # (sum_to's whole sum for a 0-d bias)
+            gb = gt.sum()
+        else:
+            gb = gt.sum(dims, keepdim=True) if dims else gt
+            if leading:
+                gb = gb.view(shape)
+    return tuple(None if t is None else RecordedArray(t) for t in (gx, gw, gb))
 
 
 def _torch_node_name(x, b) -> str:

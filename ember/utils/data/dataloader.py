@@ -130,11 +130,15 @@ class DataLoader:
                                "memory won't be used.", through=_ISSUED_HERE)
         base_seed = self._base_seed()
         if self._iterable:
-            return self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
-        if self._can_index_tensors():
-            return self._iter_tensor_batches()
-        return self._iter_indexed_workers(base_seed, self._primed_indices()) if self.num_workers > 0 \
-            else self._iter_indexed()
+            batches = self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
+        elif self._can_index_tensors():
+            batches = self._iter_tensor_batches()
+        else:
+            batches = self._iter_indexed_workers(base_seed, self._primed_indices()) if self.num_workers > 0 \
+                else self._iter_indexed()
+        index_sampler = self.batch_sampler if self._auto_collation else self.sampler
+        return (_MultiProcessingDataLoaderIter if self.num_workers > 0 else _SingleProcessDataLoaderIter)(
+            batches, index_sampler)
 
     def __len__(self) -> int:
         if not self._iterable:
@@ -251,6 +255,34 @@ class DataLoader:
         for batch in batches:
             idx = batch if batch.__class__ is xp.ndarray else xp.fromiter(batch, dtype=xp.int64, count=len(batch))
             yield [Tensor._make(a.take(idx, axis=0)) for a in arrays]
+
+
+class _BaseDataLoaderIter:
+    """What ``iter(loader)`` gives, as PyTorch's iterators: the batches, and ``len()`` that of the loader's index
+    sampler (its batch sampler when batching, else its sampler), which a stream's infinite sampler refuses with a
+    TypeError as PyTorch's does (``len(loader)`` itself reads a sized stream's ``len()``)."""
+
+    __slots__ = ("_batches", "_index_sampler")
+
+    def __init__(self, batches: Iterator, index_sampler) -> None:
+        self._batches, self._index_sampler = batches, index_sampler
+
+    def __iter__(self) -> _BaseDataLoaderIter:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._batches)
+
+    def __len__(self) -> int:
+        return len(self._index_sampler)
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    __slots__ = ()
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):  # (ember's workers run in this process: _workers)
+    __slots__ = ()
 
 
 class _InfiniteConstantSampler(Sampler):
