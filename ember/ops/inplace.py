@@ -122,8 +122,9 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
         if not isinstance(other, _OPERANDS):  # (a str, None, a list: PyTorch's argument parser refuses them)
             name = getattr(op, "__name__", "")
-            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}") \
-                if name in _OTHER_TENSOR_OR_NUMBER else ew.operand_type_error(other)
+            if name in _OTHER_TENSOR_OR_NUMBER:
+                ew.require_tensor(f"{name}_", other, position=1)
+            raise ew.operand_type_error(other)
         refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
         mixed = other.__class__ is not float and isinstance(other, Tensor) and other._data.dtype != x._data.dtype
