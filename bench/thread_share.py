@@ -14,7 +14,9 @@ and workers would be equal). OpenBLAS's threads spin a while after a threaded GE
 run_all.py); that spin counts as theirs.
 
 The hand-offs per step (chunks handed to ember's workers) are counted too: each wakes a sleeping worker, which on the
-idle 2-core VM costs 50-300 µs of wall clock that no thread's CPU time shows.
+idle 2-core VM costs 50-300 µs of wall clock that no thread's CPU time shows; and the times the calling thread and the
+workers blocked per step (``blocked``: on the worker's locks, or on the GIL while the other thread holds it), each a
+wake of the same cost.
 
 ``--ops`` also times every op's forward and backward (each ``Node`` subclass), the optimizer's step, and the rest
 (the autograd engine, Python between ops) on the calling thread's and ember's workers' CPU clocks, and prints them
@@ -49,6 +51,19 @@ def _task_times() -> dict[int, int]:
     return out
 
 
+def _sleeps(tid: int) -> int:
+    """How many times thread ``tid`` has blocked (``voluntary_ctxt_switches``: on a lock, the GIL, a futex): each
+    wants a wake later, which on the idle 2-core VM costs about what a hand-off does."""
+    try:
+        with open(f"/proc/self/task/{tid}/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches"):
+                    return int(line.split()[1])
+    except OSError:  # a thread that just ended
+        pass
+    return 0
+
+
 class Meter:
     """(main, ember's workers, other threads) CPU ns at a reading; main is the calling thread."""
 
@@ -61,6 +76,11 @@ class Meter:
         workers = {th.native_id for th in threading.enumerate() if th.name.startswith("ember-intra-op")}
         ours = sum(v for k, v in t.items() if k in workers)
         return main, ours, sum(t.values()) - ours
+
+    def sleeps(self) -> tuple[int, int]:
+        """(main, ember's workers) times blocked so far (``_sleeps``)."""
+        workers = [th.native_id for th in threading.enumerate() if th.name.startswith("ember-intra-op")]
+        return _sleeps(self.main_tid), sum(_sleeps(t) for t in workers)
 
     def clocks(self) -> list[int]:
         """The CPU clocks of the calling thread and ember's workers (cheap to read: no /proc)."""
@@ -151,19 +171,23 @@ def measure(name: str, steps: int, rounds: int, ops: bool) -> None:
     opm.totals.clear()
     per: list[list[float]] = [[], [], [], []]  # main, workers, other threads, wall: ms per step, per round
     handoffs.clear()
+    slept = [0, 0]  # main's and the workers' blocks, in all
     for _ in range(rounds):
+        s0 = meter.sleeps()
         before, w0 = meter.read(), time.perf_counter()
         for i in range(steps):
             step(i)
         w1, after = time.perf_counter(), meter.read()
+        s1 = meter.sleeps()
+        slept = [slept[0] + s1[0] - s0[0], slept[1] + s1[1] - s0[1]]
         for i in range(3):
             per[i].append((after[i] - before[i]) / steps / 1e6)
         per[3].append((w1 - w0) / steps * 1e3)
     main, ours, blas, wall = (statistics.median(p) for p in per)
     print(f"{name} ({label}), threads {ember.get_num_threads()}, ms per step (medians of {rounds} x {steps}): "
           f"main {main:.2f}, ember workers {ours:.2f}, other threads {blas:.2f}; main - workers {main - ours:.2f} "
-          f"({(main - ours) / main:.0%} of main); wall {wall:.2f}; hand-offs {len(handoffs) / rounds / steps:.0f}",
-          flush=True)
+          f"({(main - ours) / main:.0%} of main); wall {wall:.2f}; hand-offs {len(handoffs) / rounds / steps:.0f}; "
+          f"blocked: main {slept[0] / rounds / steps:.0f}, workers {slept[1] / rounds / steps:.0f}", flush=True)
     if ops:
         n = rounds * steps
         in_ops = sum(r[0] for r in opm.totals.values())

@@ -312,7 +312,8 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     parallel_rows(blocks, *arrays)
 
 
-def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = None, kern=None) -> None:
+def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = None, kern=None,
+                  flat: bool = False) -> None:
     """Call ``fn(*pieces)`` on matching chunks of same-shape arrays that share one memory order, in parallel.
 
     For elementwise kernels on arrays stored in any axis order (a batch-last (C, H, W, N) array behind an
@@ -321,11 +322,12 @@ def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = N
     ``min_elements`` (``parallel_rows``'s default), where there is one chunk, with none of the splitting's cost.
     ``kern``: a compiled kernel of 1-D arrays, elementwise over a ``prange`` loop, computing what ``fn`` does; where
     the arrays would be split and ``policy.use_omp()``, ``kern.parallel`` runs once over the whole flattened arrays
-    on numba's OpenMP threads (``parallel_kernel``) instead of ``fn`` in chunks.
+    on numba's OpenMP threads (``parallel_kernel``) instead of ``fn`` in chunks. ``flat``: ``fn`` gets the flattened
+    arrays below ``min_elements`` too (one chunk), where they share a memory order (a compiled kernel of 1-d arrays).
     """
     first = arrays[0]
     least = policy.min_elementwise_elements if min_elements is None else min_elements
-    if first.size < least or not _plain(arrays):
+    if (first.size < least and not flat) or not _plain(arrays):
         fn(*arrays)
         return
     order = sorted(range(first.ndim), key=lambda i: -first.strides[i])

@@ -261,10 +261,10 @@ def test_linear_same_bits_at_1_2_3_threads_with_blocked_gemms(threads):
 
 
 def test_relu_forward_splits_from_the_one_call_threshold(threads, monkeypatch):
-    """ReLU's forward is one NumPy call per chunk: it splits over threads from ``min_parallel_elements`` (a CNN's
-    (64, 32, 14, 14) activation ran on one core under the 512 Ki threshold of many-pass kernels), with the bits of
-    one thread, NaN included."""
-    monkeypatch.setattr(policy, "min_elementwise_elements", 1 << 19)  # the shipped value (`threads` lowers it)
+    """ReLU's forward is one NumPy call per chunk: it splits over threads from ``min_parallel_pass_elements`` (the
+    ``threads`` fixture lowers it to 64 Ki), not from the threshold of many-pass kernels, with the bits of one
+    thread, NaN included."""
+    monkeypatch.setattr(policy, "min_elementwise_elements", 1 << 30)  # the many-pass threshold: not ReLU's
     x = np.random.default_rng(7).standard_normal((64, 32, 14, 14)).astype(np.float32)  # 392 Ki elements
     x[0, 0, 0, :3] = (np.nan, -0.0, 0.0)
     names: set[str] = set()
@@ -462,3 +462,40 @@ def test_set_num_threads_sets_numpys_openblas_as_torch_sets_its_blas():
     finally:
         _parallel.set_num_threads(saved[0])
         found[0](saved[1])
+
+
+@pytest.mark.parametrize("shape, split", [((32, 32, 16, 16), False), ((32, 16, 32, 32), True)])
+def test_relu_and_batch_norm_split_from_512_ki_elements(shape, split, monkeypatch):
+    """At the shipped thresholds, ReLU's forward and gradient and BatchNorm's training forward and backward run on
+    the calling thread below ``min_parallel_pass_elements`` (512 Ki: a ResNet's 256 Ki activation, whose calls take
+    0.07-0.17 ms, less than a hand-off to a sleeping worker costs on an idle 2-core machine) and are split over two
+    threads from it; the same values either way."""
+    from ember._kernels import openblas
+
+    monkeypatch.setattr(openblas, "set_threads", lambda n: None)  # (as the ``threads`` fixture: no GEMM here anyway)
+    saved = ember.get_num_threads()
+    handed: list = []
+    submit = _parallel._Worker.submit
+
+    def counted(self, fn, lo, hi):
+        handed.append(fn)
+        submit(self, fn, lo, hi)
+
+    monkeypatch.setattr(_parallel._Worker, "submit", counted)
+    x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    try:
+        results = []
+        for count in (2, 1):
+            ember.set_num_threads(count)
+            handed.clear()
+            bn = ember.nn.BatchNorm2d(shape[1])
+            t = ember.tensor(x, requires_grad=True)
+            y = ember.relu(bn(t))
+            y.backward(ember.ones_like(y))
+            results.append([y.detach().numpy(), t.grad.numpy()])
+            if count == 2:
+                assert len(handed) == (4 if split else 0)  # BatchNorm and ReLU, forward and backward: one each
+    finally:
+        ember.set_num_threads(saved)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

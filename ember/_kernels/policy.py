@@ -58,10 +58,21 @@ class KernelPolicy:
     omp: bool = field(default_factory=_omp_from_env)
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
-    # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, BatchNorm, and the compiled row kernels
+    # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, and the compiled row kernels
     # (softmax, LayerNorm, RMSNorm, GELU, SiLU: 64 Ki elements take them 33-60 µs at one thread, so two chunks
     # save about as much as the hand-off costs and larger arrays gain).
     min_parallel_elements: int = 1 << 16
+    # The same for compiled kernels of one or two passes over a whole activation: ReLU's forward and gradient,
+    # BatchNorm's training forward and backward, the convolutions' layout copies (``conv_layout``'s batch-last and
+    # (N, C, *) copies). Their calls are short, so below this a split saves less than a hand-off costs on the idle
+    # 2-core VM (50-300 µs: the worker woken, the GIL handed back and forth, the caller woken again; RMSNorm at
+    # 128 Ki elements took 1.7x as long split, idle). One thread, CPU, (32, C, H, W) float32 (load 11): ReLU forward
+    # / gradient, BatchNorm forward / backward 33 / 30 / 91 / 68 µs at 128 Ki elements, 68 / 111 / 167 / 159 at
+    # 256 Ki, 157 / 230 / 297 / 272 at 512 Ki; the padded batch-last copy 74 µs at 200 Ki, 160 at 324 Ki, 288 at
+    # 512 Ki. The ResNet-style step at two threads (alternating in one process, load 9; from 64 Ki / 512 Ki):
+    # hand-offs 105 / 54 a step, the workers blocked 290 / 149 times, the calling thread's CPU 73.0 / 72.7 ms, the
+    # workers' 52.4 / 46.6; the WGAN-GP critic step 63 / 31, 183 / 90, 40.7 / 44.1, 23.5 / 21.2 (docs/benchmarks.md).
+    min_parallel_pass_elements: int = 1 << 19
     # The same for NumPy elementwise kernels of many short passes. Every NumPy call takes the GIL back when it
     # returns, so two threads making ~20 calls each hand the GIL to each other ~40 times per kernel: measured on
     # 2 cores, softmax and LayerNorm on 128 Ki elements took 1.7-1.9x as long on two threads as on one, broke

@@ -173,12 +173,13 @@ class Relu(Node):
         zero = _ZEROS.get(x.dtype)
         if zero is None:
             zero = _zero(x.dtype)
-        if x.size < policy.min_parallel_elements:  # one chunk (as parallel_flat would make), without its calls
+        if x.size < policy.min_parallel_pass_elements:  # one chunk (as parallel_flat would make), without its calls
             out = xp.maximum(x, zero)  # (in x's memory order, as empty_like's)
         else:
             out = empty_result(x)
-            # one NumPy call per chunk (not a kernel of many short passes): threads from the compiled kernels' size
-            parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out, min_elements=policy.min_parallel_elements,
+            # one NumPy call per chunk (not a kernel of many short passes): threads from the one-pass kernels' size
+            parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out,
+                          min_elements=policy.min_parallel_pass_elements,
                           kern=compiled.relu if x.dtype in (xp.float32, xp.float64) else None)
         self.saved = (out,)
         return out
@@ -201,8 +202,8 @@ class Relu(Node):
             xp.not_equal(o, 0, out=d)
             d *= go
 
-        parallel_flat(grad, g, out, gx, min_elements=policy.min_parallel_elements if fast else None,
-                      kern=compiled.relu_grad if fast else None)
+        parallel_flat(grad, g, out, gx, min_elements=policy.min_parallel_pass_elements if fast else None,
+                      kern=compiled.relu_grad if fast else None, flat=fast and out.ndim > 0)
         return (gx,)
 
 

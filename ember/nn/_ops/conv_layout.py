@@ -65,7 +65,8 @@ def to_nchw(a, bias=None):
             unit = (None,) * (5 - a.ndim)
             src, dst = a[(slice(None), *unit)], out[(slice(None), slice(None), *unit)]
         b = xp.empty(0, a.dtype) if bias is None else xp.ascontiguousarray(bias)
-        parallel_for(lambda c0, c1: compiled.to_nchw(src, b, c0, c1, dst), a.shape[0], a.size)
+        parallel_for(lambda c0, c1: compiled.to_nchw(src, b, c0, c1, dst), a.shape[0], a.size,
+                     policy.min_parallel_pass_elements)  # one pass: split only where it pays a hand-off
         return out
     if bias is None:
         out[...] = from_batch_last(a)
@@ -86,7 +87,8 @@ def batch_last_padded(x, pads):
         x5 = x.reshape(_as_3d(x.shape))
         o5 = out.reshape(shape[0], *(1,) * (5 - len(shape)), *shape[1:])
         lo = (0,) * (3 - len(pads)) + tuple(lo for lo, _ in pads)
-        parallel_for(lambda c0, c1: compiled.to_batch_last_padded(x5, *lo, c0, c1, o5), shape[0], out.size)
+        parallel_for(lambda c0, c1: compiled.to_batch_last_padded(x5, *lo, c0, c1, o5), shape[0], out.size,
+                     policy.min_parallel_pass_elements)
         return out
     if not padded:
         return xp.ascontiguousarray(xb)

@@ -237,21 +237,24 @@ class MaxPoolNd(_Unbatchable):
         if not is_recorded(g) and (_layout(g) != _layout(arg) or g.strides[-1] != g.itemsize):
             g = _copy_as(g, arg)
         if _compiled_2d(g, arg):
-            gx = xp.zeros_like(g, shape=padded_shape)
+            gx = xp.empty_like(g, shape=padded_shape)  # zeroed chunk by chunk, by the thread that adds into it
 
             def add(c0: int, c1: int) -> None:
-                compiled.max_pool2d_grad(_bl(g)[c0:c1], _bl(arg)[c0:c1], kernel[1], *stride, *dilation,
-                                         _bl(gx)[c0:c1])
+                part = _bl(gx)[c0:c1]
+                part.fill(0)
+                compiled.max_pool2d_grad(_bl(g)[c0:c1], _bl(arg)[c0:c1], kernel[1], *stride, *dilation, part)
 
             parallel_for(add, padded_shape[1], g.size)
             return (crop_spatial(gx, pads),)
         planes = _planes_order(g, arg)
         if planes is not None:
-            gx = xp.zeros_like(g, shape=padded_shape)
+            gx = xp.empty_like(g, shape=padded_shape)  # zeroed chunk by chunk, as above
             go, ao, gxo = g.transpose(planes), arg.transpose(planes), gx.transpose(planes)
 
             def add(c0: int, c1: int) -> None:
-                compiled.max_pool2d_planes_grad(go[c0:c1], ao[c0:c1], kernel[1], *stride, *dilation, gxo[c0:c1])
+                part = gxo[c0:c1]
+                part.fill(0)
+                compiled.max_pool2d_planes_grad(go[c0:c1], ao[c0:c1], kernel[1], *stride, *dilation, part)
 
             parallel_for(add, g.shape[planes[0]], g.size)
             return (crop_spatial(gx, pads),)
