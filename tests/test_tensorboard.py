@@ -181,3 +181,40 @@ def test_events_reach_the_file_as_they_are_written_as_pytorchs(tmp_path):
     mine = _sizes_grow_before_close(SummaryWriter, tmp_path / "ember")
     assert theirs == {"main": True, "run_a": True, "run_b": True}
     assert mine == theirs
+
+
+def _scalar_events(run_dir):
+    """Every scalar written, old style (``simple_value``) or new (the scalars plugin's tensor), by tag."""
+    acc = _read(run_dir)
+    tags = acc.Tags()
+    out = {tag: [("simple", e.step, e.value) for e in acc.Scalars(tag)] for tag in tags["scalars"]}
+    for tag in tags["tensors"]:
+        kind = acc.SummaryMetadata(tag).plugin_data.plugin_name
+        out[tag] = [(kind, e.step, e.tensor_proto.dtype, list(e.tensor_proto.float_val),
+                     list(e.tensor_proto.double_val)) for e in acc.Tensors(tag)]
+    return out
+
+
+def test_add_scalar_takes_pytorchs_arguments_and_keeps_the_tag(tmp_path):
+    """PyTorch's add_scalar(tag, value, step, walltime, new_style, double_precision): new_style writes the scalars
+    plugin's tensor (a double with double_precision), given by keyword or by position; a tag with spaces or brackets
+    is written as it is."""
+    pytest.importorskip("tensorboardX")
+    import torch
+    import torch.utils.tensorboard as torch_tb
+
+    import ember
+    from ember.utils.tensorboard import SummaryWriter as EmberWriter
+
+    results = {}
+    for name, lib, writer_class in (("ember", ember, EmberWriter), ("torch", torch, torch_tb.SummaryWriter)):
+        with writer_class(str(tmp_path / name)) as w:
+            w.add_scalar("loss (train)", 1.5, 0)
+            w.add_scalar("acc/val top-1", lib.tensor(0.25), 1, None, True)
+            w.add_scalar("third", 1.0 / 3, 2, new_style=True, double_precision=True)
+            w.add_scalar("third", lib.tensor([2.0]), 3, walltime=5.0, new_style=True)
+        results[name] = _scalar_events(tmp_path / name)
+    assert results["ember"] == results["torch"]
+    assert set(results["torch"]) == {"loss (train)", "acc/val top-1", "third"}
+    with EmberWriter(str(tmp_path / "bad")) as w, pytest.raises(AssertionError, match="one element"):
+        w.add_scalar("x", ember.ones(2), 0)

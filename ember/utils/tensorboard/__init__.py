@@ -17,6 +17,7 @@ import os
 import time
 from typing import Any
 
+from ..._backend import xp
 from ..._missing import module_getattr
 from ..._tensor import Tensor
 
@@ -121,6 +122,14 @@ def _make_writer_class(base):
                 for tag, value in metric_dict.items():
                     run_writer.add_scalar(tag, value, global_step)
 
+        def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None,
+                       walltime: float | None = None, new_style: bool = False, double_precision: bool = False) -> None:
+            """As PyTorch: one value under ``tag``, written as it is (tensorboardX's writer would replace characters
+            such as spaces and brackets). ``new_style`` writes it as the scalars plugin's tensor (a float, or with
+            ``double_precision`` a double) instead of the summary's ``simple_value``."""
+            self._get_file_writer().add_summary(_scalar_summary(tag, scalar_value, new_style, double_precision),
+                                                global_step, walltime)
+
         def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step: int | None = None,
                         walltime: float | None = None) -> None:
             """As PyTorch: each ``tag_scalar_dict`` entry goes to its own run, ``<log_dir>/<main_tag>_<tag>``
@@ -146,12 +155,31 @@ def _make_writer_class(base):
                 "(torch.jit.trace), which ember does not have. The other add_* methods work."
             )
 
-    own = ("add_hparams", "add_scalars", "add_graph")
+    own = ("add_hparams", "add_scalar", "add_scalars", "add_graph")
     for name in dir(base):
         if name.startswith("add_") and name not in own and callable(getattr(base, name)):
             setattr(SummaryWriter, name, _numpy_arguments(getattr(base, name)))
     SummaryWriter.__module__ = __name__
     return SummaryWriter
+
+
+def _scalar_summary(tag: str, value: Any, new_style: bool, double_precision: bool):
+    """PyTorch's scalar summary: the tag unchanged; the value a ``simple_value``, or with ``new_style`` a tensor of
+    one float (double with ``double_precision``) for TensorBoard's scalars plugin."""
+    from tensorboardX.proto.summary_pb2 import Summary, SummaryMetadata
+    from tensorboardX.proto.tensor_pb2 import TensorProto
+
+    array = xp.asarray(_to_numpy(value)).squeeze()
+    if array.ndim != 0:
+        raise AssertionError(f"Tensor should contain one element (0 dimensions). Was given size: {array.size} and "
+                             f"{array.ndim} dimensions.")
+    number = float(array)
+    if not new_style:
+        return Summary(value=[Summary.Value(tag=tag, simple_value=number)])
+    proto = (TensorProto(double_val=[number], dtype="DT_DOUBLE") if double_precision
+             else TensorProto(float_val=[number], dtype="DT_FLOAT"))
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
+    return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=metadata)])
 
 
 def _set_discrete_domains(experiment, hparam_dict: dict, domains: dict) -> None:
