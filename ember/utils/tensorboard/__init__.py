@@ -112,7 +112,7 @@ def _make_writer_class(base):
             hparam_dict, metric_dict = _to_numpy(hparam_dict), _to_numpy(metric_dict)
             from tensorboardX.summary import hparams
 
-            experiment, start, end = hparams(hparam_dict, metric_dict)
+            experiment, start, end = hparams(_hparam_values(hparam_dict), metric_dict)
             if hparam_domain_discrete:
                 _set_discrete_domains(experiment, hparam_dict, hparam_domain_discrete)
             run_dir = os.path.join(self.logdir, run_name or str(time.time()))
@@ -182,6 +182,24 @@ def _scalar_summary(tag: str, value: Any, new_style: bool, double_precision: boo
     return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=metadata)])
 
 
+def _hparam_values(hparam_dict: dict) -> dict:
+    """The hyperparameters as PyTorch's writer records them: numbers (a bool as 0/1, a tensor as its first
+    element) and strings; None is left out; any other value is PyTorch's ValueError."""
+    values = {}
+    for name, value in hparam_dict.items():
+        if value is None:
+            continue
+        if isinstance(value, (int, float)):
+            values[name] = float(value)
+        elif isinstance(value, str):
+            values[name] = value
+        elif isinstance(value, xp.ndarray):  # (a tensor, made an array by _to_numpy)
+            values[name] = float(value[0])
+        else:
+            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+    return values
+
+
 def _set_discrete_domains(experiment, hparam_dict: dict, domains: dict) -> None:
     """Record ``domains`` (name -> list of values) in the experiment summary, as PyTorch's writer does, after
     checking them as PyTorch does."""
@@ -198,9 +216,7 @@ def _set_discrete_domains(experiment, hparam_dict: dict, domains: dict) -> None:
     for info in data.experiment.hparam_infos:
         for v in domains.get(info.name, ()):
             entry = info.domain_discrete.values.add()
-            if isinstance(v, bool):
-                entry.bool_value = v
-            elif isinstance(v, (int, float)):
+            if isinstance(v, (int, float)):  # (a bool too: PyTorch's writer records True as the number 1)
                 entry.number_value = float(v)
             else:
                 entry.string_value = str(v)
