@@ -704,6 +704,43 @@ def test_custom_function_setup_context_sees_defaults_and_keywords():
         assert_close(fn(ember, **kw), fn(torch, **kw))
 
 
+def _weighted(m):
+    class Weighted(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w=None, scale=2.0):
+            ctx.save_for_backward(x, w)
+            ctx.scale, ctx.seen = scale, ctx.needs_input_grad
+            return x * scale * (1 if w is None else w)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            grads = (g * ctx.scale * (1 if w is None else w), None if w is None else g * x * ctx.scale, None)
+            return grads[:len(ctx.seen)]  # one per input forward was given
+    return Weighted
+
+
+@pytest.mark.parametrize("call", ["x=", "x, w=", "w=, x=", "x, w, scale"])
+def test_custom_function_with_ctx_takes_tensors_by_keyword_as_inputs(call):
+    """forward(ctx, ...) given keyword arguments: PyTorch makes those naming its parameters inputs in its order
+    (up to the last one given, no defaults filled in), so a tensor passed by keyword gets its gradient."""
+    def fn(m):
+        gen = np.random.default_rng(0)
+        x, w = (m.tensor(gen.standard_normal(3), requires_grad=True) for _ in range(2))
+        weighted = _weighted(m)
+        args, kwargs = {"x=": ((), {"x": x}), "x, w=": ((x,), {"w": w}), "w=, x=": ((), {"w": w, "x": x}),
+                        "x, w, scale": ((x, w, 3.0), {})}[call]
+        y = weighted.apply(*args, **kwargs)
+        y.sum().backward()
+        return y, x.grad, w.grad if w.grad is not None else m.zeros(3)
+    for got, want in zip(fn(ember), fn(torch)):
+        assert_close(got, want)
+
+
+def test_custom_function_with_ctx_missing_an_earlier_keyword_is_pytorchs_error():
+    assert_same_error(lambda m: _weighted(m).apply(m.ones(3, requires_grad=True), scale=3.0))
+
+
 @pytest.mark.parametrize("style", ["ctx", "setup_context"])
 def test_custom_function_mark_dirty_gradient_reaches_the_input_history(style):
     """An input modified in place, marked dirty and returned: the output is that tensor, and its gradient goes

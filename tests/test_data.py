@@ -341,3 +341,60 @@ def test_samples_as_tuples_become_lists_as_in_torch():
     e, t = run_both(lambda m: Samples(4, lambda i: (i, m.tensor(float(i)))), batch_size=2)
     assert isinstance(t[0], list) and isinstance(e[0], list)
     assert_same(e, t)
+
+
+class _Batched(tdata.Dataset):
+    """A dataset with its own batched fetch, written once for either library's base class."""
+
+    def __init__(self, n, short=False):
+        self.n, self.short = n, short
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return i * 10
+
+    def __getitems__(self, indices):
+        return [-i for i in indices][:len(indices) - 1 if self.short else None]
+
+
+def _plain(x):
+    """Tensors as nested lists (and containers rebuilt), so that ember's and torch's samples compare with ==."""
+    if isinstance(x, (ember.Tensor, torch.Tensor)):
+        return ("tensor", x.tolist())
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(v) for v in x)
+    return x
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_stack_dataset_matches_torch(as_dict):
+    """StackDataset(a, b) gives (a[i], b[i]); with keywords, {name: part[i]}; a DataLoader batches each part, and a
+    part's own __getitems__ serves the batched fetch."""
+    def build(lib):
+        x = lib.arange(12.0).reshape(6, 2)
+        parts = [lib.utils.data.TensorDataset(x), list("abcdef"), _Batched(6)]
+        data = lib.utils.data
+        return data.StackDataset(**dict(zip("xyz", parts))) if as_dict else data.StackDataset(*parts)
+    e, t = build(ember), build(torch)
+    assert len(e) == len(t) == 6
+    assert _plain(e[2]) == _plain(t[2])
+    assert _plain(e.__getitems__([4, 1])) == _plain(t.__getitems__([4, 1]))
+    eb = list(ember.utils.data.DataLoader(e, batch_size=4))
+    tb = list(torch.utils.data.DataLoader(t, batch_size=4))
+    assert _plain(eb) == _plain(tb) and len(eb) == 2
+
+
+def test_stack_dataset_errors_match_torch():
+    for lib in (ember, torch):
+        with pytest.raises(ValueError, match="Size mismatch between datasets"):
+            lib.utils.data.StackDataset([1, 2], [1])
+        with pytest.raises(ValueError, match="At least one dataset should be passed"):
+            lib.utils.data.StackDataset()
+        with pytest.raises(ValueError, match="but both types are given"):
+            lib.utils.data.StackDataset([1], b=[2])
+        with pytest.raises(ValueError, match="Nested dataset's output size mismatch. Expected 2, got 1"):
+            lib.utils.data.StackDataset(_Batched(3, short=True)).__getitems__([0, 1])

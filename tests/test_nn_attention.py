@@ -33,6 +33,37 @@ def test_sdpa_causal(L, S):
     check(sdpa(is_causal=True), [(2, 2, L, 8), (2, 2, S, 8), (2, 2, S, 8)])
 
 
+@pytest.mark.parametrize("L,S,mask_kind", [(5, 5, "bool"), (3, 6, "bool"), (6, 3, "float"), (5, 5, "float")])
+def test_sdpa_causal_with_mask_on_4d_inputs(L, S, mask_kind):
+    """PyTorch's CPU flash kernel (4-d inputs, no dropout) takes attn_mask and is_causal together: the mask
+    within the causal triangle (a row left with no key gives zeros)."""
+    rng = np.random.default_rng(5)
+    mask = rng.random((L, S)) > 0.4 if mask_kind == "bool" else rng.standard_normal((L, S)).astype(np.float32)
+    if mask_kind == "bool":
+        mask[1] = False
+    check(lambda m, q, k, v: m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m.tensor(mask),
+                                                                          is_causal=True),
+          [(2, 3, L, 8), (2, 3, S, 8), (2, 3, S, 8)])
+    check(lambda m, q, k, v: m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m.tensor(mask),
+                                                                          is_causal=True, enable_gqa=True),
+          [(1, 4, L, 8), (1, 2, S, 8), (1, 2, S, 8)])
+
+
+def test_sdpa_causal_with_mask_refused_off_the_flash_path():
+    """Where PyTorch's CPU runs its math composite (dropout, 3-d inputs, a mask that needs a gradient) the pair is
+    its RuntimeError; empty inputs return before the check."""
+    q = ember.randn(1, 2, 4, 8)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(4, 4, dtype=ember.bool), is_causal=True,
+                                       dropout_p=0.5)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ember.zeros(4, 4, requires_grad=True), is_causal=True)
+    empty = ember.randn(1, 2, 0, 8)
+    out = F.scaled_dot_product_attention(empty, q, q, attn_mask=ember.ones(0, 4, dtype=ember.bool), is_causal=True,
+                                         dropout_p=0.5)
+    assert tuple(out.shape) == (1, 2, 0, 8)
+
+
 def test_sdpa_scale_and_float64():
     check(sdpa(scale=0.3), [(2, 4, 8), (2, 5, 8), (2, 5, 8)])
     check(sdpa(is_causal=True, scale=2.0), [(2, 4, 8), (2, 4, 8), (2, 4, 8)], dtype=np.float64, atol=1e-10,

@@ -181,3 +181,81 @@ def test_events_reach_the_file_as_they_are_written_as_pytorchs(tmp_path):
     mine = _sizes_grow_before_close(SummaryWriter, tmp_path / "ember")
     assert theirs == {"main": True, "run_a": True, "run_b": True}
     assert mine == theirs
+
+
+def _scalar_events(run_dir):
+    """Every scalar written, old style (``simple_value``) or new (the scalars plugin's tensor), by tag."""
+    acc = _read(run_dir)
+    tags = acc.Tags()
+    out = {tag: [("simple", e.step, e.value) for e in acc.Scalars(tag)] for tag in tags["scalars"]}
+    for tag in tags["tensors"]:
+        kind = acc.SummaryMetadata(tag).plugin_data.plugin_name
+        out[tag] = [(kind, e.step, e.tensor_proto.dtype, list(e.tensor_proto.float_val),
+                     list(e.tensor_proto.double_val)) for e in acc.Tensors(tag)]
+    return out
+
+
+def test_add_scalar_takes_pytorchs_arguments_and_keeps_the_tag(tmp_path):
+    """PyTorch's add_scalar(tag, value, step, walltime, new_style, double_precision): new_style writes the scalars
+    plugin's tensor (a double with double_precision), given by keyword or by position; a tag with spaces or brackets
+    is written as it is."""
+    pytest.importorskip("tensorboardX")
+    import torch
+    import torch.utils.tensorboard as torch_tb
+
+    import ember
+    from ember.utils.tensorboard import SummaryWriter as EmberWriter
+
+    results = {}
+    for name, lib, writer_class in (("ember", ember, EmberWriter), ("torch", torch, torch_tb.SummaryWriter)):
+        with writer_class(str(tmp_path / name)) as w:
+            w.add_scalar("loss (train)", 1.5, 0)
+            w.add_scalar("acc/val top-1", lib.tensor(0.25), 1, None, True)
+            w.add_scalar("third", 1.0 / 3, 2, new_style=True, double_precision=True)
+            w.add_scalar("third", lib.tensor([2.0]), 3, walltime=5.0, new_style=True)
+        results[name] = _scalar_events(tmp_path / name)
+    assert results["ember"] == results["torch"]
+    assert set(results["torch"]) == {"loss (train)", "acc/val top-1", "third"}
+    with EmberWriter(str(tmp_path / "bad")) as w, pytest.raises(AssertionError, match="one element"):
+        w.add_scalar("x", ember.ones(2), 0)
+
+
+def _hparams_records(logdir):
+    """Each run's hparams plugin records (experiment, session start), as comparable text."""
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    records = {}
+    for run in sorted(os.listdir(logdir)):
+        if not os.path.isdir(logdir / run):
+            continue
+        for tag, content in sorted(_read(logdir / run).PluginTagToContent("hparams").items()):
+            data = plugin_data_pb2.HParamsPluginData.FromString(content)
+            kind = data.WhichOneof("data")
+            if kind == "experiment":
+                infos = sorted((h.name, h.type, str(h.domain_discrete)) for h in data.experiment.hparam_infos)
+                records[run, tag] = (infos, sorted(m.name.tag for m in data.experiment.metric_infos))
+            elif kind == "session_start_info":
+                records[run, tag] = sorted((k, str(v)) for k, v in data.session_start_info.hparams.items())
+    return records
+
+
+def test_add_hparams_records_values_as_pytorch(tmp_path):
+    """A bool hyperparameter is PyTorch's number (1.0, type float64, its discrete domain numbers too), a tensor its
+    first element, None is left out; a value of another type is PyTorch's ValueError."""
+    pytest.importorskip("tensorboardX")
+    import torch
+    import torch.utils.tensorboard as torch_tb
+
+    import ember
+    from ember.utils.tensorboard import SummaryWriter as EmberWriter
+
+    for name, lib, writer_class in (("ember", ember, EmberWriter), ("torch", torch, torch_tb.SummaryWriter)):
+        with writer_class(str(tmp_path / name)) as w:
+            w.add_hparams({"lr": 0.1, "bs": 32, "opt": "adam", "nesterov": True, "t": lib.tensor([3.0, 4.0]),
+                           "none": None}, {"hp/acc": 0.5}, hparam_domain_discrete={"nesterov": [True, False]},
+                          run_name="r")
+            with pytest.raises(ValueError, match="value should be one of int, float, str, bool, or torch.Tensor"):
+                w.add_hparams({"bad": [1, 2]}, {"hp/acc": 0.5}, run_name="bad")
+    ember_records, torch_records = _hparams_records(tmp_path / "ember"), _hparams_records(tmp_path / "torch")
+    assert ember_records == torch_records
+    assert len(torch_records) == 2

@@ -176,6 +176,24 @@ def _forward_signature(forward: Callable) -> inspect.Signature:
     return inspect.signature(forward)
 
 
+def _keywords_as_inputs(forward: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A ``forward(ctx, ...)`` given keyword arguments: as PyTorch's, those naming its parameters become inputs in
+    the signature's order (so a tensor passed by keyword gets a gradient), up to the last one given, defaults not
+    filled in; a parameter before it that is given neither way is PyTorch's TypeError."""
+    names = [p.name for p in list(_forward_signature(forward).parameters.values())[1:]
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    kwargs = dict(kwargs)
+    given = [i for i, name in enumerate(names) if i >= len(args) and name in kwargs]
+    if not given:
+        return args, kwargs
+    inputs = list(args)
+    for i in range(len(args), given[-1] + 1):
+        if names[i] not in kwargs:
+            raise TypeError(f"forward() missing required argument: '{names[i]}' (position {i})")
+        inputs.append(kwargs.pop(names[i]))
+    return tuple(inputs), kwargs
+
+
 class Function:
     """Base class for custom autograd ops; subclass and define static ``forward``/``backward``. Each subclass's
     graph nodes are of its own class ``<Name>Backward`` (``_backward_cls``), as PyTorch's."""
@@ -221,6 +239,8 @@ class Function:
                 bound = signature.bind(*args, **kwargs)
                 bound.apply_defaults()
                 args, kwargs = bound.args, bound.kwargs
+        elif kwargs:
+            args, kwargs = _keywords_as_inputs(cls.forward, args, kwargs)
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)

@@ -230,6 +230,33 @@ def test_buffers_follow_rank_0_in_grad_mode_forwards(process_group, data):
 
 
 @pytest.mark.min_world(2)
+def test_buffers_are_copied_at_the_first_forward_of_each_accumulation_cycle(process_group, data):
+    """PyTorch copies rank 0's buffers at a grad-mode forward that follows a synchronised one: with gradient
+    accumulation, the first no_sync() forward of each cycle, not the synchronised last one; a rank's statistics
+    after a cycle are its own two updates of rank 0's statistics at the cycle's start."""
+    x, _, mine = data
+    ddp = with_batchnorm()
+    ember.manual_seed(0)
+    local = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4))  # the same weights, run alone
+    bn, local_bn = ddp.module[1], local[1]
+    for cycle in range(2):
+        start = [gather(process_group, t.detach().clone())[0] for t in (bn.running_mean, bn.running_var)]
+        with ember.no_grad():
+            local_bn.running_mean.copy_(start[0])
+            local_bn.running_var.copy_(start[1])
+        with ddp.no_sync():
+            ddp(x[mine]).sum().backward()
+        ddp(x[mine] * 2 + cycle).sum().backward()
+        local(x[mine])
+        local(x[mine] * 2 + cycle)
+        stats = gather(process_group, bn.running_mean.detach().clone())
+        assert not ember.equal(stats[0], stats[1]), "the shards must give different local statistics"
+        assert ember.allclose(bn.running_mean, local_bn.running_mean, atol=1e-6), \
+            f"cycle {cycle}: the buffers were not rank 0's at the cycle's first forward only"
+        assert ember.allclose(bn.running_var, local_bn.running_var, atol=1e-6)
+
+
+@pytest.mark.min_world(2)
 def test_forward_sync_buffers_false_keeps_buffers_local(process_group, data):
     x, _, mine = data
     quiet = with_batchnorm(forward_sync_buffers=False)

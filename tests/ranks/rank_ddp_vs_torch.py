@@ -147,3 +147,46 @@ def test_a_store_no_gradient_reached_yet_on_this_rank_takes_the_others_mean(rank
                 for j, (g, w) in enumerate(zip(got, want))
                 if (g is None) != (w is None) or (w is not None and not np.allclose(g, w, rtol=1e-6, atol=1e-7))]
     assert not problems, "\n".join(problems[:5])
+
+
+def with_batchnorm(m):
+    return m.nn.Sequential(m.nn.Linear(3, 4), m.nn.BatchNorm1d(4), m.nn.Linear(4, 1)).double()
+
+
+def test_buffers_follow_rank_0_where_pytorchs_ddp_copies_them(ranks):
+    """Gradient accumulation (no_sync() then a synchronised forward, twice), an evaluation under no_grad(), and two
+    synchronised steps: after every grad-mode forward each rank's BatchNorm statistics equal PyTorch's DDP's, which
+    copies rank 0's at the first forward and at each one after a synchronised forward (with accumulation: the first
+    no_sync() forward of each cycle)."""
+    rank, _ = ranks
+    torch.manual_seed(0)
+    torch_model, ember_model = with_batchnorm(torch), with_batchnorm(ember)
+    ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
+    plan = ["no_sync", "sync", "no_sync", "sync", "eval", "sync", "sync"]
+    results = []
+    for m, wrap, model in ((torch, TorchDDP, torch_model), (ember, DDP, ember_model)):
+        ddp = wrap(model)
+        optimizer = m.optim.SGD(model.parameters(), lr=0.1)
+        seen = []
+        for step, kind in enumerate(plan):
+            x = m.tensor(np.random.default_rng(10 * step + rank).standard_normal((6, 3)))
+            if kind == "eval":
+                model.eval()
+                with m.no_grad():
+                    ddp(x)
+                model.train()
+                continue
+            if kind == "no_sync":
+                with ddp.no_sync():
+                    ddp(x).pow(2).sum().backward()
+            else:
+                ddp(x).pow(2).sum().backward()
+                optimizer.step()
+                optimizer.zero_grad()
+            seen.append((step, model[1].running_mean.detach().numpy().copy(),
+                         model[1].running_var.detach().numpy().copy()))
+        results.append(seen)
+    theirs, mine = results
+    problems = [f"rank {rank}, after step {step} ({plan[step]}): running stats {gm} {gv} != PyTorch's {wm} {wv}"
+                for (step, gm, gv), (_, wm, wv) in zip(mine, theirs) if not (_close(gm, wm) and _close(gv, wv))]
+    assert not problems, "\n".join(problems[:5])

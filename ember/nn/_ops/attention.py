@@ -184,10 +184,6 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causa
             "sequence length (dim -2)"
         )
     if attn_mask is not None:
-        if is_causal:
-            raise RuntimeError(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
-            )
         m = attn_mask._data
         if m.dtype != xp.bool_ and m.dtype != q.dtype:
             raise RuntimeError(
@@ -230,7 +226,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
     query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev); leading dims broadcast.
     ``attn_mask``: bool (True = may attend) or a float added to the scores, broadcastable to (..., L, S).
-    ``is_causal``: query i attends to keys j <= i (top-left aligned when L != S, as PyTorch).
+    ``is_causal``: query i attends to keys j <= i (top-left aligned when L != S, as PyTorch); given with
+    ``attn_mask``, both apply where PyTorch's CPU takes its flash kernel (4-d inputs, no dropout, a mask without
+    gradient) and it is PyTorch's RuntimeError elsewhere (its math composite refuses the pair).
     ``scale`` defaults to 1/sqrt(E). ``dropout_p`` drops attention probabilities (always, as PyTorch's
     functional form: pass 0.0 in evaluation). ``enable_gqa``: key/value may have fewer heads (dim -3)
     than query, each serving a consecutive group of query heads. A query row whose keys are all
@@ -238,6 +236,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """
     groups = _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa)
     _check_p(dropout_p)
+    flash = _flash_path(query, key, value, attn_mask, dropout_p, groups)
+    if attn_mask is not None and is_causal and not flash and query._data.size and key._data.size:
+        # PyTorch's flash kernel applies both (the mask within the causal triangle); its math composite refuses them
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if scale is None:
         scale = 1 / math.sqrt(query._data.shape[-1]) if query._data.shape[-1] else 1.0
     given = attn_mask
@@ -251,7 +253,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         shape = xp.broadcast_shapes(q.shape[:-2], lead_k) + (q.shape[-2], k.shape[-2])
         dmask = dropout_mask(shape, dropout_p, xp.float32 if q.dtype.itemsize < 4 else q.dtype,
                              meta=any(is_meta(t._data) for t in (query, key, value)))
-    if _flash_path(query, key, value, attn_mask, dropout_p, groups):
+    if flash:
         out = ScaledDotProductFlashAttentionForCpuBackward0.apply(
             query, key, value, mask=None if attn_mask is None else attn_mask._data, dmask=None, scale=float(scale),
             causal=bool(is_causal), groups=groups)

@@ -6,9 +6,10 @@ The contract (as PyTorch's):
   synchronisation point: it checks that every rank has the same parameters
   (names, shapes, dtypes) and copies rank 0's parameters and buffers to all;
 - ``forward`` runs the wrapped module and, when a synchronised backward will
-  follow (grad mode on, outside ``no_sync()``), copies rank 0's buffers to every
-  rank and arms the reducer; the following ``loss.backward()`` fires a hook per
-  parameter as its gradient lands, and each complete bucket starts a
+  follow (grad mode on, outside ``no_sync()``), arms the reducer (the first grad-mode
+  forward and each one after a synchronised forward first copy rank 0's buffers to
+  every rank); the following ``loss.backward()`` fires a hook per parameter as its
+  gradient lands, and each complete bucket starts a
   nonblocking all-reduce that later hooks progress while backward goes on (no
   communication thread; see ``ember/distributed/reducer.py``); when backward
   returns, every ``.grad`` holds the same global gradient on every rank;
@@ -67,8 +68,9 @@ class DistributedDataParallel(Module):
         device_ids, output_device: None (CPU only): as PyTorch for a CPU module, others raise ValueError.
         bucket_cap_mb: bucket size in MiB (default 25; the first bucket is at most 1 MiB).
         broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to every rank at
-            construction and at the start of each forward that a synchronised backward will follow
-            (grad mode on, outside ``no_sync()``), as PyTorch does (default True).
+            construction and at the start of the first grad-mode forward and of each grad-mode forward that
+            follows a synchronised one (grad mode on, outside ``no_sync()``), as PyTorch does (default True;
+            PyTorch also copies at a ``no_grad()`` forward, ember leaves that one local).
         forward_sync_buffers: when given, whether forwards copy the buffers (construction always does).
         find_unused_parameters: allow parameters that get no gradient in an iteration (default False:
             such a parameter is an error naming it). As in PyTorch, one that no rank used since the last
@@ -138,6 +140,7 @@ class DistributedDataParallel(Module):
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True  # whether the next grad-mode forward copies rank 0's buffers
         self.replica_check_interval = replica_check_interval
         self._forwards = 0
         self._joining = False
@@ -196,19 +199,28 @@ class DistributedDataParallel(Module):
     def forward(self, *inputs, **kwargs):
         # As in PyTorch, only a forward that a synchronised backward will follow communicates: an
         # evaluation under no_grad() (on rank 0 only, say) or inside no_sync() stays local.
-        will_sync = _GradState.enabled and self.require_backward_grad_sync
+        grad_mode = _GradState.enabled
+        will_sync = grad_mode and self.require_backward_grad_sync
         root = 0  # whose buffers every rank takes
-        if self._joining:
+        # PyTorch copies rank 0's buffers at a forward that follows a synchronised one (or the first): with
+        # gradient accumulation, the first no_sync() forward of each cycle, not the synchronised last one. A no_grad
+        # forward neither copies nor changes that (PyTorch copies there, and one run on rank 0 alone hangs; an
+        # evaluation changes no statistics, so the copy at the next grad-mode forward leaves the same buffers)
+        copy_buffers = grad_mode and self.require_forward_param_sync
+        if grad_mode:
+            self.require_forward_param_sync = will_sync
+        if self._joining:  # (the ranks that ran out of data copy the buffers where these synchronise)
             active, _, root = self._join_round(1, will_sync)
+            copy_buffers = will_sync
             if will_sync and not self._divide_by_initial_world_size:
                 self.reducer.set_divisor(active)
         elif will_sync:  # (ranks that joined run fewer forwards: no periodic check inside join())
             self._forwards += 1
             if self.replica_check_interval and self._forwards % self.replica_check_interval == 0:
                 self.check_replicas()
+        if copy_buffers and self.broadcast_buffers:
+            self._sync_buffers(root)
         if will_sync:
-            if self.broadcast_buffers:
-                self._sync_buffers(root)
             self.reducer.prepare_for_backward()
         return self.module(*inputs, **kwargs)
 

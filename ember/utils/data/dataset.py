@@ -1,5 +1,5 @@
 """Datasets: map-style (``Dataset``) and iterable (``IterableDataset``), plus the
-combinators ``TensorDataset``, ``Subset``, ``ConcatDataset``, ``ChainDataset`` and
+combinators ``TensorDataset``, ``Subset``, ``ConcatDataset``, ``StackDataset``, ``ChainDataset`` and
 ``random_split``, with PyTorch's semantics and error messages.
 """
 
@@ -111,6 +111,56 @@ class ConcatDataset(Dataset):
         which = bisect.bisect_right(self.cumulative_sizes, idx)
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][idx - start]
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: sample i is ``(a[i], b[i], ...)`` for ``StackDataset(a, b)``, or
+    ``{"image": a[i], "text": b[i]}`` for ``StackDataset(image=a, text=b)``.
+
+    A batched fetch (``__getitems__``) uses each part's own ``__getitems__`` where it has one, as PyTorch's.
+    """
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: tuple | dict = args if args else kwargs
+
+    def _named_parts(self) -> list[tuple[Any, Dataset]]:
+        """(key, dataset) pairs: the dict's keys, or positions for the tuple form."""
+        ds = self.datasets
+        return list(ds.items()) if isinstance(ds, dict) else list(enumerate(ds))
+
+    def _sample(self, values: list) -> tuple | dict:
+        if isinstance(self.datasets, dict):
+            return dict(zip(self.datasets, values))
+        return tuple(values)
+
+    def __getitem__(self, index):
+        return self._sample([d[index] for _, d in self._named_parts()])
+
+    def __getitems__(self, indices: list) -> list:
+        columns = []
+        for _, d in self._named_parts():
+            getitems = getattr(d, "__getitems__", None)
+            if callable(getitems):
+                items = getitems(indices)
+                if len(items) != len(indices):
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got "
+                                     f"{len(items)}")
+                columns.append(list(items))
+            else:
+                columns.append([d[i] for i in indices])
+        return [self._sample(list(row)) for row in zip(*columns)]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class ChainDataset(IterableDataset):

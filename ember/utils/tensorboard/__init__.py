@@ -17,6 +17,7 @@ import os
 import time
 from typing import Any
 
+from ..._backend import xp
 from ..._missing import module_getattr
 from ..._tensor import Tensor
 
@@ -111,7 +112,7 @@ def _make_writer_class(base):
             hparam_dict, metric_dict = _to_numpy(hparam_dict), _to_numpy(metric_dict)
             from tensorboardX.summary import hparams
 
-            experiment, start, end = hparams(hparam_dict, metric_dict)
+            experiment, start, end = hparams(_hparam_values(hparam_dict), metric_dict)
             if hparam_domain_discrete:
                 _set_discrete_domains(experiment, hparam_dict, hparam_domain_discrete)
             run_dir = os.path.join(self.logdir, run_name or str(time.time()))
@@ -120,6 +121,14 @@ def _make_writer_class(base):
                     run_writer.file_writer.add_summary(summary)
                 for tag, value in metric_dict.items():
                     run_writer.add_scalar(tag, value, global_step)
+
+        def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None,
+                       walltime: float | None = None, new_style: bool = False, double_precision: bool = False) -> None:
+            """As PyTorch: one value under ``tag``, written as it is (tensorboardX's writer would replace characters
+            such as spaces and brackets). ``new_style`` writes it as the scalars plugin's tensor (a float, or with
+            ``double_precision`` a double) instead of the summary's ``simple_value``."""
+            self._get_file_writer().add_summary(_scalar_summary(tag, scalar_value, new_style, double_precision),
+                                                global_step, walltime)
 
         def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step: int | None = None,
                         walltime: float | None = None) -> None:
@@ -146,12 +155,49 @@ def _make_writer_class(base):
                 "(torch.jit.trace), which ember does not have. The other add_* methods work."
             )
 
-    own = ("add_hparams", "add_scalars", "add_graph")
+    own = ("add_hparams", "add_scalar", "add_scalars", "add_graph")
     for name in dir(base):
         if name.startswith("add_") and name not in own and callable(getattr(base, name)):
             setattr(SummaryWriter, name, _numpy_arguments(getattr(base, name)))
     SummaryWriter.__module__ = __name__
     return SummaryWriter
+
+
+def _scalar_summary(tag: str, value: Any, new_style: bool, double_precision: bool):
+    """PyTorch's scalar summary: the tag unchanged; the value a ``simple_value``, or with ``new_style`` a tensor of
+    one float (double with ``double_precision``) for TensorBoard's scalars plugin."""
+    from tensorboardX.proto.summary_pb2 import Summary, SummaryMetadata
+    from tensorboardX.proto.tensor_pb2 import TensorProto
+
+    array = xp.asarray(_to_numpy(value)).squeeze()
+    if array.ndim != 0:
+        raise AssertionError(f"Tensor should contain one element (0 dimensions). Was given size: {array.size} and "
+                             f"{array.ndim} dimensions.")
+    number = float(array)
+    if not new_style:
+        return Summary(value=[Summary.Value(tag=tag, simple_value=number)])
+    proto = (TensorProto(double_val=[number], dtype="DT_DOUBLE") if double_precision
+             else TensorProto(float_val=[number], dtype="DT_FLOAT"))
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
+    return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=metadata)])
+
+
+def _hparam_values(hparam_dict: dict) -> dict:
+    """The hyperparameters as PyTorch's writer records them: numbers (a bool as 0/1, a tensor as its first
+    element) and strings; None is left out; any other value is PyTorch's ValueError."""
+    values = {}
+    for name, value in hparam_dict.items():
+        if value is None:
+            continue
+        if isinstance(value, (int, float)):
+            values[name] = float(value)
+        elif isinstance(value, str):
+            values[name] = value
+        elif isinstance(value, xp.ndarray):  # (a tensor, made an array by _to_numpy)
+            values[name] = float(value[0])
+        else:
+            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+    return values
 
 
 def _set_discrete_domains(experiment, hparam_dict: dict, domains: dict) -> None:
@@ -170,9 +216,7 @@ def _set_discrete_domains(experiment, hparam_dict: dict, domains: dict) -> None:
     for info in data.experiment.hparam_infos:
         for v in domains.get(info.name, ()):
             entry = info.domain_discrete.values.add()
-            if isinstance(v, bool):
-                entry.bool_value = v
-            elif isinstance(v, (int, float)):
+            if isinstance(v, (int, float)):  # (a bool too: PyTorch's writer records True as the number 1)
                 entry.number_value = float(v)
             else:
                 entry.string_value = str(v)
