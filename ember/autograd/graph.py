@@ -24,7 +24,7 @@ from .._arg_aliases import NotATensorError
 from .._backend import QUIET, quiet_exit, quiet_set, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
-from .._meta import iterator_layout, meta_results
+from .._meta import iterator_layout, meta_results, size_one_strides
 from .._meta import made as _meta_made
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
@@ -297,8 +297,10 @@ class Node:
             out = lowp.narrow(out, half)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
-        if cls.diagonal_jacobian and len(arrays) > 1 and not cls.own_layout:
-            out = iterator_layout(out, arrays)  # (two operands' layouts: PyTorch's TensorIterator's, not NumPy's)
+        if cls.diagonal_jacobian and not cls.own_layout and (
+                len(arrays) > 1 or out.__class__ is _ndarray and out.ndim > 1 and 1 in out.shape):
+            # two operands' layouts, or one's with a dimension of size 1: PyTorch's TensorIterator's, not NumPy's
+            out = _relaid_output(node, out, iterator_layout(out, arrays))
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
             # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill
@@ -854,6 +856,14 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
     return result
 
 
+def _relaid_output(node: Node, out, laid):
+    """``laid``, the op's result ``out`` in PyTorch's layout, also where forward saved ``out`` for backward (so that
+    its version is the result's)."""
+    if laid is not out and node.saved:
+        node.saved = tuple(laid if s is out else s for s in node.saved)
+    return laid
+
+
 def apply_one(cls: type, x, *args) -> Tensor | None:
     """``cls.apply(x, *args)`` for a one-input op that is no view (``args``: its forward's other arguments, passed
     positionally: a sum's axes and keepdim) on a plain ``Tensor`` over a NumPy array with dimensions and elements,
@@ -890,6 +900,8 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
         out = xp.array(out)
         if node.saved:  # (as apply's: a saved output is the tensor's array)
             node.saved = tuple(out if s is scalar else s for s in node.saved)
+    elif cls.diagonal_jacobian and out.ndim > 1 and 1 in out.shape and not da.flags.c_contiguous:
+        out = _relaid_output(node, out, size_one_strides(out, (da,)))  # (PyTorch's strides for a size-1 dimension)
     result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
     result._data = out
     result._grad = None
