@@ -653,7 +653,8 @@ _ADDCDIV_INTEGERS = (
 def addc_value(name: str, input, tensor1, tensor2, value):
     """``addcmul``'s or ``addcdiv``'s ``value`` as PyTorch's kernel takes it: converted to the result's dtype (an
     integer one: a float truncated toward zero, an int outside its range PyTorch's RuntimeError, -1 for uint8
-    255), a complex one for a real result the same error; a bool result has no kernel (its NotImplementedError);
+    255; a floating one: a finite float beyond its opmath type's range, float32's for half precision, the same
+    error), a complex one for a real result the same error; a bool result has no kernel (its NotImplementedError);
     addcdiv of two integer (or bool) tensors is PyTorch's RuntimeError."""
     if isinstance(value, Tensor):  # (PyTorch's Scalar: no gradient reaches it)
         value = _dtype.scalar_tensor_number(value, name, "value")
@@ -662,15 +663,11 @@ def addc_value(name: str, input, tensor1, tensor2, value):
     dt = result_dtype(input, tensor1, tensor2)
     if dt == _dtype.bool_:
         raise _dtype.not_implemented_for(f"{name}_cpu_out", dt)
-    if value.__class__ is int:
-        _dtype.scalar_int(value)
-    elif value.__class__ is complex and not dt.is_complex:
-        raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[dt.name]} without overflow")
     if value.__class__ is bool:
         return int(value)  # (a number to the kernel, never add's bool alpha)
+    value = _dtype.opmath_scalar(value, dt)  # (a half precision kernel's value is a float32: 1e40 is refused)
     if dt.is_floating_point or dt.is_complex:
         return value
-    value = _dtype.checked_fill(value, dt.np)
     return value if value.__class__ is not float else int(value)  # (checked: within the integer range)
 
 
