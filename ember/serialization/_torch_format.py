@@ -18,6 +18,7 @@ import pickletools
 import struct
 import sys
 from collections import OrderedDict, defaultdict
+from types import BuiltinFunctionType, FunctionType
 from typing import Any
 
 from .. import _dtype
@@ -290,18 +291,28 @@ class _Pickler:
             else:
                 self.object(obj)
             self.depth -= 1
+        elif isinstance(obj, (type, FunctionType, BuiltinFunctionType)):  # a class or function kept as a value
+            self.reference(obj)
         else:
             raise TypeError(f"ember.save(format='torch') cannot store an object of type "
                             f"{type(obj).__module__}.{type(obj).__qualname__}: {_why_not(obj)}")
 
     def reference(self, fn: Any) -> None:
-        """A class or function by name (a defaultdict's factory), in protocol 2's spelling of it (``__builtin__``
-        for ``builtins``, ``long`` for ``int``), as pickle writes it; one that cannot be imported again by that
-        name (a lambda, a local function) or is ember's own is refused."""
+        """A class or function by name (a value, a defaultdict's factory): GLOBAL in protocol 2's spelling of it
+        (``__builtin__`` for ``builtins``, ``long`` for ``int``), as pickle writes it. ember's own public ones are
+        written as PyTorch's, whose namespaces ember's mirror (``ember.nn.modules.activation.ReLU`` as
+        ``torch.nn.modules.activation.ReLU``, which ``torch.load`` imports). Refused: one that cannot be imported
+        again by its name (a lambda, a local function), a nested class (protocol 2 names it through a call of
+        ``getattr``), and one from ember's private modules, which PyTorch has no counterpart of."""
         module, _, name = path_of(fn).rpartition(".")  # (TypeError for a lambda or a local function)
+        if "." in name:
+            raise TypeError(f"ember.save(format='torch') cannot store a reference to the nested {module}.{name}: "
+                            "protocol 2 names it through a call of getattr, which a weights-only load refuses")
         if module.partition(".")[0] == "ember":
-            raise TypeError(f"ember.save(format='torch') cannot store a reference to {module}.{name}: it is "
-                            "ember's own, which PyTorch's torch.load cannot find")
+            if any(part.startswith("_") for part in module.split(".")):
+                raise TypeError(f"ember.save(format='torch') cannot store a reference to {module}.{name}: it is "
+                                "ember's own, from a module PyTorch has no counterpart of")
+            module = "torch" + module.removeprefix("ember")
         if (module, name) in _compat_pickle.REVERSE_NAME_MAPPING:
             module, name = _compat_pickle.REVERSE_NAME_MAPPING[module, name]
         elif module in _compat_pickle.REVERSE_IMPORT_MAPPING:
@@ -446,8 +457,8 @@ def _why_not(obj: Any) -> str:
     if type(obj).__module__.partition(".")[0] == "ember":
         return "it is one of ember's own classes, which PyTorch's torch.load cannot rebuild"
     return ("it stores tensors, NumPy arrays and scalars (bool, integer, float, complex), numbers, strings, None, "
-            "dtypes, devices, objects pickle keeps as their class and state (an argparse.Namespace, a dataclass) and "
-            "lists/tuples/dicts/sets of them")
+            "dtypes, devices, classes and functions (by name), objects pickle keeps as their class and state (an "
+            "argparse.Namespace, a dataclass) and lists/tuples/dicts/sets of them")
 
 
 def _c_strides(shape: tuple) -> list[int]:
