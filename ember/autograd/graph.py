@@ -512,7 +512,7 @@ class Node:
             raise RuntimeError(_RELEASED_MSG)
         for counter, version, array, source in self._saved_versions:
             if counter[0] != version:
-                raise RuntimeError(_modified_message(self, array, source, counter[0], version))
+                raise RuntimeError(_modified_message(self, array, source, counter, version))
 
     def check_versions_of(self, *tensors) -> None:
         """Check at backward, as if saved, the versions of ``tensors`` (None entries skipped): arguments the
@@ -730,13 +730,29 @@ class MultiOutputNode(Node):
 class _Watched:
     """The views made in grad mode of a base that needed no gradient (weak references), kept with the version
     counter they share with it (``Tensor._vc[1]``): when the base first needs one (an in-place op through it or any
-    of its views), they need one too (``ops/copy_slices.py``: ``follow_base``)."""
+    of its views), they need one too (``ops/copy_slices.py``: ``follow_base``). ``written``: the array of the tensor
+    an in-place op last gave a new history (a weak reference) and the name of that history's node, which the error
+    for a saved input changed in place names, as PyTorch's names the tensor's ``grad_fn`` now (``note_written``)."""
 
-    __slots__ = ("refs", "limit")
+    __slots__ = ("refs", "limit", "written")
 
     def __init__(self) -> None:
         self.refs: list = []
         self.limit = 32
+        self.written = None
+
+
+def note_written(t: Tensor, grad_fn) -> None:
+    """``t`` took ``grad_fn`` as its history after an in-place op (``copy_slices.set_history``): kept with its
+    version counter, for ``_modified_message``."""
+    vc = t._vc
+    if vc.__class__ is not list or grad_fn is None or t._data.__class__ is not xp.ndarray:
+        return
+    if len(vc) == 1:
+        vc.append(_Watched())
+    # (weakly the array and the node's name only: the node may die with the tensor, which PyTorch's saved variable
+    # would keep, and holding it from the counter would make a cycle through the nodes that saved the tensor)
+    vc[1].written = (weakref.ref(t._data), grad_fn.name())
 
 
 def watch_view(view: Tensor) -> None:
@@ -1045,10 +1061,13 @@ class Unread(xp.ndarray):
     so saved-tensor hooks do not see it."""
 
 
-def _modified_message(node: Node, array, source, version: int, expected: int) -> str:
+def _modified_message(node: Node, array, source, counter, expected: int) -> str:
     """PyTorch's error for a saved tensor changed in place before backward: its type and shape, the op whose
-    output it is (none for a leaf), its version now and when saved. (PyTorch names the tensor's creator now,
-    after the in-place op; ember, which keeps no reference to the tensor, names its creator when it was saved.)"""
+    output it is (none for a leaf), its version now and when saved. For a saved input, the op is the tensor's
+    creator now, as PyTorch's (``y.add_(1)`` after ``y * y`` saved ``y``: output 0 of Add), which the in-place op
+    that gave it its history left with the version counter (``note_written``); for a saved output, the node that
+    saved it. (Under saved-tensor hooks, the creator when it was saved, as PyTorch's.)"""
+    version = counter[0]
     edge = (node, source[0]) if isinstance(source[0], int) else source[0]
     # a promoted operand's copy (CastEdge) stands for the input, which PyTorch saved in its own dtype
     dtype = edge.dtype if edge.__class__ is CastEdge else array.dtype
@@ -1062,13 +1081,19 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
         # a view of a tensor that requires grad, changed in place (itself, its base or another view of it): PyTorch
         # regenerates the view's grad_fn as AsStridedBackward0, which its message names
         what += ", which is output 0 of AsStrided,"
-    elif edge is not None and not isinstance(edge[0], AccumulateGrad):
-        creator = edge[0].name()  # (name(): PyTorch's message names CopySlices in its torch::autograd:: namespace)
-        # PyTorch's message drops "Backward" from the node's name, and its number where that is 0 (Add, Prod1)
-        op, backward, number = creator.rpartition("Backward")
-        if backward and number.isdigit():
-            creator = op if number == "0" else op + number
-        what += f", which is output {edge[1]} of {creator},"
+    else:
+        written = counter[1].written if len(counter) > 1 and not isinstance(source[0], int) else None
+        creator = None
+        if written is not None and written[0]() is array:
+            creator, nr = written[1], 0  # (PyTorch's output number of a saved input's: 0, never set)
+        elif edge is not None and not isinstance(edge[0], AccumulateGrad):
+            creator, nr = edge[0].name(), edge[1]  # (name(): PyTorch's names CopySlices in torch::autograd::)
+        if creator is not None:
+            # PyTorch's message drops "Backward" from the node's name, and its number where that is 0 (Add, Prod1)
+            op, backward, number = creator.rpartition("Backward")
+            if backward and number.isdigit():
+                creator = op if number == "0" else op + number
+            what += f", which is output {nr} of {creator},"
     hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
             "in question was changed in there or anywhere later. Good luck!" if _GradState.anomaly else
             "enable anomaly detection to find the operation that failed to compute its gradient, with "
