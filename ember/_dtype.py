@@ -254,14 +254,20 @@ def checked_fill(value, np_dtype):
     NumPy dtype ``np_dtype``, checked as PyTorch converts it (c10's ``overflows``, compared as doubles): a finite
     number beyond a floating (or complex) dtype's largest value is PyTorch's RuntimeError ("value cannot be
     converted to type c10::Half without overflow"), where NumPy's cast warns and gives inf (infinities and NaN
-    pass); so is a float outside an integer dtype's range, an infinity or NaN (NumPy's cast wrapped it or warned);
+    pass); so is a float outside an integer dtype's range, an infinity or NaN (NumPy's cast wrapped it or warned),
+    and a complex number with an imaginary part for a real dtype (one without is its real part; a bool takes it);
     an int for an integer dtype is converted by ``integer_scalar`` (-1 -> 255, 300 for int8 the same error). A
     NumPy scalar is read as the Python number it holds, as PyTorch's argument parser does. Anything else is
     returned as it is."""
     if value.__class__ is not _builtins.int and value.__class__ is not _builtins.float:
-        if not isinstance(value, (xp.integer, xp.floating)):
+        if value.__class__ is _builtins.complex and fill_bounds(np_dtype)[0] in "iuf":
+            if value.imag != 0:  # (c10's overflows: a complex number for a real type must be real)
+                raise _overflow(np_dtype)
+            value = value.real
+        elif not isinstance(value, (xp.integer, xp.floating)):
             return value
-        value = value.item()  # (a NumPy scalar: its Python number)
+        else:
+            value = value.item()  # (a NumPy scalar: its Python number)
     kind, lowest, largest = fill_bounds(np_dtype)
     if value.__class__ is _builtins.int:
         scalar_int(value)
@@ -277,6 +283,15 @@ def checked_fill(value, np_dtype):
     elif kind in "iu" and not lowest <= value <= largest:  # (NaN too)
         raise _overflow(np_dtype)
     return value
+
+
+def opmath_scalar(value, d: dtype):
+    """A Python number given to a kernel that computes in ``d``'s opmath type (``addcmul``'s and ``addcdiv``'s
+    ``value``, ``lerp``'s weight: float for the half precision dtypes, else ``d``), converted as PyTorch's
+    ``Scalar.to`` converts it (``checked_fill``): a finite float beyond that type's range, or a complex number
+    with an imaginary part for a real one, is its RuntimeError ("value cannot be converted to type float without
+    overflow"). Returns the number as ``checked_fill`` does (a real complex number: its real part)."""
+    return checked_fill(value, xp.dtype(xp.float32) if d.is_floating_point and d.itemsize == 2 else to_np(d))
 
 
 def scalar_int(value: int) -> int:

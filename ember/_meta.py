@@ -225,16 +225,18 @@ def _dense_in_order(shape, strides, order) -> bool:
 
 def iterator_strides(arrays, shape) -> tuple | None:
     """The strides (in elements) of the result of ``shape`` that PyTorch's TensorIterator allocates for an
-    elementwise op on ``arrays`` (0-d ones and numbers count for nothing), or None for a new tensor's contiguous
-    ones: inputs all of the result's shape that are all contiguous, all channels-last, or all alike and dense give
-    that layout; otherwise the dimensions are ordered by the inputs' strides, the first input whose strides
-    tell two dimensions apart deciding (a broadcast dimension tells nothing), as its ``reorder_dimensions``."""
+    elementwise op on ``arrays`` (0-d ones and numbers order nothing, but rule the fast setups out), or None for a
+    new tensor's contiguous ones: inputs all of the result's shape that are all contiguous, all channels-last, or
+    all alike and dense give that layout; otherwise the dimensions are ordered by the inputs' strides, the first
+    input whose strides tell two dimensions apart deciding (a broadcast dimension tells nothing), as its
+    ``reorder_dimensions``."""
     ndim = len(shape)
     inputs = [a for a in arrays if a.__class__ is np.ndarray and a.ndim]
     if not inputs:
         return None
     rows = [_element_strides(a) for a in inputs]
-    if all(a.shape == shape for a in inputs):  # (TensorIterator's fast setups)
+    if len(inputs) == len(arrays) and all(a.shape == shape for a in inputs):  # (TensorIterator's fast setups,
+        # which a number or 0-d operand rules out: its shape is not the result's)
         backwards = range(ndim - 1, -1, -1)
         if all(_dense_in_order(shape, st, backwards) for st in rows):
             return None
@@ -309,14 +311,43 @@ def iterator_layout(out, arrays):
         if a.__class__ is np.ndarray and a.ndim > 1 and not a.flags.c_contiguous:
             break
     else:
+        # NumPy's row-major result, as PyTorch's; but a number (or 0-d) operand keeps TensorIterator off its fast
+        # setup, so a size-1 dimension takes its stride from the operands' order: a channels-last (2, 1, 4, 5)
+        # x (strides (20, 1, 5, 1), row-major to NumPy) gives x + 1 its strides, x.exp() row-major ones
+        if out.__class__ is np.ndarray and out.ndim > 1 and 1 in out.shape and len(arrays) > 1 \
+                and not (made[0] and is_meta(out)):
+            for a in arrays:  # (an operand with NumPy's strides for them, a keepdim result's: nothing to change)
+                if a.__class__ is np.ndarray and a.ndim > 1 and a.strides != out.strides:
+                    return size_one_strides(out, arrays)
         return out
-    # (one operand with dimensions: NumPy keeps its order, as PyTorch does)
-    if sum(a.__class__ is np.ndarray and a.ndim > 0 for a in arrays) < 2 or out.__class__ is not np.ndarray \
-            or out.ndim < 2:
-        return out
-    if made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in (out, *arrays)):
+    if out.__class__ is not np.ndarray or out.ndim < 2 \
+            or made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in (out, *arrays)):
         return out  # (a meta result's layout is recorded instead: ``meta_results``)
+    if sum(a.__class__ is np.ndarray and a.ndim > 0 for a in arrays) < 2:
+        # one operand with dimensions: NumPy keeps its order, as PyTorch does, but for a dimension of size 1 it
+        # picks a stride of its own (channels-last (1, 4, 5, 1): (1, 1, 4, 20) where PyTorch's is (20, 1, 4, 4))
+        return size_one_strides(out, arrays) if 1 in out.shape else out
     return _relaid(out, arrays)
+
+
+def size_one_strides(out, arrays):
+    """``out`` with the strides ``iterator_strides`` gives it for ``arrays`` where those differ from its own only at
+    dimensions of size 1, which no element is reached through: the same memory (no copy), the strides PyTorch
+    reports. ``out`` as it is where they differ elsewhere (or it has no elements)."""
+    strides = iterator_strides(arrays, out.shape)
+    return strides_at_size_one(out, tuple(s * out.itemsize for s in (
+        contiguous_strides(out.shape) if strides is None else strides)))
+
+
+def strides_at_size_one(out, strides: tuple):
+    """``out`` with ``strides`` (in bytes) where they differ from its own only at dimensions of size 1: the same
+    memory, a view; ``out`` itself otherwise (or where it has no elements)."""
+    if out.strides == strides or not out.size or len(strides) != out.ndim:
+        return out
+    for n, mine, theirs in zip(out.shape, out.strides, strides):
+        if mine != theirs and n != 1:
+            return out
+    return np.lib.stride_tricks.as_strided(out, out.shape, strides)
 
 
 def kept_layout(out, x):

@@ -44,22 +44,12 @@ def _outcome(m, form, dtype, number, alpha):
     return str(out.dtype).split(".")[-1], np.asarray(out.tolist())
 
 
-# where ember rounds otherwise (ember/ops/elementwise.py, not changed here): a number on the left, n + alpha * x,
-# is one rounding in PyTorch's vectorized loop, ember rounds alpha * x first; a complex64 tensor's alpha * n is
-# rounded to complex64 by PyTorch before the sum, computed in double by ember
-_NUMBER_LEFT = pytest.mark.xfail(strict=True, reason="add(n, x, alpha): PyTorch computes n + alpha * x in one rounding, "
-                                 "ember rounds alpha * x first")
-_COMPLEX64_PRODUCT = pytest.mark.xfail(strict=True, reason="complex64 x + alpha * n: PyTorch rounds alpha * n to "
-                                       "complex64 first, ember computes it in double")
-
-
 def _cases():
+    # (a number on the left, n + alpha * x, is one fused multiply-add in PyTorch's vectorized loop; a complex64
+    # tensor's alpha * n is rounded to complex64 before the sum: both as PyTorch's here)
     for form in FORMS:
         for dtype in ("float32", "float64", "complex64", "complex128"):
-            left = form.startswith(("add(n", "sub(n"))
-            marks = [_NUMBER_LEFT] if left and dtype in ("float32", "float64") else \
-                [_COMPLEX64_PRODUCT] if dtype == "complex64" and not left and not form.startswith("rsub") else []
-            yield pytest.param(form, dtype, marks=marks, id=f"{form}-{dtype}")
+            yield pytest.param(form, dtype, id=f"{form}-{dtype}")
 
 
 @pytest.mark.parametrize(("form", "dtype"), list(_cases()))

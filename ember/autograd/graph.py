@@ -24,7 +24,7 @@ from .._arg_aliases import NotATensorError
 from .._backend import QUIET, quiet_exit, quiet_set, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
-from .._meta import iterator_layout, meta_results
+from .._meta import iterator_layout, meta_results, size_one_strides
 from .._meta import made as _meta_made
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
@@ -297,8 +297,10 @@ class Node:
             out = lowp.narrow(out, half)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
-        if cls.diagonal_jacobian and len(arrays) > 1 and not cls.own_layout:
-            out = iterator_layout(out, arrays)  # (two operands' layouts: PyTorch's TensorIterator's, not NumPy's)
+        if cls.diagonal_jacobian and not cls.own_layout and (
+                len(arrays) > 1 or out.__class__ is _ndarray and out.ndim > 1 and 1 in out.shape):
+            # two operands' layouts, or one's with a dimension of size 1: PyTorch's TensorIterator's, not NumPy's
+            out = _relaid_output(node, out, iterator_layout(out, arrays))
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
             # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill
@@ -510,7 +512,7 @@ class Node:
             raise RuntimeError(_RELEASED_MSG)
         for counter, version, array, source in self._saved_versions:
             if counter[0] != version:
-                raise RuntimeError(_modified_message(self, array, source, counter[0], version))
+                raise RuntimeError(_modified_message(self, array, source, counter, version))
 
     def check_versions_of(self, *tensors) -> None:
         """Check at backward, as if saved, the versions of ``tensors`` (None entries skipped): arguments the
@@ -728,13 +730,29 @@ class MultiOutputNode(Node):
 class _Watched:
     """The views made in grad mode of a base that needed no gradient (weak references), kept with the version
     counter they share with it (``Tensor._vc[1]``): when the base first needs one (an in-place op through it or any
-    of its views), they need one too (``ops/copy_slices.py``: ``follow_base``)."""
+    of its views), they need one too (``ops/copy_slices.py``: ``follow_base``). ``written``: the array of the tensor
+    an in-place op last gave a new history (a weak reference) and the name of that history's node, which the error
+    for a saved input changed in place names, as PyTorch's names the tensor's ``grad_fn`` now (``note_written``)."""
 
-    __slots__ = ("refs", "limit")
+    __slots__ = ("refs", "limit", "written")
 
     def __init__(self) -> None:
         self.refs: list = []
         self.limit = 32
+        self.written = None
+
+
+def note_written(t: Tensor, grad_fn) -> None:
+    """``t`` took ``grad_fn`` as its history after an in-place op (``copy_slices.set_history``): kept with its
+    version counter, for ``_modified_message``."""
+    vc = t._vc
+    if vc.__class__ is not list or grad_fn is None or t._data.__class__ is not xp.ndarray:
+        return
+    if len(vc) == 1:
+        vc.append(_Watched())
+    # (weakly the array and the node's name only: the node may die with the tensor, which PyTorch's saved variable
+    # would keep, and holding it from the counter would make a cycle through the nodes that saved the tensor)
+    vc[1].written = (weakref.ref(t._data), grad_fn.name())
 
 
 def watch_view(view: Tensor) -> None:
@@ -854,6 +872,14 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
     return result
 
 
+def _relaid_output(node: Node, out, laid):
+    """``laid``, the op's result ``out`` in PyTorch's layout, also where forward saved ``out`` for backward (so that
+    its version is the result's)."""
+    if laid is not out and node.saved:
+        node.saved = tuple(laid if s is out else s for s in node.saved)
+    return laid
+
+
 def apply_one(cls: type, x, *args) -> Tensor | None:
     """``cls.apply(x, *args)`` for a one-input op that is no view (``args``: its forward's other arguments, passed
     positionally: a sum's axes and keepdim) on a plain ``Tensor`` over a NumPy array with dimensions and elements,
@@ -890,6 +916,8 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
         out = xp.array(out)
         if node.saved:  # (as apply's: a saved output is the tensor's array)
             node.saved = tuple(out if s is scalar else s for s in node.saved)
+    elif cls.diagonal_jacobian and out.ndim > 1 and 1 in out.shape and not da.flags.c_contiguous:
+        out = _relaid_output(node, out, size_one_strides(out, (da,)))  # (PyTorch's strides for a size-1 dimension)
     result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
     result._data = out
     result._grad = None
@@ -1033,10 +1061,13 @@ class Unread(xp.ndarray):
     so saved-tensor hooks do not see it."""
 
 
-def _modified_message(node: Node, array, source, version: int, expected: int) -> str:
+def _modified_message(node: Node, array, source, counter, expected: int) -> str:
     """PyTorch's error for a saved tensor changed in place before backward: its type and shape, the op whose
-    output it is (none for a leaf), its version now and when saved. (PyTorch names the tensor's creator now,
-    after the in-place op; ember, which keeps no reference to the tensor, names its creator when it was saved.)"""
+    output it is (none for a leaf), its version now and when saved. For a saved input, the op is the tensor's
+    creator now, as PyTorch's (``y.add_(1)`` after ``y * y`` saved ``y``: output 0 of Add), which the in-place op
+    that gave it its history left with the version counter (``note_written``); for a saved output, the node that
+    saved it. (Under saved-tensor hooks, the creator when it was saved, as PyTorch's.)"""
+    version = counter[0]
     edge = (node, source[0]) if isinstance(source[0], int) else source[0]
     # a promoted operand's copy (CastEdge) stands for the input, which PyTorch saved in its own dtype
     dtype = edge.dtype if edge.__class__ is CastEdge else array.dtype
@@ -1050,13 +1081,19 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
         # a view of a tensor that requires grad, changed in place (itself, its base or another view of it): PyTorch
         # regenerates the view's grad_fn as AsStridedBackward0, which its message names
         what += ", which is output 0 of AsStrided,"
-    elif edge is not None and not isinstance(edge[0], AccumulateGrad):
-        creator = edge[0].name()  # (name(): PyTorch's message names CopySlices in its torch::autograd:: namespace)
-        # PyTorch's message drops "Backward" from the node's name, and its number where that is 0 (Add, Prod1)
-        op, backward, number = creator.rpartition("Backward")
-        if backward and number.isdigit():
-            creator = op if number == "0" else op + number
-        what += f", which is output {edge[1]} of {creator},"
+    else:
+        written = counter[1].written if len(counter) > 1 and not isinstance(source[0], int) else None
+        creator = None
+        if written is not None and written[0]() is array:
+            creator, nr = written[1], 0  # (PyTorch's output number of a saved input's: 0, never set)
+        elif edge is not None and not isinstance(edge[0], AccumulateGrad):
+            creator, nr = edge[0].name(), edge[1]  # (name(): PyTorch's names CopySlices in torch::autograd::)
+        if creator is not None:
+            # PyTorch's message drops "Backward" from the node's name, and its number where that is 0 (Add, Prod1)
+            op, backward, number = creator.rpartition("Backward")
+            if backward and number.isdigit():
+                creator = op if number == "0" else op + number
+            what += f", which is output {nr} of {creator},"
     hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
             "in question was changed in there or anywhere later. Good luck!" if _GradState.anomaly else
             "enable anomaly detection to find the operation that failed to compute its gradient, with "

@@ -220,6 +220,8 @@ def set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None
                     del old._retained[nr]
         if grad_fn is not None:
             grad_fn.retain_grad_of(t)
+    if t._base is None:  # (a root's new history, which the error for a saved input changed in place names, as
+        graph.note_written(t, grad_fn)  # PyTorch's; a saved view's names AsStrided)
 
 
 def refresh_view(view: Tensor) -> None:
@@ -255,10 +257,7 @@ def follow_base(base: Tensor) -> None:
         elif v._view_creation == "no_grad" or v._view_creation is None:
             if v._grad_fn is None:
                 v._requires_grad = True
-    if kept:
-        vc[1].refs = kept
-    else:
-        del vc[1]
+    vc[1].refs = kept  # (the watcher stays, empty: it also keeps what an in-place op last wrote, note_written)
 
 
 graph.refresh_view = refresh_view  # (called from graph.input_edge and Tensor.grad_fn)

@@ -242,11 +242,16 @@ def left_number(a, b):
 
 def wrapped_left_number(a, b):
     """``a`` as PyTorch's ``torch.add(a, b, alpha=)``/``torch.sub`` take a Python number ``a`` on the left of a half
-    precision tensor ``b``: a 0-d tensor of ``b``'s dtype (``half_scalar``), so that ``a + alpha * b`` is the fused
-    sum of two tensors (``add_scaled``), not ``alpha * b`` rounded to the half dtype first. Any other ``a`` as it
-    is."""
+    precision, float32 or float64 tensor ``b``: a 0-d tensor of ``b``'s dtype (``half_scalar`` for a half one), so
+    that ``a + alpha * b`` is the fused sum of two tensors (``add_scaled``), not ``alpha * b`` rounded to ``b``'s
+    dtype first. Any other ``a`` as it is."""
     if b.__class__ is Tensor and number_in_float32(b._data, a):
         return Tensor._make(xp.asarray(half_scalar(a, b._data.dtype), dtype=b._data.dtype))
+    if (a.__class__ is float or a.__class__ is int) and b.__class__ is Tensor and b._data.__class__ is xp.ndarray \
+            and (b._data.dtype == xp.float32 or b._data.dtype == xp.float64):
+        # (beside a float32 or float64 one, likewise: PyTorch's a + alpha * b is one fused multiply-add, add_scaled)
+        with xp.errstate(all="ignore"):  # (a number past float32's range: infinite, as PyTorch's conversion)
+            return Tensor._make(xp.asarray(a, dtype=b._data.dtype))
     return a
 
 
@@ -289,6 +294,15 @@ def add_scaled(a, b, alpha, out=None):
         if out is None:
             return fused.astype(dt)
         out[...] = fused
+        return out
+    if not a.ndim and b.ndim and a.dtype == b.dtype and (dt == xp.float32 or dt == xp.float64):
+        # a number (a 0-d tensor) on the left: PyTorch's fused multiply-add, which costs one pass over b here too
+        from .statistics import _fused_multiply_add
+
+        summed = _fused_multiply_add(b, dt.type(alpha), a)
+        if out is None:
+            return summed
+        out[...] = summed
         return out
     scaled = b.astype(dt, copy=False) * (xp.float32(alpha) if dt == xp.float32 else alpha)
     return xp.add(a, scaled) if out is None else xp.add(a, scaled, out=out, casting="unsafe")
@@ -633,6 +647,10 @@ def scaled_operand(a, b, alpha):
     int64 or float32 product), ``alpha`` converted to that dtype as PyTorch converts it (300 for int8 its error,
     -1 for uint8 255, any alpha for bool its truth); a Python number ``b`` stays one (a weak scalar in promotion)."""
     if b.__class__ is not Tensor and a.__class__ is Tensor and a._data.dtype.kind in "fc":
+        if a._data.dtype == xp.complex64 and isinstance(b, (int, float, complex)) and not isinstance(b, bool):
+            # PyTorch's kernel multiplies alpha and the number as complex64 numbers (rounded there), not in double
+            with xp.errstate(all="ignore"):
+                return complex(xp.complex64(b) * xp.complex64(alpha))
         return b * alpha  # (a number beside a float32/float64 tensor: nothing to convert)
     pa, pb = promote(a, b)
     dt = (pb if isinstance(pb, Tensor) else pa)._data.dtype
@@ -653,7 +671,8 @@ _ADDCDIV_INTEGERS = (
 def addc_value(name: str, input, tensor1, tensor2, value):
     """``addcmul``'s or ``addcdiv``'s ``value`` as PyTorch's kernel takes it: converted to the result's dtype (an
     integer one: a float truncated toward zero, an int outside its range PyTorch's RuntimeError, -1 for uint8
-    255), a complex one for a real result the same error; a bool result has no kernel (its NotImplementedError);
+    255; a floating one: a finite float beyond its opmath type's range, float32's for half precision, the same
+    error), a complex one for a real result the same error; a bool result has no kernel (its NotImplementedError);
     addcdiv of two integer (or bool) tensors is PyTorch's RuntimeError."""
     if isinstance(value, Tensor):  # (PyTorch's Scalar: no gradient reaches it)
         value = _dtype.scalar_tensor_number(value, name, "value")
@@ -662,15 +681,11 @@ def addc_value(name: str, input, tensor1, tensor2, value):
     dt = result_dtype(input, tensor1, tensor2)
     if dt == _dtype.bool_:
         raise _dtype.not_implemented_for(f"{name}_cpu_out", dt)
-    if value.__class__ is int:
-        _dtype.scalar_int(value)
-    elif value.__class__ is complex and not dt.is_complex:
-        raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[dt.name]} without overflow")
     if value.__class__ is bool:
         return int(value)  # (a number to the kernel, never add's bool alpha)
+    value = _dtype.opmath_scalar(value, dt)  # (a half precision kernel's value is a float32: 1e40 is refused)
     if dt.is_floating_point or dt.is_complex:
         return value
-    value = _dtype.checked_fill(value, dt.np)
     return value if value.__class__ is not float else int(value)  # (checked: within the integer range)
 
 

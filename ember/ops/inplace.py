@@ -105,6 +105,14 @@ def _check_cast(src_dtype, x: Tensor, out_names: dict = SCALAR_TYPE_NAMES) -> No
         )
 
 
+def _refuse_complex_number(x: Tensor) -> None:
+    """PyTorch's error for a complex number into a real (or integer, bool) tensor in place: the result's type, the
+    complex type of x's (half: ComplexHalf, float64: ComplexDouble, else ComplexFloat), cannot be written into it."""
+    name = x.dtype.name
+    result = "ComplexHalf" if name == "float16" else "ComplexDouble" if name == "float64" else "ComplexFloat"
+    raise RuntimeError(f"result type {result} can't be cast to the desired output type {SCALAR_TYPE_NAMES[name]}")
+
+
 def _tracked(x: Tensor, other=None) -> bool:
     return _GradState.enabled and (x._requires_grad or isinstance(other, Tensor) and other._requires_grad)
 
@@ -141,6 +149,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
         return _sparse_inplace(x, o, ufunc)
     elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
+    elif isinstance(o, complex) and np_kind(x._data.dtype) != "c":  # (NumPy's cast would drop the imaginary part)
+        _refuse_complex_number(x)
     elif o.__class__ is int:  # (as PyTorch's kernel reads it: int8's add_(300) adds 44, where NumPy raises)
         if x._data.dtype == xp.bool_:  # (a bool tensor with an int: an int64 result)
             _check_cast(xp.int64, x)
@@ -257,6 +267,8 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return _binary_inplace(x, other, _rounded_division(rounding_mode),
                                lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
+    if isinstance(other, complex) and np_kind(x._data.dtype) != "c":
+        _refuse_complex_number(x)
     if np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.true_divide), ew.div)

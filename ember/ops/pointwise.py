@@ -436,6 +436,9 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     if kernel != input.dtype:  # (integer operands: computed in the weight's type, not wrapped or refused first)
         input, end = cast(input, kernel), cast(end, kernel)
     if not isinstance(weight, Tensor):
+        # the kernel's weight is its opmath type's: a complex one for a real input, or 1e40 for a float32 (or half)
+        # one, is PyTorch's RuntimeError
+        weight = _dtype.opmath_scalar(weight, kernel)
         if input.is_complex() or isinstance(weight, complex):
             return add(input, mul(weight, sub(end, input)))
         return LerpByNumber.apply(input, end, weight=float(weight))

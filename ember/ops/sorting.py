@@ -13,7 +13,7 @@ import operator
 from .. import return_types
 from .._backend import xp
 from .._creation import laid_out_like
-from .._meta import meta_results
+from .._meta import meta_results, strides_at_size_one
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import torch_named
@@ -42,6 +42,13 @@ def _take(x: Tensor, idx, dim: int) -> Tensor:
 @torch_named("SortBackward0")
 class SortNode(Selected):
     scatter = "scatter"  # (one index per element: PyTorch's value_selecting_reduction_backward)
+
+    def forward(self, x, index, dim, keepdim=True):
+        # the values laid out as their indices (the input's layout, as PyTorch's), a size-1 dimension's stride too
+        out = super().forward(x, index, dim, keepdim)
+        if out.shape != index.shape:
+            return out
+        return strides_at_size_one(out, tuple(s // index.itemsize * out.itemsize for s in index.strides))
 
 
 @torch_named("SortBackward1")

@@ -74,10 +74,11 @@ def add_safe_globals(safe_globals: list) -> None:
 
 def get_safe_globals() -> list:
     """The allowlisted objects, as given (an object saved under another path comes back as ``(obj, path)``)."""
-    return [obj if _safe_path(obj) == path else (obj, path) for path, obj in _allowed.items()]
+    return [obj if safe_path(obj) == path else (obj, path) for path, obj in _allowed.items()]
 
 
-def _safe_path(obj: Any) -> str | None:
+def safe_path(obj: Any) -> str | None:
+    """``path_of(obj)``, or None where it has none."""
     try:
         return path_of(obj)
     except TypeError:
@@ -104,6 +105,20 @@ def safe_globals(safe_globals: list) -> Iterator[None]:
     finally:
         _allowed.clear()
         _allowed.update(saved)
+
+
+def ember_counterpart(path: str) -> Any:
+    """ember's class or function at the path of PyTorch's ``torch.X`` (ember's layout mirrors PyTorch's namespaces:
+    ``torch.nn.modules.activation.ReLU`` is ``ember.nn.modules.activation.ReLU``), or None where ember has none.
+    Imports only ember's own modules."""
+    if not path.startswith("torch."):
+        return None
+    module, _, name = ("ember." + path.removeprefix("torch.")).rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+    return obj if isinstance(obj, type) or callable(obj) else None
 
 
 def resolve(path: str, weights_only: bool, what: str, fail) -> Any:

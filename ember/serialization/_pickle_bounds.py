@@ -82,7 +82,8 @@ class Bounds:
         if isinstance(value, Internal) or self._nested.get(id(value), (0, False))[1]:
             named = f" ({value.path})" if isinstance(getattr(value, "path", None), str) else ""
             self.fail(f"data.pkl puts a storage or an uncalled global{named} into {where}, where a value belongs "
-                      "(ember's reader of PyTorch files builds no class or function as a value)")
+                      "(ember's reader of PyTorch files gives back no storage, and no global it builds things with, "
+                      "as a value)")
 
     def depth(self, value: Any) -> int:
         entry = self._nested.get(id(value))

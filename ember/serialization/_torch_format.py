@@ -18,6 +18,7 @@ import pickletools
 import struct
 import sys
 from collections import OrderedDict, defaultdict
+from types import BuiltinFunctionType, FunctionType
 from typing import Any
 
 from .. import _dtype
@@ -73,14 +74,26 @@ def is_safe_by_default(path: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------- write
+_BATCH = 1000  # pickle's BATCHSIZE: items per APPENDS / SETITEMS
+
+
 class _Pickler:
-    """Python object -> protocol-2 pickle opcodes that PyTorch's weights-only loader accepts."""
+    """Python object -> the protocol-2 pickle ``torch.save`` writes for it, byte for byte.
+
+    The opcodes and the memo are those of CPython's C pickler (the ``pickle.Pickler`` PyTorch uses): every string,
+    list, dict, non-empty tuple, global and reduced object takes the next memo index when written (BINPUT) and is
+    referred to by it when met again (BINGET); numbers, None and bools are written every time. The objects pickled
+    are those PyTorch's ``__reduce_ex__`` gives, with the same identities: a tensor is ``_rebuild_tensor_v2`` of
+    fresh argument tuples around a persistent id ``("storage", type, key, "cpu", numel)`` whose key string is one
+    per storage and whose ``"storage"`` and ``"cpu"`` are the interned constants (so a second tensor refers to
+    them, and to a user's own interned ``"cpu"``), a device's type is a fresh string, and so on."""
 
     def __init__(self) -> None:
         self.out = bytearray(b"\x80\x02")
         self.storages: list = []
         self.depth = 0  # containers open around the object being written
-        self.memo: dict[int, tuple[int, Any]] = {}  # id(object) -> (memo index, the object kept alive)
+        self.memo: dict[Any, tuple[int, Any]] = {}  # id(object), or a global's (module, name) -> (index, object)
+        self.puts = 0  # memo indices given out (also to fresh objects never referred to again)
         self.open: set[int] = set()  # ids of the objects being written (cycle check)
         self.roots: dict[tuple, str] = {}  # storage_key of a storage -> its key: views and tied tensors share one
 
@@ -89,100 +102,217 @@ class _Pickler:
         self.out += b"."
         return bytes(self.out)
 
-    def glob(self, module: str, name: str) -> None:
-        self.out += b"c" + f"{module}\n{name}\n".encode()
+    # --- the memo
+    def put(self, obj: Any = None, key: Any = None) -> None:
+        """BINPUT of the object just written: the next index, kept under ``id(obj)`` (or ``key``) for later
+        references; a fresh object (an argument tuple PyTorch builds anew each time) takes an index all the same."""
+        index, self.puts = self.puts, self.puts + 1
+        if key is not None or obj is not None:
+            self.memo[key if key is not None else id(obj)] = (index, obj)
+        self.out += (b"q" + struct.pack("<B", index)) if index < 256 else (b"r" + struct.pack("<I", index))
 
-    def save(self, obj: Any) -> None:
+    def get(self, key: Any) -> bool:
+        """Whether the object under ``key`` was written before: then BINGET of it."""
+        if key not in self.memo:
+            return False
+        index = self.memo[key][0]
+        self.out += (b"h" + struct.pack("<B", index)) if index < 256 else (b"j" + struct.pack("<I", index))
+        return True
+
+    # --- atoms and the containers pickle writes itself
+    def glob(self, module: str, name: str) -> None:
+        """GLOBAL, memoized as pickle memoizes the class or function it names."""
+        if not self.get((module, name)):
+            self.out += b"c" + f"{module}\n{name}\n".encode()
+            self.put(key=(module, name))
+
+    def text(self, s: str, fresh: bool = False) -> None:
+        """A string (memoized by identity; ``fresh``: one PyTorch makes anew, never met again)."""
+        if fresh or not self.get(id(s)):
+            raw = s.encode("utf-8", "surrogatepass")
+            self.out += b"X" + struct.pack("<I", len(raw)) + raw
+            self.put(None if fresh else s)
+
+    def number(self, obj: int | float) -> None:
         out = self.out
-        if (type(obj) is xp.ndarray or isinstance(obj, xp.generic)) and is_plain_numeric(obj.dtype):
-            self.reduced(obj)  # before float: np.float64 is one, and pickle keeps it as a NumPy scalar
-        elif obj is None:
-            out += b"N"
-        elif obj is True or obj is False:
-            out += b"\x88" if obj else b"\x89"
-        elif isinstance(obj, int):
-            if 0 <= obj < 256:
-                out += b"K" + struct.pack("<B", obj)
-            elif -(2**31) <= obj < 2**31:
-                out += b"J" + struct.pack("<i", obj)
-            else:
-                raw = obj.to_bytes((obj.bit_length() + 8) // 8, "little", signed=True)
-                out += (b"\x8a" + struct.pack("<B", len(raw))) if len(raw) < 256 else (
-                    b"\x8b" + struct.pack("<i", len(raw)))
-                out += raw
-        elif isinstance(obj, float):
+        if isinstance(obj, float):
             out += b"G" + struct.pack(">d", obj)
+        elif 0 <= obj < 256:
+            out += b"K" + struct.pack("<B", obj)
+        elif 0 <= obj < 65536:
+            out += b"M" + struct.pack("<H", obj)
+        elif -(2**31) <= obj < 2**31:
+            out += b"J" + struct.pack("<i", obj)
+        else:  # pickle's encode_long: the fewest two's-complement bytes
+            raw = obj.to_bytes((obj.bit_length() >> 3) + 1, "little", signed=True)
+            if obj < 0 and len(raw) > 1 and raw[-1] == 0xFF and raw[-2] & 0x80:
+                raw = raw[:-1]
+            out += (b"\x8a" + struct.pack("<B", len(raw))) if len(raw) < 256 else (
+                b"\x8b" + struct.pack("<i", len(raw)))
+            out += raw
+
+    def tuple_of(self, items: tuple, save, obj: Any = None) -> None:
+        """A tuple as protocol 2 writes one: EMPTY_TUPLE (never memoized), TUPLE1-3 after up to three items, or MARK,
+        the items, TUPLE; memoized under ``obj`` (None: a fresh tuple)."""
+        if not items:
+            self.out += b")"
+            return
+        if len(items) > 3:
+            self.out += b"("
+        for x in items:
+            save(x)
+        self.out += b"t" if len(items) > 3 else b"\x85\x86\x87"[len(items) - 1:len(items)]
+        self.put(obj)
+
+    def appends(self, items: list) -> None:
+        """A list's items as the C pickler writes an exact list's: APPEND for one, else batches of MARK...APPENDS."""
+        if len(items) == 1:
+            self.save(items[0])
+            self.out += b"a"
+            return
+        for i in range(0, len(items), _BATCH):
+            self.out += b"("
+            for x in items[i:i + _BATCH]:
+                self.save(x)
+            self.out += b"e"
+
+    def setitems(self, obj: dict, exact: bool) -> None:
+        """A dict's items as the C pickler writes them: for an exact dict SETITEM for one item, else batches of
+        MARK...SETITEMS; for the items a ``__reduce__`` gives (an OrderedDict's, a defaultdict's) likewise, but a
+        last batch of one item is a SETITEM."""
+        items = list(obj.items())
+        if exact and len(items) == 1:
+            items, single = [], items[0]
+        elif not exact and len(items) % _BATCH == 1:
+            items, single = items[:-1], items[-1]
+        else:
+            single = None
+        for i in range(0, len(items), _BATCH):
+            self.out += b"("
+            for k, v in items[i:i + _BATCH]:
+                self.save(k)
+                self.save(v)
+            self.out += b"u"
+        if single is not None:
+            self.save(single[0])
+            self.save(single[1])
+            self.out += b"s"
+
+    def nested(self) -> None:
+        if self.depth == MAX_DEPTH:
+            raise too_deep("ember.save(format='torch')")
+        self.depth += 1
+
+    # --- any value
+    def save(self, obj: Any) -> None:
+        if obj is None:
+            self.out += b"N"
+        elif obj is True or obj is False:
+            self.out += b"\x88" if obj else b"\x89"
+        elif type(obj) in (int, float) or (isinstance(obj, (int, float)) and not isinstance(obj, xp.generic)):
+            self.number(obj)
+        elif self.get(id(obj)):
+            pass
+        elif (type(obj) is xp.ndarray or isinstance(obj, xp.generic)) and is_plain_numeric(obj.dtype):
+            self.reduced(obj)
         elif isinstance(obj, str):
-            raw = obj.encode("utf-8", "surrogatepass")
-            out += b"X" + struct.pack("<I", len(raw)) + raw
+            self.text(obj)
         elif isinstance(obj, Tensor):
             if obj.is_sparse:
                 raise save_error()
             self.tensor(obj)
         elif isinstance(obj, _dtype.dtype):
             self.glob("torch", obj.name)
-        elif isinstance(obj, _device_type):  # as PyTorch pickles one: torch.device("cpu") or ("cuda", 1)
+        elif isinstance(obj, _device_type):  # torch.device.__reduce__: (device, (type,)) or (device, (type, index))
             self.glob("torch", "device")
-            self.out += b"("
-            self.save(obj.type)
+            self.text(obj.type, fresh=True)
             if obj.index is not None:
-                self.save(obj.index)
-            self.out += b"tR"
-        elif isinstance(obj, Size):  # torch.Size((2, 3)): torch.load gives a torch.Size back
+                self.number(obj.index)
+            self.out += b"\x86" if obj.index is not None else b"\x85"
+            self.put()
+            self.out += b"R"
+            self.put(obj)
+        elif isinstance(obj, Size):  # torch.Size.__reduce__: (Size, (tuple(self),)): torch.load gives a Size back
             self.glob("torch", "Size")
-            self.out += b"("
-            self.container(tuple(int(n) for n in obj))
-            self.out += b"tR"
+            self.tuple_of(tuple(int(n) for n in obj), self.number)
+            self.out += b"\x85"
+            self.put()
+            self.out += b"R"
+            self.put(obj)
         elif type(obj) in (set, frozenset):
-            # as pickle's protocol 2 writes one: GLOBAL __builtin__ set (or frozenset), a list of its items, TUPLE1,
-            # REDUCE (PyTorch's weights-only loader takes a set and refuses a frozenset, ember's reader too)
-            if self.depth == MAX_DEPTH:
-                raise too_deep("ember.save(format='torch')")
-            self.depth += 1
+            # protocol 2's reduction of one: (set, (list(self),)) (PyTorch's weights-only loader takes a set and
+            # refuses a frozenset, ember's reader too)
+            self.nested()
             self.glob("__builtin__", type(obj).__name__)
-            self.container(list(obj))
-            self.out += b"\x85R"
+            self.out += b"]"
+            self.put()
+            if obj:
+                self.appends(list(obj))
+            self.out += b"\x85"
+            self.put()
+            self.out += b"R"
+            self.put(obj)
             self.depth -= 1
-        elif isinstance(obj, defaultdict):  # as pickle writes one: defaultdict(factory), then its items
-            if self.depth == MAX_DEPTH:
-                raise too_deep("ember.save(format='torch')")
-            self.depth += 1
+        elif isinstance(obj, defaultdict):  # (defaultdict, (factory,) or ()), then its items
+            self.nested()
             self.glob("collections", "defaultdict")
             if obj.default_factory is None:
                 self.out += b")"
             else:
-                self.out += b"("
                 self.reference(obj.default_factory)
-                self.out += b"t"
+                self.out += b"\x85"
+                self.put()
             self.out += b"R"
-            if obj:
-                self.out += b"("
-                for k, v in obj.items():
-                    self.save(k)
-                    self.save(v)
-                self.out += b"u"
+            self.put(obj)
+            self.setitems(obj, exact=False)
             self.depth -= 1
         elif isinstance(obj, (tuple, list, dict)) or _by_reference(obj):
-            if self.depth == MAX_DEPTH:
-                raise too_deep("ember.save(format='torch')")
-            self.depth += 1
-            if isinstance(obj, (tuple, list, dict)):
-                self.container(obj)
+            self.nested()
+            if isinstance(obj, tuple):
+                self.tuple_of(obj, self.save, obj)
+            elif isinstance(obj, list):
+                self.out += b"]"
+                self.put(obj)
+                if obj:
+                    self.appends(obj)
+            elif isinstance(obj, OrderedDict):  # (OrderedDict, (), its attributes or None, None, its items)
+                self.glob("collections", "OrderedDict")
+                self.out += b")R"
+                self.put(obj)
+                self.setitems(obj, exact=False)
+                if vars(obj):  # a state_dict's _metadata
+                    self.save(vars(obj))
+                    self.out += b"b"
+            elif isinstance(obj, dict):
+                self.out += b"}"
+                self.put(obj)
+                if obj:
+                    self.setitems(obj, exact=True)
             else:
                 self.object(obj)
             self.depth -= 1
+        elif isinstance(obj, (type, FunctionType, BuiltinFunctionType)):  # a class or function kept as a value
+            self.reference(obj)
         else:
             raise TypeError(f"ember.save(format='torch') cannot store an object of type "
                             f"{type(obj).__module__}.{type(obj).__qualname__}: {_why_not(obj)}")
 
     def reference(self, fn: Any) -> None:
-        """A class or function by name (a defaultdict's factory), in protocol 2's spelling of it (``__builtin__``
-        for ``builtins``, ``long`` for ``int``), as pickle writes it; one that cannot be imported again by that
-        name (a lambda, a local function) or is ember's own is refused."""
+        """A class or function by name (a value, a defaultdict's factory): GLOBAL in protocol 2's spelling of it
+        (``__builtin__`` for ``builtins``, ``long`` for ``int``), as pickle writes it. ember's own public ones are
+        written as PyTorch's, whose namespaces ember's mirror (``ember.nn.modules.activation.ReLU`` as
+        ``torch.nn.modules.activation.ReLU``, which ``torch.load`` imports). Refused: one that cannot be imported
+        again by its name (a lambda, a local function), a nested class (protocol 2 names it through a call of
+        ``getattr``), and one from ember's private modules, which PyTorch has no counterpart of."""
         module, _, name = path_of(fn).rpartition(".")  # (TypeError for a lambda or a local function)
+        if "." in name:
+            raise TypeError(f"ember.save(format='torch') cannot store a reference to the nested {module}.{name}: "
+                            "protocol 2 names it through a call of getattr, which a weights-only load refuses")
         if module.partition(".")[0] == "ember":
-            raise TypeError(f"ember.save(format='torch') cannot store a reference to {module}.{name}: it is "
-                            "ember's own, which PyTorch's torch.load cannot find")
+            if any(part.startswith("_") for part in module.split(".")):
+                raise TypeError(f"ember.save(format='torch') cannot store a reference to {module}.{name}: it is "
+                                "ember's own, from a module PyTorch has no counterpart of")
+            module = "torch" + module.removeprefix("ember")
         if (module, name) in _compat_pickle.REVERSE_NAME_MAPPING:
             module, name = _compat_pickle.REVERSE_NAME_MAPPING[module, name]
         elif module in _compat_pickle.REVERSE_IMPORT_MAPPING:
@@ -190,137 +320,107 @@ class _Pickler:
         self.glob(module, name)
 
     def reduced(self, obj: Any) -> None:
-        """A NumPy array, scalar or dtype as pickle writes it, from NumPy's own ``__reduce__``: the array as
-        ``_reconstruct(ndarray, (0,), b"b")`` then BUILD of (1, shape, dtype, fortran order, its bytes), a scalar as
-        ``scalar(dtype, its bytes)``, a dtype as ``dtype("f4", False, True)`` then BUILD of its byte order: the
-        globals PyTorch's weights-only loader refuses unless allowlisted, as it refuses PyTorch's own file."""
+        """A NumPy array, scalar or dtype as pickle writes it, from NumPy's own ``__reduce__`` (its very objects,
+        memoized as pickle memoizes them): the array as ``_reconstruct(ndarray, (0,), b"b")`` then BUILD of (1,
+        shape, dtype, fortran order, its bytes), a scalar as ``scalar(dtype, its bytes)``, a dtype as ``dtype("f4",
+        False, True)`` then BUILD of its byte order: the globals PyTorch's weights-only loader refuses unless
+        allowlisted, as it refuses PyTorch's own file."""
         fn, args, *state = obj.__reduce__()
         self.glob(fn.__module__, fn.__qualname__)
         self.numpy_part(args)
         self.out += b"R"
+        self.put(obj)
         if state:
             self.numpy_part(state[0])
             self.out += b"b"
 
     def numpy_part(self, x: Any) -> None:
         """A piece of a NumPy object's reduction: classes by name, bytes as protocol 2 writes them."""
+        if isinstance(x, (bytes, type, tuple, xp.dtype)) and self.get(id(x)):
+            return
         if isinstance(x, bytes):  # protocol 2 has no bytes opcode: _codecs.encode(text, "latin1"), or bytes()
             if x:
                 self.glob("_codecs", "encode")
-                self.save(x.decode("latin1"))
-                self.save("latin1")
-                self.out += b"\x86R"
+                self.tuple_of((x.decode("latin1"), "latin1"), self.save)
             else:
                 self.glob("__builtin__", "bytes")
-                self.out += b")R"
+                self.out += b")"
+            self.out += b"R"
+            self.put(x)
         elif isinstance(x, type):
             self.glob(x.__module__, x.__qualname__)
         elif isinstance(x, (xp.ndarray, xp.generic, xp.dtype)):
             self.reduced(x)
         elif isinstance(x, tuple):
-            self.out += b"("
-            for part in x:
-                self.numpy_part(part)
-            self.out += b"t"
+            self.tuple_of(x, self.numpy_part, x)
         else:  # ints, strings, bools, None
             self.save(x)
 
-    def memo_get(self, obj: Any) -> bool:
-        """Whether ``obj`` was written before: then a reference to it is written (BINGET), as pickle does."""
-        if id(obj) not in self.memo:
-            return False
-        index = self.memo[id(obj)][0]
-        self.out += (b"h" + struct.pack("<B", index)) if index < 256 else (b"j" + struct.pack("<I", index))
-        return True
-
-    def memo_put(self, obj: Any) -> None:
-        """The object just written, kept for later references to it (BINPUT)."""
-        index = len(self.memo)
-        self.memo[id(obj)] = (index, obj)
-        self.out += (b"q" + struct.pack("<B", index)) if index < 256 else (b"r" + struct.pack("<I", index))
-
     def object(self, obj: Any) -> None:
-        """``cls.__new__(cls)`` then its state, as pickle's protocol 2 writes an object (GLOBAL, EMPTY_TUPLE,
-        NEWOBJ, BUILD of its state unless that is empty); one saved twice is written once and referred to."""
-        if self.memo_get(obj):
-            return
+        """``copyreg.__newobj__``: ``cls.__new__(cls)`` then its state, as pickle's protocol 2 writes an object
+        (GLOBAL, EMPTY_TUPLE, NEWOBJ, BUILD of its state unless that is empty)."""
         if id(obj) in self.open:
             raise ValueError(f"ember.save: the object contains a reference cycle through a {type(obj).__name__}")
         state = state_of(obj)
         module, _, name = path_of(type(obj)).rpartition(".")
         self.glob(module, name)
         self.out += b")\x81"
-        self.memo_put(obj)
+        self.put(obj)
         if state:
             self.open.add(id(obj))
-            self.container(state)
+            self.save(state)
             self.open.discard(id(obj))
             self.out += b"b"
 
-    def container(self, obj: tuple | list | dict) -> None:
-        out = self.out
-        if isinstance(obj, tuple):
-            out += b"(" if obj else b")"
-            for x in obj:
-                self.save(x)
-            out += b"t" if obj else b""
-        elif isinstance(obj, list):
-            out += b"]"
-            if obj:
-                out += b"("
-                for x in obj:
-                    self.save(x)
-                out += b"e"
-        else:
-            if isinstance(obj, OrderedDict):
-                self.glob("collections", "OrderedDict")
-                out += b")R"
-            else:
-                out += b"}"
-            if obj:
-                out += b"("
-                for k, v in obj.items():
-                    self.save(k)
-                    self.save(v)
-                out += b"u"
-
     def tensor(self, t: Tensor) -> None:
+        """``Tensor.__reduce_ex__``: ``_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)``; a
+        parameter's: ``_rebuild_parameter(its .data, requires_grad, hooks)``, ``.data`` a fresh tensor."""
         from ._ember_format import _is_parameter
 
-        if self.memo_get(t):  # the same tensor saved twice loads as one, as PyTorch's
-            return
         parameter = _is_parameter(t)
         depth, self.depth = self.depth, 0  # the tuples of its arguments are no nesting: a tensor loads as a leaf
         if parameter:
             self.glob("torch._utils", "_rebuild_parameter")
-            self.out += b"("
         key, storage, offset, strides = self.storage(t._data)
         self.glob("torch._utils", "_rebuild_tensor_v2")
-        self.out += b"(("
-        self.save("storage")
+        self.out += b"(("  # the arguments, then the persistent id
+        self.text("storage")
         self.glob("torch", STORAGE_OF[storage.dtype.name])
-        self.save(key)
-        self.save("cpu")
-        self.save(storage.size)
-        self.out += b"tQ"
-        self.save(offset)
-        self.save(tuple(t._data.shape))
-        self.save(strides)
+        self.text(key)
+        self.text("cpu")
+        self.number(storage.size)
+        self.out += b"t"
+        self.put()
+        self.out += b"Q"
+        self.number(offset)
+        self.tuple_of(tuple(t._data.shape), self.number)
+        self.tuple_of(strides, self.number)
         self.save(t.requires_grad and not parameter)
-        self.glob("collections", "OrderedDict")
-        self.out += b")Rt" + b"R"
+        self.empty_hooks()
+        self.out += b"t"
+        self.put()
+        self.out += b"R"
         if parameter:
+            self.put()  # (.data)
             self.save(t.requires_grad)
-            self.glob("collections", "OrderedDict")
-            self.out += b")RtR"
-        self.memo_put(t)
+            self.empty_hooks()
+            self.out += b"\x87"
+            self.put()
+            self.out += b"R"
+        self.put(t)  # the same tensor saved twice loads as one, as PyTorch's
         self.depth = depth
+
+    def empty_hooks(self) -> None:
+        """The backward hooks PyTorch saves with a tensor: a fresh ``OrderedDict()``."""
+        self.glob("collections", "OrderedDict")
+        self.out += b")R"
+        self.put()
 
     def storage(self, array) -> tuple[str, Any, int, tuple]:
         """The key of ``array``'s storage (written once), the storage, and ``array``'s element offset and strides in
         it. Arrays viewing one NumPy buffer share its storage, as PyTorch saves one storage for its views (a model's
         tied weights load tied); an array that is no such view (negative strides, another dtype than its buffer's)
-        is saved as a copy of its own."""
+        is saved as a copy of its own. The key is one string per storage, as PyTorch's."""
         root = storage_root(array)  # (a .grad in a gradient store: its own piece, as PyTorch's own storage)
         item = array.itemsize
         shared = (array.size and type(root) is xp.ndarray and root.flags.c_contiguous and root.dtype == array.dtype
@@ -357,8 +457,8 @@ def _why_not(obj: Any) -> str:
     if type(obj).__module__.partition(".")[0] == "ember":
         return "it is one of ember's own classes, which PyTorch's torch.load cannot rebuild"
     return ("it stores tensors, NumPy arrays and scalars (bool, integer, float, complex), numbers, strings, None, "
-            "dtypes, devices, objects pickle keeps as their class and state (an argparse.Namespace, a dataclass) and "
-            "lists/tuples/dicts/sets of them")
+            "dtypes, devices, classes and functions (by name), objects pickle keeps as their class and state (an "
+            "argparse.Namespace, a dataclass) and lists/tuples/dicts/sets of them")
 
 
 def _c_strides(shape: tuple) -> list[int]:

@@ -46,6 +46,12 @@ _TORCH_ONLY_DTYPES = {"complex32", "uint16", "uint32", "uint64",
                       "float8_e4m3fn", "float8_e5m2", "chalf", "qint8", "quint8", "qint32"}
 
 
+def _is_module_class(obj) -> bool:
+    from ..nn import Module
+
+    return isinstance(obj, type) and issubclass(obj, Module)
+
+
 class _Global(Internal):
     """A global the policy allows: a name the interpreter knows how to build, never an imported object."""
 
@@ -186,6 +192,7 @@ class Unpickler:
             if handler(self):
                 if len(self.stack) != 1 or self.marks:
                     self.fail("data.pkl is malformed (stack not empty at STOP)")
+                self.stack[0] = self.value(self.stack[0])
                 self.bounds.plain(self.stack[0], "the result")
                 return self.stack[0]
 
@@ -198,13 +205,23 @@ class Unpickler:
         if path in _NOT_WEIGHTS_ONLY and self.weights_only and path not in _globals.allowed():
             raise _globals.weights_only_error(self.what, path)
         if path not in _ALLOWED:
+            ours = None
             if module == "torch" or module.startswith("torch.") or module == "__torch__":
-                self.refuse(path)  # PyTorch's own classes (a whole torch.nn model): never imported from a file
-            if self.weights_only and path not in _globals.allowed():
-                raise _globals.weights_only_error(self.what, path)  # where and how PyTorch's loader refuses it
-            # imported (weights_only=False) only when NEWOBJ builds an object of it; a call (REDUCE) is refused
-            # whatever weights_only says
-            self.push(_Class(path, _globals.allowed().get(path) if self.weights_only else None))
+                ours = _globals.ember_counterpart(path)  # (ember's class or function at PyTorch's path, if any)
+                if ours is None:
+                    self.refuse(path)  # a name ember lacks: never built from a file
+            allowed = _globals.allowed()
+            if self.weights_only and path not in allowed and (ours is None or _globals.safe_path(ours) not in allowed):
+                error = _globals.weights_only_error(self.what, path)  # where and how PyTorch's loader refuses it
+                if _is_module_class(ours):  # (the class of a whole model, or a class kept as a value)
+                    error.args = (error.args[0] + f"\n({path} is a torch.nn class: a file that holds a whole model "
+                                  "of it, rather than the class as a value, ember refuses even with "
+                                  "weights_only=False, never building PyTorch's own classes; load it in PyTorch and "
+                                  "save its state_dict())",)
+                raise error
+            # imported (weights_only=False) only when NEWOBJ builds an object of it or the file keeps it as a value
+            # (a class or function in a dict: ``value``); a call (REDUCE) is refused whatever weights_only says
+            self.push(_Class(path, ours if ours is not None else allowed.get(path) if self.weights_only else None))
             return
         dtype_name = path.removeprefix("torch.")
         if dtype_name in _DTYPES:
@@ -212,27 +229,46 @@ class Unpickler:
         else:
             self.push(_Global(path))
 
+    def _refusal(self, path: str) -> str:
+        return (f"{self.what}: the file's pickle names {path}, which ember's reader of PyTorch files does not build, "
+                "even with weights_only=False (it reads tensors, storages, OrderedDict, dtypes, devices, plain "
+                "containers, objects kept as their class and attributes, and classes and functions kept as values; "
+                "it never calls a function named in the file nor builds PyTorch's own classes). Load it in PyTorch "
+                "and save its state_dict() (for a whole model saved by torch.save(model, f))")
+
     def refuse(self, path: str):
         """The error for a global ember never builds from a PyTorch file, whatever ``weights_only`` says."""
-        why = (f"{self.what}: the file's pickle names {path}, which ember's reader of PyTorch files does not build, "
-               "even with weights_only=False (it reads tensors, storages, OrderedDict, dtypes, devices, plain "
-               "containers and objects kept as their class and attributes; it never calls a function named in the "
-               "file nor builds PyTorch's own classes). Load it in PyTorch and save its state_dict() (for a whole "
-               "model saved by torch.save(model, f))")
+        why = self._refusal(path)
         if self.weights_only:  # PyTorch's weights-only loader refuses it too: its type, and its first words
             raise pickle.UnpicklingError(f"Weights only load failed. {why}")
         self.fail(why.removeprefix(f"{self.what}: "))
 
+    def value(self, item):
+        """``item`` where the file keeps it as a value (in a container, as a result): a class or function it names
+        (``{"act": nn.ReLU}``), imported now (weights_only=False) or allowlisted, as PyTorch's loader gives it back;
+        never called. Anything else as it is."""
+        if item.__class__ is not _Class:
+            return item
+        if item.cls is None:
+            item.cls = _globals.resolve(item.path, self.weights_only, self.what, self.fail)
+        return item.cls
+
+    def values(self, items: list) -> list:
+        for i, item in enumerate(items):
+            if item.__class__ is _Class:
+                items[i] = self.value(item)
+        return items
+
     def newobj(self) -> None:
         """``cls.__new__(cls)`` of a class pickle keeps instances of by their state (filled by BUILD)."""
-        from ..nn import Module
-
         args, cls = self.pop(), self.pop()
         if not isinstance(cls, _Class) or args != ():
             self.fail("data.pkl is malformed (NEWOBJ of something that is not a class, or with arguments)")
+        if cls.path.startswith(("torch.", "__torch__.")):
+            self.refuse(cls.path)  # (PyTorch's own objects: ember's counterparts keep another state)
         if cls.cls is None:
             cls.cls = _globals.resolve(cls.path, self.weights_only, self.what, self.fail)
-        if isinstance(cls.cls, type) and issubclass(cls.cls, Module):
+        if _is_module_class(cls.cls):
             self.refuse(cls.path)
         if not (isinstance(cls.cls, type) and kept_by_state(cls.cls)):
             self.fail(f"{cls.path} is not a class whose instances are saved by their attributes")
@@ -302,11 +338,8 @@ class Unpickler:
         if isinstance(value, _Global) and value.path.startswith("builtins.") and \
                 isinstance(getattr(builtins, value.path.removeprefix("builtins."), None), type):
             return getattr(builtins, value.path.removeprefix("builtins."))
-        if isinstance(value, _Class):
-            if value.cls is None:
-                value.cls = _globals.resolve(value.path, self.weights_only, self.what, self.fail)
-            if callable(value.cls):
-                return value.cls
+        if not isinstance(value, Internal) and callable(value):  # (a class or function the file named: ``value``)
+            return value
         return self.bad("collections.defaultdict")
 
     def numpy_empty(self, obj):
@@ -451,7 +484,7 @@ def _op_mark(u):
 
 
 def _op_tuple(u):
-    items = u.pop_mark()  # before reading u.stack: popping the mark replaces it
+    items = u.values(u.pop_mark())  # before reading u.stack: popping the mark replaces it
     u.stack.append(u.bounds.made(tuple(items), items))
 
 
@@ -459,14 +492,14 @@ def _op_tuple_n(n: int):
     def op(u):
         if len(u.stack) < n:
             u.fail("data.pkl is malformed (stack underflow)")
-        items = u.stack[len(u.stack) - n:]
+        items = u.values(u.stack[len(u.stack) - n:])
         del u.stack[len(u.stack) - n:]
         u.stack.append(u.bounds.made(tuple(items), items))
     return op
 
 
 def _op_list(u):
-    items = u.pop_mark()
+    items = u.values(u.pop_mark())
     u.stack.append(u.bounds.made(items, items))
 
 
@@ -478,6 +511,7 @@ def _op_dict(u):
 
 def _set_items(u, items: list) -> None:
     target = u.top(dict)
+    items = u.values(items)
     if len(items) % 2:
         u.fail("data.pkl is malformed (odd number of dict items)")
 
@@ -500,19 +534,19 @@ def _op_setitems(u):
 
 
 def _op_append(u):
-    items = [u.pop()]
+    items = u.values([u.pop()])
     target = u.top(list)
     u.bounds.add(target, items, lambda: target.extend(items))
 
 
 def _op_appends(u):
-    items = u.pop_mark()
+    items = u.values(u.pop_mark())
     target = u.top(list)
     u.bounds.add(target, items, lambda: target.extend(items))
 
 
 def _op_additems(u):
-    items = u.pop_mark()
+    items = u.values(u.pop_mark())
     target = u.top(set)
 
     def insert():

@@ -1,0 +1,65 @@
+"""A pointwise op's result and sort's values take PyTorch's strides for an input with a dimension of size 1 (a
+channels-last (1, 4, 5, 1) tensor: PyTorch's x + 1 is (20, 1, 4, 4), where NumPy's loop gives a size-1 dimension a
+stride of its own, (1, 1, 4, 20)), with the same values and gradients."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+SHAPES = [(1, 4, 5, 1), (2, 4, 5, 1), (1, 4, 1, 5), (2, 1, 4, 5), (3, 1, 1, 2), (1, 1, 4, 5)]
+
+
+def _inputs(lib, shape, how):
+    n = int(np.prod(shape))
+    x = lib.arange(float(n)).reshape(shape)
+    if how == "channels_last":
+        return x.contiguous(memory_format=lib.channels_last)
+    if how == "empty_channels_last":  # (one channel: (20, 1, 5, 1), which NumPy calls row-major)
+        return lib.empty(shape, memory_format=lib.channels_last).copy_(x)
+    # (a permuted layout: the brief's (1, 1, 4, 5) viewed from a (1, 4, 5, 1) row-major buffer and the like)
+    return lib.arange(float(n)).reshape(shape[0], shape[2], shape[3], shape[1]).permute(0, 3, 1, 2)
+
+
+OPS = {
+    "add_scalar": lambda x: x + 1,
+    "mul_scalar": lambda x: x * 2.5,
+    "exp": lambda x: x.exp(),
+    "abs": lambda x: x.abs(),
+    "sigmoid": lambda x: x.sigmoid(),
+    "neg": lambda x: -x,
+    "add_tensor": lambda x: x + x,
+    "add_zero_d": lambda x: x + x.new_tensor(2.0),
+    "where_scalar": lambda x: x.where(x > 3, 0.5),
+    "sort_values": lambda x: x.sort(1).values,
+    "sort_indices": lambda x: x.sort(-1).indices,
+    "sort_values_last": lambda x: x.sort(-1).values,
+}
+
+
+@pytest.mark.parametrize("how", ["channels_last", "empty_channels_last", "permuted"])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("op", list(OPS))
+def test_strides_are_pytorchs(op, shape, how):
+    x, t = _inputs(ember, shape, how), _inputs(torch, shape, how)
+    assert x.stride() == t.stride()
+    out, expected = OPS[op](x), OPS[op](t)
+    assert out.stride() == expected.stride()
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["exp", "sigmoid", "add_scalar", "sort_values"])
+def test_gradients_and_saved_versions_still_hold(op):
+    x = _inputs(ember, (2, 4, 5, 1), "channels_last").requires_grad_()
+    t = _inputs(torch, (2, 4, 5, 1), "channels_last").requires_grad_()
+    out, expected = OPS[op](x), OPS[op](t)
+    assert out.stride() == expected.stride()
+    (out * out).sum().backward()
+    (expected * expected).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5)
+    if op in ("exp", "sigmoid"):  # (the result, saved for backward, is the tensor's own array: its version counts)
+        y = OPS[op](_inputs(ember, (2, 4, 5, 1), "channels_last").requires_grad_())
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
