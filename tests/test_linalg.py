@@ -310,12 +310,16 @@ def test_dot_refuses_what_pytorch_refuses_with_its_message(shapes):
         assert errors[0] == errors[1]
 
 
-# exactly singular matrices (an exact zero pivot in the LU of A and of A^T): rank 2, rank 1, zero
+# exactly singular matrices (an exact zero pivot in the LU of A and of A^T): rank 2, rank 1, zero. Every multiplier
+# of their eliminations with partial pivoting is a power of two, so the zero pivot is exact in any LAPACK, with or
+# without fused multiply-adds (a multiplier of 1/3 left PyTorch's LAPACK (MKL, AVX-512) a pivot of 2.2e-16 and
+# NumPy's an exact zero: PyTorch's create_graph solve then did not raise and its infinities moved)
+RANK_2 = np.array([[4.0, 3.0, 0.0], [-2.0, -2.0, 1.0], [-8.0, -7.0, 2.0]])
 SINGULAR = {
-    "rank 2": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
-    "rank 1": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]]),
+    "rank 2": RANK_2,
+    "rank 1": np.array([[1.0, 2.0, 4.0], [2.0, 4.0, 8.0], [4.0, 8.0, 16.0]]),
     "zero": np.zeros((3, 3)),
-    "batch": np.stack([np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+    "batch": np.stack([RANK_2,
                        np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]), np.zeros((3, 3))]),
 }
 
