@@ -52,7 +52,8 @@ FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "
              ("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"), ("laguerre", "l"), ("legendre", "p"))
              for letter in letters),
          "special.hermite_polynomial_h": None, "special.hermite_polynomial_he": None,
-         "special.spherical_bessel_j0": None}
+         "special.spherical_bessel_j0": None, "special.scaled_modified_bessel_k0": None,
+         "special.scaled_modified_bessel_k1": None, "special.airy_ai": None}
 SECOND = {"mm": "mat2", "bmm": "mat2", "outer": "vec2", "ger": "vec2", "dot": "tensor", "pow": "exponent",
           "float_power": "exponent", "mv": "vec", "cholesky_solve": "input2", "linalg.lstsq": "b",
           "promote_types": "type2", "result_type": "other", "linalg.tensorsolve": "other"}

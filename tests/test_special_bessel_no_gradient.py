@@ -1,4 +1,4 @@
-"""``torch.special.modified_bessel_i0`` / ``modified_bessel_i1`` / ``spherical_bessel_j0`` (missing in ember), against
+"""``torch.special.modified_bessel_i0`` / ``modified_bessel_i1`` / ``spherical_bessel_j0`` , against
 torch: values over the kernels' branches (the series near 0, large and infinite arguments, NaN), dtypes, no gradient,
 out=, and PyTorch's errors."""
 
