@@ -6,7 +6,7 @@ import operator
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
-from .._arg_aliases import method_operand_error
+from .._arg_aliases import operator_refusal
 
 if TYPE_CHECKING:
     from .. import ops
@@ -46,10 +46,13 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.add(self, other, alpha=alpha)
         except TypeError as error:
-            raise method_operand_error("add", error, other) from None
+            return operator_refusal(error, other)
 
     def __radd__(self, other) -> Tensor:
-        return ops.elementwise.add(self, other)  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
+        try:  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
+            return ops.elementwise.add(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __sub__(self, other, *number_first, alpha=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.sub(alpha, other) (ember/_deprecated_overloads.py)
@@ -60,10 +63,13 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.sub(self, other, alpha=alpha)
         except TypeError as error:
-            raise method_operand_error("sub", error, other) from None
+            return operator_refusal(error, other)
 
     def __rsub__(self, other) -> Tensor:
-        return ops.elementwise.rsub(self, other)
+        try:
+            return ops.elementwise.rsub(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __mul__(self, other) -> Tensor:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and \
@@ -72,10 +78,13 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.mul(self, other)
         except TypeError as error:
-            raise method_operand_error("mul", error, other) from None
+            return operator_refusal(error, other)
 
     def __rmul__(self, other) -> Tensor:
-        return ops.elementwise.mul(self, other)  # (as __radd__)
+        try:
+            return ops.elementwise.mul(self, other)  # (as __radd__)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __truediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
@@ -84,30 +93,51 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
         except TypeError as error:
-            raise method_operand_error("div", error, other) from None
+            return operator_refusal(error, other)
 
     def __rtruediv__(self, other) -> Tensor:
         # PyTorch's ``number / x`` is ``x.reciprocal() * number``: its values, and its saved tensor (the
         # reciprocal, not x, which may then change in place before backward)
-        return ops.elementwise.mul(self.reciprocal(), other)
+        try:
+            return ops.elementwise.mul(self.reciprocal(), other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __floordiv__(self, other) -> Tensor:
-        return ops.elementwise.floor_divide(self, other)
+        try:
+            return ops.elementwise.floor_divide(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rfloordiv__(self, other) -> Tensor:
-        return ops.elementwise.floor_divide(other, self)
+        try:
+            return ops.elementwise.floor_divide(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __mod__(self, other) -> Tensor:
-        return ops.elementwise.remainder(self, other)
+        try:
+            return ops.elementwise.remainder(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rmod__(self, other) -> Tensor:
-        return ops.elementwise.remainder(other, self)
+        try:
+            return ops.elementwise.remainder(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __pow__(self, exponent) -> Tensor:
-        return ops.elementwise.pow(self, exponent)
+        try:
+            return ops.elementwise.pow(self, exponent)
+        except TypeError as error:
+            return operator_refusal(error, exponent)
 
     def __rpow__(self, other) -> Tensor:
-        return ops.elementwise.pow(other, self)
+        try:
+            return ops.elementwise.pow(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __eq__(self, other) -> Tensor:  # type: ignore[override]
         return ops.elementwise.operator_eq(self, other)
@@ -128,34 +158,64 @@ class ElementwiseMethods:
         return ops.elementwise.operator_ge(self, other)
 
     def __and__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_and(self, other)
+        try:
+            return ops.elementwise.bitwise_and(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __or__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_or(self, other)
+        try:
+            return ops.elementwise.bitwise_or(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __xor__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_xor(self, other)
+        try:
+            return ops.elementwise.bitwise_xor(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rand__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_and(other, self)
+        try:
+            return ops.elementwise.bitwise_and(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __ror__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_or(other, self)
+        try:
+            return ops.elementwise.bitwise_or(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rxor__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_xor(other, self)
+        try:
+            return ops.elementwise.bitwise_xor(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __lshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_left_shift(self, other)
+        try:
+            return ops.elementwise.bitwise_left_shift(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_right_shift(self, other)
+        try:
+            return ops.elementwise.bitwise_right_shift(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rlshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_left_shift(other, self)
+        try:
+            return ops.elementwise.bitwise_left_shift(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rrshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_right_shift(other, self)
+        try:
+            return ops.elementwise.bitwise_right_shift(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __invert__(self) -> Tensor:
         return ops.elementwise.bitwise_not(self)

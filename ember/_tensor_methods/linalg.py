@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
+from .._arg_aliases import is_operand
 from .._deprecated_overloads import beta_first as _number_first
 
 
@@ -31,9 +32,13 @@ class LinalgMethods:
     __slots__ = ()
 
     def __matmul__(self, other: Tensor) -> Tensor:
+        if not is_operand(other):  # (Python's TypeError, as for PyTorch's operator)
+            return NotImplemented
         return ops.linalg.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
+        if not is_operand(other):
+            return NotImplemented
         return ops.linalg.matmul(other, self)
 
     matmul = __matmul__
