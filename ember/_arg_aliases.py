@@ -48,8 +48,7 @@ FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "
          "linalg.vander": None, "linalg.multi_dot": None, "linalg.diagonal": None,
          "linalg.svd": None, "linalg.svdvals": None, "linalg.lu": None,
          "linalg.lu_factor": None, "linalg.lu_factor_ex": None, "linalg.inv": None, "linalg.inv_ex": None,
-         "linalg.qr": None, "linalg.det": None, "linalg.slogdet": None, "linalg.ldl_factor": None,
-         "linalg.ldl_factor_ex": None,
+         "linalg.qr": None, "linalg.det": None, "linalg.slogdet": None,
          **dict.fromkeys(f"special.{kind}_polynomial_{letter}" for kind, letters in (
              ("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"), ("laguerre", "l"), ("legendre", "p"))
              for letter in letters),

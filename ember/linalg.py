@@ -29,6 +29,7 @@ from .ops.decompositions import (
     svd,
     svdvals,
 )
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg import matmul
 from .ops.solve import (
     LinAlgError,
@@ -47,7 +48,8 @@ from .ops.solve import slogdet as _slogdet
 from .return_types import result
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve",
+           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
            "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
            "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
            "vecdot", "vector_norm"]
