@@ -154,7 +154,7 @@ _TENSOR_OR_NUMBER = {**dict.fromkeys((
     "multiply", "floor_divide", "fmod", "remainder", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "greater",
     "less", "greater_equal", "less_equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_left_shift", "bitwise_right_shift", "xlogy", "subtract", "divide", "true_divide"), "other"),
-    "pow": "exponent", "float_power": "exponent"}
+    "pow": "exponent", "float_power": "exponent", "clamp_min": "min", "clamp_max": "max"}
 
 
 def method_operand_error(name: str, operand) -> TypeError:

@@ -76,3 +76,19 @@ def test_operands_still_taken():
     for m in (torch, ember):
         with pytest.raises(TypeError):
             m.ones(2).add(m.ones(2), alpha="a")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.clamp("a"), lambda m, x: x.clamp_("a"), lambda m, x: x.clip("a"), lambda m, x: x.clip_("a"),
+    lambda m, x: x.clamp(None, "a"), lambda m, x: x.clamp(1, "a"), lambda m, x: x.clamp("a", 1),
+    lambda m, x: x.clamp([1.0]), lambda m, x: x.clamp_min("a"), lambda m, x: x.clamp_min_("a"),
+    lambda m, x: x.clamp_max("a"), lambda m, x: x.clamp_max_("a"), lambda m, x: m.clamp(x, "a"),
+    lambda m, x: m.clamp(x, 1, "a"), lambda m, x: m.clip(x, "a"), lambda m, x: m.clamp_min(x, "a"),
+    lambda m, x: m.clamp_max(x, "a")])
+def test_clamp_bounds_of_another_kind_as_torch(call):
+    """(A bound given by keyword is worded as a positional one: PyTorch's message says ``min=str``.)"""
+    results = []
+    for m in (torch, ember):
+        x = m.ones(2)
+        results.append((_outcome(call, m, x), x.tolist()))
+    assert results[0] == results[1]
