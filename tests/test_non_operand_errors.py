@@ -92,3 +92,12 @@ def test_clamp_bounds_of_another_kind_as_torch(call):
         x = m.ones(2)
         results.append((_outcome(call, m, x), x.tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("name", ["bitwise_left_shift", "bitwise_right_shift"])
+def test_shift_functions_refuse_a_non_operand(name):
+    """(They returned NotImplemented: a silent non-tensor result. ember words the error as its other binary
+    functions do, "argument 'other' (position 2) must be Tensor"; PyTorch's lists its overloads.)"""
+    for m in (torch, ember):
+        with pytest.raises(TypeError, match=name):
+            getattr(m, name)(m.ones(2, dtype=m.int64), "a")
