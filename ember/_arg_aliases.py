@@ -136,6 +136,13 @@ def is_operand(value) -> bool:
 _OPERAND_TYPES: tuple[type, ...] = ()
 
 
+def is_tensor(value) -> bool:
+    """Whether ``value`` is a tensor (Tensor's class looked up as ``is_operand`` looks it up)."""
+    if not _OPERAND_TYPES:
+        is_operand(value)
+    return isinstance(value, _OPERAND_TYPES[0])
+
+
 def operator_refusal(error: TypeError, other):
     """What a binary operator (``Tensor.__add__``, ``__ipow__``) returns when its op raised ``error``: NotImplemented
     where ``other`` is not an operand (Python then tries ``other``'s method and words its own TypeError, ``unsupported
@@ -149,6 +156,8 @@ def operator_refusal(error: TypeError, other):
 # (position 1) must be Tensor" (the others': an invalid combination of its Tensor and Number overloads, below)
 _MUST_BE_TENSOR = frozenset({"add", "sub", "mul", "div", "logical_and", "logical_or", "logical_xor", "matmul",
                              "igamma", "igammac"})
+# those of them that take no number either (PyTorch's signature has only the Tensor overload)
+_TENSOR_ONLY = frozenset({"logical_and", "logical_or", "logical_xor", "matmul", "igamma", "igammac"})
 # the overloads' parameter, where PyTorch's methods take a Tensor or a Number of that name
 _TENSOR_OR_NUMBER = {**dict.fromkeys((
     "multiply", "floor_divide", "fmod", "remainder", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "greater",
@@ -178,9 +187,33 @@ def method_operand_error(name: str, operand) -> TypeError:
                      f"{overloads}")
 
 
+def method_refusal(name: str, error: TypeError, operand) -> TypeError:
+    """What the method ``x.<name>(operand)`` raises when its op raised ``error``: PyTorch's TypeError
+    (``method_operand_error``) where ``operand`` is not an operand, else ``error`` itself. (The methods whose calls
+    go straight to their function, without ``_refusing_non_operands``' wrapper, call it on their error path.)"""
+    return error if is_operand(operand) else method_operand_error(name, operand)
+
+
+# the methods that word their refusal themselves (method_refusal): no wrapper on their call path
+_OWN_REFUSAL = frozenset({"add", "sub", "mul", "div", "subtract", "multiply", "divide", "true_divide",
+                          "floor_divide", "remainder", "pow", "pow_", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+                          "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or",
+                          "logical_xor", "matmul"})
+
+
 def _refusing_non_operands(name: str, method: Callable) -> Callable:
     """The binary Tensor ``method`` raising PyTorch's TypeError (``method_operand_error``) for a first argument that
-    is not an operand, before the op runs (the operator it may share its function with gives NotImplemented)."""
+    is not an operand (not a tensor, for ``_TENSOR_ONLY``'s), before the op runs (the operator it may share its
+    function with gives NotImplemented)."""
+
+    if name.removesuffix("_") in _TENSOR_ONLY:
+        @functools.wraps(method)
+        def refusing_non_tensors(self, *args, **kwargs):
+            if args and not is_tensor(args[0]):
+                raise method_operand_error(name, args[0])
+            return method(self, *args, **kwargs)
+
+        return refusing_non_tensors
 
     @functools.wraps(method)
     def refusing_non_operands(self, *args, **kwargs):
@@ -324,7 +357,8 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
         method = next(klass.__dict__[name] for klass in cls.__mro__ if name in klass.__dict__)
         if isinstance(method, FunctionType):
             wrapped = with_torch_names(name, method, method=True)
-            if name.removesuffix("_") in _MUST_BE_TENSOR or name.removesuffix("_") in _TENSOR_OR_NUMBER:
+            if name not in _OWN_REFUSAL and (name.removesuffix("_") in _MUST_BE_TENSOR
+                                             or name.removesuffix("_") in _TENSOR_OR_NUMBER):
                 wrapped = _refusing_non_operands(name, wrapped)
             if wrapped is not method:
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")

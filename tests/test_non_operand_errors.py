@@ -101,3 +101,16 @@ def test_shift_functions_refuse_a_non_operand(name):
     for m in (torch, ember):
         with pytest.raises(TypeError, match=name):
             getattr(m, name)(m.ones(2, dtype=m.int64), "a")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x @ 1, lambda m, x: 1 @ x, lambda m, x: x.matmul(1), lambda m, x: m.matmul(x, 1.5),
+    lambda m, x: m.matmul(1, x), lambda m, x: m.logical_and(x, 1), lambda m, x: x.logical_and(1),
+    lambda m, x: x.logical_xor_(1), lambda m, x: x.igamma(1), lambda m, x: x.igammac(2.0)])
+def test_tensor_only_ops_refuse_numbers_as_torch(call):
+    """matmul, the logical ops and igamma / igammac take tensors only (a number too is PyTorch's TypeError)."""
+    results = []
+    for m in (torch, ember):
+        x = m.ones(2)
+        results.append((_outcome(call, m, x), x.tolist()))
+    assert results[0] == results[1]

@@ -6,7 +6,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
-from .._arg_aliases import is_operand, operator_refusal
+from .._arg_aliases import is_operand, method_refusal, operator_refusal
 from .._not_given import NOT_GIVEN
 
 if TYPE_CHECKING:
@@ -52,11 +52,17 @@ class InplaceMethods:
     mul_ = multiply_ = __imul__
     div_ = divide_ = __idiv__ = __itruediv__
 
+    def __ipow__(self, exponent) -> Tensor:
+        try:
+            return ops.inplace.pow_(self, exponent)
+        except TypeError as error:  # (``x **= "a"``: Python's error)
+            return operator_refusal(error, exponent)
+
     def pow_(self, exponent) -> Tensor:
         try:
             return ops.inplace.pow_(self, exponent)
-        except TypeError as error:  # (``x **= "a"``: Python's error; the method's is its wrapper's, _arg_aliases)
-            return operator_refusal(error, exponent)
+        except TypeError as error:
+            raise method_refusal("pow_", error, exponent) from None
 
     def floor_divide_(self, other) -> Tensor:
         try:
@@ -72,7 +78,7 @@ class InplaceMethods:
         return ops.inplace.div_(self, other)
 
     # ``x **= y``, ``x //= y``: in place, as PyTorch's (without them Python would rebind x to a new tensor)
-    __ipow__, __ifloordiv__ = pow_, floor_divide_
+    __ifloordiv__ = floor_divide_
 
     def gt_(self, other) -> Tensor:
         return ops.inplace.gt_(self, other)

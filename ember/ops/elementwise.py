@@ -983,6 +983,7 @@ eq, ne, lt, le, gt, ge = (_comparison_function(operator, name) for operator, nam
 
 def _logical(fn):
     def op(a, b):
+        require_tensor(fn.__name__, b)  # (PyTorch's logical ops take tensors only)
         return _no_grad_binary(fn, a, b)
 
     return op
