@@ -348,8 +348,9 @@ def _named_where_reachable(wrapper: Callable, module: str, qualname: str) -> Non
 
 def accept_torch_names_in_methods(cls: _C) -> _C:
     """Class decorator: each method of ``cls`` (its own and its mixins') also takes PyTorch's names for its
-    parameters (``x.mul(other=y)``) and, where it has ``dim``/``keepdim``, ``axis=``/``keepdims=``; the others are
-    left as they are."""
+    parameters (``x.mul(other=y)``) and, where it has ``dim``/``keepdim``, ``axis=``/``keepdims=``; the binary ones
+    that do not word it themselves (``_OWN_REFUSAL``) refuse a non-operand with PyTorch's TypeError
+    (``_refusing_non_operands``); the others are left as they are."""
     for name in dir(cls):
         if name.startswith("__"):  # (with_torch_names leaves these as they are)
             continue
