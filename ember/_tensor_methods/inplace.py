@@ -19,19 +19,17 @@ else:
 class InplaceMethods:
     __slots__ = ()
 
-    def __iadd__(self, other, *number_first, alpha=1) -> Tensor:
-        if number_first:  # PyTorch's deprecated x.add_(alpha, other) (ember/_deprecated_overloads.py)
-            other, alpha = _deprecated.alpha_first("add_", other, number_first, alpha)
+    # The operators (``x += "a"``: NotImplemented, Python's error, as PyTorch's) and the methods (``x.add_("a")``:
+    # PyTorch's TypeError, which the op raises itself: ops/inplace.py) are separate functions, neither wrapped.
+    def __iadd__(self, other) -> Tensor:
         try:
-            return ops.inplace.add_(self, other, alpha=alpha)
+            return ops.inplace.add_(self, other)
         except TypeError as error:
             return operator_refusal(error, other)
 
-    def __isub__(self, other, *number_first, alpha=1) -> Tensor:
-        if number_first:  # PyTorch's deprecated x.sub_(alpha, other) (ember/_deprecated_overloads.py)
-            other, alpha = _deprecated.alpha_first("sub_", other, number_first, alpha)
+    def __isub__(self, other) -> Tensor:
         try:
-            return ops.inplace.sub_(self, other, alpha=alpha)
+            return ops.inplace.sub_(self, other)
         except TypeError as error:
             return operator_refusal(error, other)
 
@@ -41,16 +39,31 @@ class InplaceMethods:
         except TypeError as error:
             return operator_refusal(error, other)
 
-    def __itruediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
+    def __itruediv__(self, other) -> Tensor:
         try:
-            return ops.inplace.div_(self, other, rounding_mode=rounding_mode)
+            return ops.inplace.div_(self, other)
         except TypeError as error:
             return operator_refusal(error, other)
 
-    add_ = __iadd__
-    sub_ = subtract_ = __isub__
-    mul_ = multiply_ = __imul__
-    div_ = divide_ = __idiv__ = __itruediv__
+    __idiv__ = __itruediv__
+
+    def add_(self, other, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.add_(alpha, other) (ember/_deprecated_overloads.py)
+            other, alpha = _deprecated.alpha_first("add_", other, number_first, alpha)
+        return ops.inplace.add_(self, other, alpha=alpha)
+
+    def sub_(self, other, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.sub_(alpha, other) (ember/_deprecated_overloads.py)
+            other, alpha = _deprecated.alpha_first("sub_", other, number_first, alpha)
+        return ops.inplace.sub_(self, other, alpha=alpha)
+
+    def mul_(self, other) -> Tensor:
+        return ops.inplace.mul_(self, other)
+
+    def div_(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        return ops.inplace.div_(self, other, rounding_mode=rounding_mode)
+
+    subtract_, multiply_, divide_ = sub_, mul_, div_  # (their refusal of a non-operand: _arg_aliases' wrapper)
 
     def __ipow__(self, exponent) -> Tensor:
         try:
