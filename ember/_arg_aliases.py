@@ -22,10 +22,12 @@ from __future__ import annotations
 import functools
 import inspect
 import keyword
+import numbers
 from collections.abc import Callable
 from types import FunctionType
 from typing import TypeVar
 
+from ._backend import xp
 from ._signatures import Kinds, parameter_kinds, with_keywords
 
 _C = TypeVar("_C", bound=type)
@@ -46,13 +48,13 @@ FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "
          "linalg.vander": None, "linalg.multi_dot": None, "linalg.diagonal": None,
          "linalg.svd": None, "linalg.svdvals": None, "linalg.lu": None,
          "linalg.lu_factor": None, "linalg.lu_factor_ex": None, "linalg.inv": None, "linalg.inv_ex": None,
-         "linalg.qr": None, "linalg.det": None, "linalg.slogdet": None, "linalg.ldl_factor": None,
-         "linalg.ldl_factor_ex": None,
+         "linalg.qr": None, "linalg.det": None, "linalg.slogdet": None,
          **dict.fromkeys(f"special.{kind}_polynomial_{letter}" for kind, letters in (
              ("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"), ("laguerre", "l"), ("legendre", "p"))
              for letter in letters),
          "special.hermite_polynomial_h": None, "special.hermite_polynomial_he": None,
-         "special.spherical_bessel_j0": None}
+         "special.spherical_bessel_j0": None, "special.scaled_modified_bessel_k0": None,
+         "special.scaled_modified_bessel_k1": None, "special.airy_ai": None}
 SECOND = {"mm": "mat2", "bmm": "mat2", "outer": "vec2", "ger": "vec2", "dot": "tensor", "pow": "exponent",
           "float_power": "exponent", "mv": "vec", "cholesky_solve": "input2", "linalg.lstsq": "b",
           "promote_types": "type2", "result_type": "other", "linalg.tensorsolve": "other"}
@@ -120,17 +122,109 @@ def operand_type_error(operand) -> TypeError:
     return error
 
 
-def method_operand_error(name: str, error: TypeError, other) -> TypeError:
-    """PyTorch's TypeError of the method ``x.<name>(other)`` for an ``other`` that is neither a tensor nor a number
-    (``x.mul("a")``: "mul(): argument 'other' (position 1) must be Tensor, not str"), or ``error`` itself for any
-    other TypeError. The operator shares the method's function (``add = __add__``), so ``x * "a"`` reads the same,
-    where PyTorch's operator gives Python's message, and ``x.add(other="a")`` names the position, which PyTorch's
-    leaves out for a keyword."""
-    from ._tensor import Tensor
+def is_operand(value) -> bool:
+    """Whether a binary op takes ``value`` as an operand: a tensor, a number (NumPy's scalars too) or a NumPy array
+    (which ember's own callers pass); PyTorch's argument parser refuses anything else (a str, None, a list)."""
+    global _OPERAND_TYPES
+    if not _OPERAND_TYPES:  # (Tensor's module imports this one: its class is looked up once, at the first call)
+        from ._tensor import Tensor
 
-    if not hasattr(error, "operand") or isinstance(other, (Tensor, int, float, complex)):
-        return error  # (another TypeError, or one of another argument: alpha="a")
-    return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        _OPERAND_TYPES = (Tensor, numbers.Number, xp.ndarray)
+    return isinstance(value, _OPERAND_TYPES)
+
+
+_OPERAND_TYPES: tuple[type, ...] = ()
+
+
+def is_tensor(value) -> bool:
+    """Whether ``value`` is a tensor (Tensor's class looked up as ``is_operand`` looks it up)."""
+    if not _OPERAND_TYPES:
+        is_operand(value)
+    return isinstance(value, _OPERAND_TYPES[0])
+
+
+def operator_refusal(error: TypeError, other):
+    """What a binary operator (``Tensor.__add__``, ``__ipow__``) returns when its op raised ``error``: NotImplemented
+    where ``other`` is not an operand (Python then tries ``other``'s method and words its own TypeError, ``unsupported
+    operand type(s) for +: 'Tensor' and 'str'``, as for PyTorch's operators); else ``error`` is raised."""
+    if not is_operand(other):
+        return NotImplemented
+    raise error  # (another refusal: of alpha=, of a dtype)
+
+
+# Tensor methods (by name, without the in-place "_") whose refusal of a non-operand PyTorch words "argument 'other'
+# (position 1) must be Tensor" (the others': an invalid combination of its Tensor and Number overloads, below)
+_MUST_BE_TENSOR = frozenset({"add", "sub", "mul", "div", "logical_and", "logical_or", "logical_xor", "matmul",
+                             "igamma", "igammac"})
+# those of them that take no number either (PyTorch's signature has only the Tensor overload)
+_TENSOR_ONLY = frozenset({"logical_and", "logical_or", "logical_xor", "matmul", "igamma", "igammac"})
+# the overloads' parameter, where PyTorch's methods take a Tensor or a Number of that name
+_TENSOR_OR_NUMBER = {**dict.fromkeys((
+    "multiply", "floor_divide", "fmod", "remainder", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+    "less", "greater_equal", "less_equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_left_shift", "bitwise_right_shift", "xlogy", "subtract", "divide", "true_divide"), "other"),
+    "pow": "exponent", "float_power": "exponent", "clamp_min": "min", "clamp_max": "max"}
+
+
+def method_operand_error(name: str, operand) -> TypeError:
+    """PyTorch's TypeError of the method ``x.<name>(operand)`` for an operand that is neither a tensor nor a number
+    (``x.mul("a")``: "mul(): argument 'other' (position 1) must be Tensor, not str"; ``x.pow_("a")``: its
+    overloads, each with the argument that did not match)."""
+    shown = type(operand).__name__
+    base = name.removesuffix("_")
+    if base in _MUST_BE_TENSOR:
+        return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {shown}")
+    mismatch = f"      didn't match because some of the arguments have invalid types: (!{shown}!)\n"
+    if base == "subtract":  # (no line says why: the alpha overloads differ in more than the operand)
+        overloads = " * (Tensor other, *, Number alpha = 1)\n * (Number other, Number alpha = 1)\n"
+    elif base == "divide":
+        overloads = (f" * (Tensor other)\n{mismatch} * (Tensor other, *, str rounding_mode)\n * (Number other)\n"
+                     f"{mismatch} * (Number other, *, str rounding_mode)\n")
+    else:
+        argument = _TENSOR_OR_NUMBER[base]
+        overloads = f" * (Tensor {argument})\n{mismatch} * (Number {argument})\n{mismatch}"
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({shown}), but expected one of:\n"
+                     f"{overloads}")
+
+
+def method_refusal(name: str, error: TypeError, operand) -> TypeError:
+    """What the method ``x.<name>(operand)`` raises when its op raised ``error``: PyTorch's TypeError
+    (``method_operand_error``) where ``operand`` is not an operand, else ``error`` itself. (The methods whose calls
+    go straight to their function, without ``_refusing_non_operands``' wrapper, call it on their error path.)"""
+    return error if is_operand(operand) else method_operand_error(name, operand)
+
+
+# the methods that word their refusal themselves (method_refusal): no wrapper on their call path
+_OWN_REFUSAL = frozenset({"add", "sub", "mul", "div", "subtract", "multiply", "divide", "true_divide",
+                          "floor_divide", "remainder", "pow", "pow_", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+                          "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or",
+                          "logical_xor", "matmul", "add_", "sub_", "mul_", "div_"})
+
+
+def _refusing_non_operands(name: str, method: Callable) -> Callable:
+    """The binary Tensor ``method`` raising PyTorch's TypeError (``method_operand_error``) for a first argument that
+    is not an operand (not a tensor, for ``_TENSOR_ONLY``'s), before the op runs (the operator it may share its
+    function with gives NotImplemented)."""
+
+    if name.removesuffix("_") in _TENSOR_ONLY:
+        @functools.wraps(method)
+        def refusing_non_tensors(self, *args, **kwargs):
+            if args and not is_tensor(args[0]):
+                raise method_operand_error(name, args[0])
+            return method(self, *args, **kwargs)
+
+        return refusing_non_tensors
+
+    @functools.wraps(method)
+    def refusing_non_operands(self, *args, **kwargs):
+        if args and not (args[0].__class__ is float or args[0].__class__ is int or is_operand(args[0])):
+            raise method_operand_error(name, args[0])
+        out = method(self, *args, **kwargs)
+        if out is NotImplemented:  # (an operand given by keyword)
+            raise method_operand_error(name, next(iter(kwargs.values()), None))
+        return out
+
+    return refusing_non_operands
 
 
 def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch_names: dict[str, str],
@@ -254,8 +348,9 @@ def _named_where_reachable(wrapper: Callable, module: str, qualname: str) -> Non
 
 def accept_torch_names_in_methods(cls: _C) -> _C:
     """Class decorator: each method of ``cls`` (its own and its mixins') also takes PyTorch's names for its
-    parameters (``x.mul(other=y)``) and, where it has ``dim``/``keepdim``, ``axis=``/``keepdims=``; the others are
-    left as they are."""
+    parameters (``x.mul(other=y)``) and, where it has ``dim``/``keepdim``, ``axis=``/``keepdims=``; the binary ones
+    that do not word it themselves (``_OWN_REFUSAL``) refuse a non-operand with PyTorch's TypeError
+    (``_refusing_non_operands``); the others are left as they are."""
     for name in dir(cls):
         if name.startswith("__"):  # (with_torch_names leaves these as they are)
             continue
@@ -263,6 +358,9 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
         method = next(klass.__dict__[name] for klass in cls.__mro__ if name in klass.__dict__)
         if isinstance(method, FunctionType):
             wrapped = with_torch_names(name, method, method=True)
+            if name not in _OWN_REFUSAL and (name.removesuffix("_") in _MUST_BE_TENSOR
+                                             or name.removesuffix("_") in _TENSOR_OR_NUMBER):
+                wrapped = _refusing_non_operands(name, wrapped)
             if wrapped is not method:
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)

@@ -22,7 +22,7 @@ from ._backend import xp
 from ._inference import check_inplace as check_inference_inplace
 from ._tensor import Tensor
 from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
-from .storage import root_array
+from .storage import TypedStorage, UntypedStorage, root_array
 
 
 def _sizes(sizes: tuple) -> tuple[int, ...]:
@@ -99,11 +99,13 @@ def resize_as_(t: Tensor, other: Tensor, memory_format=None) -> Tensor:
     return resize_(t, tuple(other.shape), memory_format=memory_format)
 
 
-def set_(t: Tensor, source: Tensor | None = None) -> Tensor:
+def set_(t: Tensor, source=None, storage_offset: int | None = None, size=None, stride=None) -> Tensor:
     """``t.set_(source)``: ``t`` becomes ``source``'s data (same storage, shape and strides; writes through either
-    show in both); ``t.set_()``: an empty tensor. As PyTorch, a leaf that requires grad refuses (outside no_grad),
-    and the dtypes must match. Differences from PyTorch: a storage as ``source`` is not supported, nor a tensor
-    that is part of a recorded graph."""
+    show in both); ``t.set_()``: an empty tensor; ``t.set_(storage, offset, size, stride)``: ``t`` views the
+    storage's memory (a whole storage as 1-D without them). As PyTorch, a leaf that requires grad refuses (outside
+    no_grad), and the dtypes must match. Differences from PyTorch: a tensor that is part of a recorded graph is
+    refused, and a layout that reaches past the storage's end is an error (PyTorch grows the storage), as is a
+    tensor given with an offset or size."""
     from .autograd.grad_mode import is_grad_enabled
 
     if t.requires_grad and is_grad_enabled():
@@ -114,8 +116,11 @@ def set_(t: Tensor, source: Tensor | None = None) -> Tensor:
         t._data = xp.empty((0,), t._data.dtype)
         t._bump_version()  # (an inference tensor outside inference mode: PyTorch's error, after the change)
         return t
-    if not isinstance(source, Tensor):
-        raise NotImplementedError(f"set_({type(source).__name__}): ember sets a tensor from another tensor only")
+    if isinstance(source, (UntypedStorage, TypedStorage)):
+        return _set_storage(t, source, storage_offset, size, stride)
+    if not isinstance(source, Tensor) or storage_offset is not None:
+        raise NotImplementedError(f"set_({type(source).__name__}): ember sets a tensor from a storage, or from another "
+                                  "tensor without an offset, size and stride")
     if source._data.dtype != t._data.dtype:
         raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor of type {t.dtype}")
     own = t._vc
@@ -123,5 +128,38 @@ def set_(t: Tensor, source: Tensor | None = None) -> Tensor:
     if own.__class__ is not list:  # an inference tensor stays one; outside inference mode, PyTorch's error after
         t._vc = own  # the change (its version bump refuses)
         check_inference_inplace(own)
+    t._bump_version()
+    return t
+
+
+def _set_storage(t: Tensor, storage, offset: int | None, size, stride) -> Tensor:
+    """``t`` as the elements of ``storage``'s memory at element ``offset`` with ``size`` and ``stride`` (contiguous
+    strides by default; the whole storage as 1-D without a size), sharing that memory."""
+    import math
+
+    from ._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+    from ._meta import contiguous_strides
+
+    dtype = t.dtype
+    if isinstance(storage, TypedStorage) and storage.dtype != dtype:
+        raise RuntimeError(f"Expected a Storage of type {CPP_TYPE_NAMES[dtype.name]} or an UntypedStorage, but got "
+                           f"type {SCALAR_TYPE_NAMES[storage.dtype.name]} for argument 1 'storage'")
+    root = storage._root
+    elements = root.nbytes // dtype.itemsize
+    offset = 0 if offset is None else operator.index(offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    size = (elements,) if size is None else tuple(operator.index(n) for n in size)
+    stride = contiguous_strides(size) if stride is None else tuple(operator.index(n) for n in stride)
+    needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if math.prod(size) else 0
+    if needed > elements:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {dtype.itemsize} requiring a storage size of {needed * dtype.itemsize} are out "
+                           f"of bounds for storage of size {root.nbytes} (ember does not grow a storage)")
+    layout = layout_in_storage(root, root)
+    if layout is None:
+        raise RuntimeError("set_: this storage's memory is not one block (a gradient store's pieces)")
+    t._data = view_into(storage_bytes(root), dtype, offset * dtype.itemsize, size,
+                        tuple(s * dtype.itemsize for s in stride))
     t._bump_version()
     return t

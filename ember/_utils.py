@@ -1,5 +1,5 @@
 """``ember._utils``: the helpers of ``torch._utils`` that training code imports (gradient bucketing, element
-sizes)."""
+sizes, and the functions a pickled tensor or parameter is rebuilt by, which custom ``__reduce__`` methods name)."""
 
 from __future__ import annotations
 
@@ -36,3 +36,36 @@ def _element_size(dtype) -> int:
     if not isinstance(dtype, _dtype_class):
         raise RuntimeError(f"expected torch.dtype, but got {type(dtype)}")
     return dtype.itemsize
+
+
+def _rebuild_tensor(storage, storage_offset: int, size, stride) -> Tensor:
+    """A tensor of the storage's dtype viewing its memory at ``storage_offset`` with ``size`` and ``stride``."""
+    from . import empty
+
+    return empty((0,), dtype=storage.dtype if hasattr(storage, "_untyped_storage") else None).set_(
+        storage, storage_offset, size, stride)
+
+
+def _with_hooks(t: Tensor, backward_hooks) -> Tensor:
+    """``t`` with the backward hooks a pickle held (PyTorch's pickles keep an empty dict)."""
+    for hook in (backward_hooks or {}).values():
+        t.register_hook(hook)
+    return t
+
+
+def _rebuild_tensor_v2(storage, storage_offset: int, size, stride, requires_grad: bool, backward_hooks,
+                       metadata=None) -> Tensor:
+    """``_rebuild_tensor``, requiring grad as asked (and taking the hooks given). ``metadata`` (PyTorch's flags
+    of a tensor subclass's C++ state) is not supported when non-empty."""
+    if metadata:
+        raise NotImplementedError("_rebuild_tensor_v2: tensor metadata is not supported by ember")
+    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    t.requires_grad = requires_grad
+    return _with_hooks(t, backward_hooks)
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks):
+    """``nn.Parameter(data, requires_grad)`` (with the hooks given), as a pickled parameter is rebuilt."""
+    from .nn import Parameter
+
+    return _with_hooks(Parameter(data, requires_grad), backward_hooks)

@@ -8,10 +8,13 @@ functions' docstrings (and docs/api.md) say so.
 
 from __future__ import annotations
 
+import math
+
 from . import _dtype
 from ._backend import xp
 from ._missing import module_getattr
 from ._tensor import Tensor
+from .autograd.graph import Node, torch_named
 from .ops.decompositions import (
     cholesky,
     cholesky_ex,
@@ -26,6 +29,7 @@ from .ops.decompositions import (
     svd,
     svdvals,
 )
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg import matmul
 from .ops.solve import (
     LinAlgError,
@@ -44,7 +48,8 @@ from .ops.solve import slogdet as _slogdet
 from .return_types import result
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve",
+           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
            "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
            "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
            "vecdot", "vector_norm"]
@@ -152,7 +157,11 @@ def inv_ex(A: Tensor, *, check_errors: bool = False):
         lu_, _ = lu_arrays(A._data)
         zero = xp.diagonal(lu_, 0, -2, -1) == 0
         info = xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(xp.int32)
-        return result("linalg_inv_ex", ("inverse", "info"), (pinv(A), Tensor._make(info)))
+        from .autograd.graph import shown_as
+
+        # (the pseudo-inverse stands in for the invalid inverse; its node reads as PyTorch's)
+        return result("linalg_inv_ex", ("inverse", "info"), (shown_as(pinv(A), "LinalgInvExBackward0"),
+                                                             Tensor._make(info)))
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
@@ -243,6 +252,18 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     return Tensor._make((s > tol[..., None]).sum(-1).astype(xp.int64))
 
 
+@torch_named("LinalgHouseholderProductBackward0")
+class _NoReflectors(Node):
+    """The product of no reflectors, the first n columns of the identity (``Q``), recorded as PyTorch records it
+    when A or tau requires grad: constant in both, its backward gives neither a gradient (None, as PyTorch's)."""
+
+    def forward(self, A, tau, *, Q):
+        return Q
+
+    def backward(self, g):
+        return None, None
+
+
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """The first n columns of the product H_1 ... H_k of Householder reflectors H_i = I - tau_i v_i v_i^H, where
     v_i is column i of A below its diagonal with a 1 on it (LAPACK's orgqr/ungqr; ``geqrf``'s output gives Q).
@@ -273,6 +294,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         raise _dtype.not_implemented_for("orgqr_cpu", A.dtype)
     rows = Tensor._make(xp.arange(m)[:, None])
     Q = eye(m, n, dtype=A.dtype).expand(A.shape)
+    if tau.shape[-1] == 0:
+        return _NoReflectors.apply(A, tau, Q=Q.contiguous()._data)
     for i in reversed(range(tau.shape[-1])):  # Q = H_i Q, from the last reflector to the first
         v = where(rows < i, 0, where(rows == i, 1, A[..., :, i:i + 1]))  # (..., m, 1)
         Q = Q - tau[..., i, None, None] * (v @ (v.mH @ Q))
@@ -392,7 +415,12 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
 @empty_in_float32
 def cond(A: Tensor, p=None) -> Tensor:
     """The condition number of each matrix in the norm ``p``: the ratio of the extreme singular values for
-    None / 2 / -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (square A)."""
+    None / 2 / -2, the sum of the singular values times that of their reciprocals for "nuc", else
+    ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (square A; inf for a singular one).
+
+    As PyTorch's, the latter fills the inverse of a singular matrix with inf in place and turns the product's NaN
+    (0 * inf) into inf in place: its grad_fn is NanToNumBackward0, and backward through it raises PyTorch's
+    RuntimeError (the inverse, saved for inv's gradient, was modified by an in-place operation)."""
     if isinstance(A, Tensor) and A._data.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p in (None, 2, -2):
@@ -400,10 +428,15 @@ def cond(A: Tensor, p=None) -> Tensor:
         s = svdvals(A)
         if s._data.shape[-1] == 0:  # an empty matrix: PyTorch's condition number is 0
             return Tensor._make(xp.zeros(s._data.shape[:-1], s._data.dtype))
-        big, small = s[..., 0], s[..., -1]
-        return small / big if p == -2 else big / small
+        big, small = s[..., :1], s[..., -1:]  # (PyTorch's grad_fn: the quotient's SqueezeBackward1)
+        return (small / big if p == -2 else big / small).squeeze(-1)
     check_matrix(A, "linalg.cond", low_precision=p == "nuc")  # (the others' refusal is inv's)
-    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+    if p == "nuc":  # (from the singular values, as PyTorch's: no inverse; 0 * inf is NaN for a singular matrix)
+        s = svdvals(A)
+        return s.sum(-1) * s.reciprocal().sum(-1)
+    inverse, info = inv_ex(A)
+    inverse.masked_fill_((info > 0)[..., None, None], math.inf)
+    return (matrix_norm(A, p) * matrix_norm(inverse, p)).nan_to_num_(math.inf, math.inf, -math.inf)
 
 
 def vander(x: Tensor, N: int | None = None) -> Tensor:

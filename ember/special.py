@@ -1,6 +1,6 @@
 """``ember.special``: the ``torch.special`` functions ember computes (each is the op of the same name; ``expit`` is
 ``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``), the orthogonal polynomials
-among them; the others (the Bessel functions J, Y, K and Airy's) are not implemented (docs/api.md)."""
+among them and the Bessel functions (J, Y, I, K and Airy's), which take no gradient, as PyTorch's."""
 
 from __future__ import annotations
 
@@ -10,6 +10,17 @@ from ._missing import module_getattr
 from ._tensor import Tensor
 from .ops.activation import log_softmax, softmax
 from .ops.bessel_fns import modified_bessel_i0, modified_bessel_i1, spherical_bessel_j0
+from .ops.bessel_jyk import (
+    airy_ai,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+)
 from .ops.gamma_fns import digamma, polygamma, xlog1py, xlogy
 from .ops.gamma_fns import digamma as psi
 from .ops.gamma_fns import igamma as gammainc
@@ -57,9 +68,12 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
            "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-           "shifted_chebyshev_polynomial_w", "modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0"]
+           "shifted_chebyshev_polynomial_w", "modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0",
+           "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+           "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai"]
 # functions whose results take no gradient: out= is not refused under autograd
-_NO_GRADIENT = [name for name in __all__ if "_polynomial_" in name or name.startswith(("modified_", "spherical_"))]
+_NO_GRADIENT = [name for name in __all__ if "_polynomial_" in name
+                or name.startswith(("modified_", "spherical_", "bessel_", "scaled_", "airy_"))]
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 from ._arg_aliases import name_as_native_ops as _name_as_native_ops  # noqa: E402

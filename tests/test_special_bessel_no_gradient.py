@@ -1,4 +1,4 @@
-"""``torch.special.modified_bessel_i0`` / ``modified_bessel_i1`` / ``spherical_bessel_j0`` (missing in ember), against
+"""``torch.special.modified_bessel_i0`` / ``modified_bessel_i1`` / ``spherical_bessel_j0`` , against
 torch: values over the kernels' branches (the series near 0, large and infinite arguments, NaN), dtypes, no gradient,
 out=, and PyTorch's errors."""
 
@@ -34,7 +34,10 @@ def test_integers_no_gradient_and_out(name):
                                getattr(torch.special, name)(torch.tensor([0.5, 2.0])).numpy(), rtol=5e-7)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# with the Bessel functions J, Y, K and Airy's (tests/test_special_bessel_jyk.py), which refuse the same inputs
+@pytest.mark.parametrize("name", NAMES + ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+                                          "modified_bessel_k1", "scaled_modified_bessel_k0",
+                                          "scaled_modified_bessel_k1", "airy_ai"])
 @pytest.mark.parametrize("make", [lambda m: m.ones(2, dtype=m.float16), lambda m: m.ones(2, dtype=m.bfloat16),
                                   lambda m: m.ones(2, dtype=m.complex64), lambda m: 0.5])
 def test_errors_as_torch(name, make):

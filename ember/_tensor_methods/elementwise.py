@@ -6,7 +6,7 @@ import operator
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
-from .._arg_aliases import method_operand_error
+from .._arg_aliases import method_operand_error, method_refusal, operator_refusal
 
 if TYPE_CHECKING:
     from .. import ops
@@ -46,10 +46,19 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.add(self, other, alpha=alpha)
         except TypeError as error:
-            raise method_operand_error("add", error, other) from None
+            return operator_refusal(error, other)
+
+    def add(self, other, *number_first, alpha=1) -> Tensor:
+        out = ElementwiseMethods.__add__(self, other, *number_first, alpha=alpha)
+        if out is NotImplemented:  # (the operator leaves a non-operand to Python; the method refuses it)
+            raise method_operand_error("add", other)
+        return out
 
     def __radd__(self, other) -> Tensor:
-        return ops.elementwise.add(self, other)  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
+        try:  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
+            return ops.elementwise.add(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __sub__(self, other, *number_first, alpha=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.sub(alpha, other) (ember/_deprecated_overloads.py)
@@ -60,10 +69,19 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.sub(self, other, alpha=alpha)
         except TypeError as error:
-            raise method_operand_error("sub", error, other) from None
+            return operator_refusal(error, other)
+
+    def sub(self, other, *number_first, alpha=1) -> Tensor:
+        out = ElementwiseMethods.__sub__(self, other, *number_first, alpha=alpha)
+        if out is NotImplemented:
+            raise method_operand_error("sub", other)
+        return out
 
     def __rsub__(self, other) -> Tensor:
-        return ops.elementwise.rsub(self, other)
+        try:
+            return ops.elementwise.rsub(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __mul__(self, other) -> Tensor:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and \
@@ -72,10 +90,19 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.mul(self, other)
         except TypeError as error:
-            raise method_operand_error("mul", error, other) from None
+            return operator_refusal(error, other)
+
+    def mul(self, other) -> Tensor:
+        out = ElementwiseMethods.__mul__(self, other)
+        if out is NotImplemented:
+            raise method_operand_error("mul", other)
+        return out
 
     def __rmul__(self, other) -> Tensor:
-        return ops.elementwise.mul(self, other)  # (as __radd__)
+        try:
+            return ops.elementwise.mul(self, other)  # (as __radd__)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __truediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
         if other.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
@@ -84,30 +111,57 @@ class ElementwiseMethods:
         try:
             return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
         except TypeError as error:
-            raise method_operand_error("div", error, other) from None
+            return operator_refusal(error, other)
+
+    def div(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        out = ElementwiseMethods.__truediv__(self, other, rounding_mode=rounding_mode)
+        if out is NotImplemented:
+            raise method_operand_error("div", other)
+        return out
 
     def __rtruediv__(self, other) -> Tensor:
         # PyTorch's ``number / x`` is ``x.reciprocal() * number``: its values, and its saved tensor (the
         # reciprocal, not x, which may then change in place before backward)
-        return ops.elementwise.mul(self.reciprocal(), other)
+        try:
+            return ops.elementwise.mul(self.reciprocal(), other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __floordiv__(self, other) -> Tensor:
-        return ops.elementwise.floor_divide(self, other)
+        try:
+            return ops.elementwise.floor_divide(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rfloordiv__(self, other) -> Tensor:
-        return ops.elementwise.floor_divide(other, self)
+        try:
+            return ops.elementwise.floor_divide(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __mod__(self, other) -> Tensor:
-        return ops.elementwise.remainder(self, other)
+        try:
+            return ops.elementwise.remainder(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rmod__(self, other) -> Tensor:
-        return ops.elementwise.remainder(other, self)
+        try:
+            return ops.elementwise.remainder(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __pow__(self, exponent) -> Tensor:
-        return ops.elementwise.pow(self, exponent)
+        try:
+            return ops.elementwise.pow(self, exponent)
+        except TypeError as error:
+            return operator_refusal(error, exponent)
 
     def __rpow__(self, other) -> Tensor:
-        return ops.elementwise.pow(other, self)
+        try:
+            return ops.elementwise.pow(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __eq__(self, other) -> Tensor:  # type: ignore[override]
         return ops.elementwise.operator_eq(self, other)
@@ -128,52 +182,110 @@ class ElementwiseMethods:
         return ops.elementwise.operator_ge(self, other)
 
     def __and__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_and(self, other)
+        try:
+            return ops.elementwise.bitwise_and(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __or__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_or(self, other)
+        try:
+            return ops.elementwise.bitwise_or(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __xor__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_xor(self, other)
+        try:
+            return ops.elementwise.bitwise_xor(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rand__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_and(other, self)
+        try:
+            return ops.elementwise.bitwise_and(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __ror__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_or(other, self)
+        try:
+            return ops.elementwise.bitwise_or(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rxor__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_xor(other, self)
+        try:
+            return ops.elementwise.bitwise_xor(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __lshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_left_shift(self, other)
+        try:
+            return ops.elementwise.bitwise_left_shift(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_right_shift(self, other)
+        try:
+            return ops.elementwise.bitwise_right_shift(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rlshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_left_shift(other, self)
+        try:
+            return ops.elementwise.bitwise_left_shift(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __rrshift__(self, other) -> Tensor:
-        return ops.elementwise.bitwise_right_shift(other, self)
+        try:
+            return ops.elementwise.bitwise_right_shift(other, self)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def __invert__(self) -> Tensor:
         return ops.elementwise.bitwise_not(self)
 
-    add = __add__
-    sub = __sub__
-    subtract = __sub__
-    mul = __mul__
-    multiply = __mul__
-    div = __truediv__
-    divide = __truediv__
+    # (PyTorch's other spellings: their own functions, as their errors name them)
+    def subtract(self, other, *, alpha=1) -> Tensor:
+        try:
+            return ops.elementwise.sub(self, other, alpha=alpha)
+        except TypeError as error:
+            raise method_refusal("subtract", error, other) from None
+
+    def multiply(self, other) -> Tensor:
+        try:
+            return ops.elementwise.mul(self, other)
+        except TypeError as error:
+            raise method_refusal("multiply", error, other) from None
+
+    def divide(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        try:
+            return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
+        except TypeError as error:
+            raise method_refusal("divide", error, other) from None
 
     def true_divide(self, other) -> Tensor:
-        return ops.elementwise.true_divide(self, other)
+        try:
+            return ops.elementwise.true_divide(self, other)
+        except TypeError as error:
+            raise method_refusal("true_divide", error, other) from None
 
-    floor_divide = __floordiv__
-    remainder = __mod__
-    pow = __pow__
+    def floor_divide(self, other) -> Tensor:
+        try:
+            return ops.elementwise.floor_divide(self, other)
+        except TypeError as error:
+            raise method_refusal("floor_divide", error, other) from None
+
+    def remainder(self, other) -> Tensor:
+        try:
+            return ops.elementwise.remainder(self, other)
+        except TypeError as error:
+            raise method_refusal("remainder", error, other) from None
+
+    def pow(self, exponent) -> Tensor:
+        try:
+            return ops.elementwise.pow(self, exponent)
+        except TypeError as error:
+            raise method_refusal("pow", error, exponent) from None
 
     def maximum(self, other: Tensor) -> Tensor:
         ops.elementwise.require_tensor("maximum", other, 1)
@@ -184,35 +296,84 @@ class ElementwiseMethods:
         return ops.elementwise.minimum(self, other)
 
     def eq(self, other) -> Tensor:
-        return ops.elementwise.eq(self, other)
+        try:
+            return ops.elementwise.eq(self, other)
+        except TypeError as error:
+            raise method_refusal("eq", error, other) from None
 
     def ne(self, other) -> Tensor:
-        return ops.elementwise.ne(self, other)
+        try:
+            return ops.elementwise.ne(self, other)
+        except TypeError as error:
+            raise method_refusal("ne", error, other) from None
 
     def lt(self, other) -> Tensor:
-        return ops.elementwise.lt(self, other)
+        try:
+            return ops.elementwise.lt(self, other)
+        except TypeError as error:
+            raise method_refusal("lt", error, other) from None
 
     def le(self, other) -> Tensor:
-        return ops.elementwise.le(self, other)
+        try:
+            return ops.elementwise.le(self, other)
+        except TypeError as error:
+            raise method_refusal("le", error, other) from None
 
     def gt(self, other) -> Tensor:
-        return ops.elementwise.gt(self, other)
+        try:
+            return ops.elementwise.gt(self, other)
+        except TypeError as error:
+            raise method_refusal("gt", error, other) from None
 
     def ge(self, other) -> Tensor:
-        return ops.elementwise.ge(self, other)
+        try:
+            return ops.elementwise.ge(self, other)
+        except TypeError as error:
+            raise method_refusal("ge", error, other) from None
 
-    greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+    def greater(self, other) -> Tensor:
+        try:
+            return ops.elementwise.gt(self, other)
+        except TypeError as error:
+            raise method_refusal("greater", error, other) from None
+
+    def greater_equal(self, other) -> Tensor:
+        try:
+            return ops.elementwise.ge(self, other)
+        except TypeError as error:
+            raise method_refusal("greater_equal", error, other) from None
+
+    def less(self, other) -> Tensor:
+        try:
+            return ops.elementwise.lt(self, other)
+        except TypeError as error:
+            raise method_refusal("less", error, other) from None
+
+    def less_equal(self, other) -> Tensor:
+        try:
+            return ops.elementwise.le(self, other)
+        except TypeError as error:
+            raise method_refusal("less_equal", error, other) from None
+
+    def not_equal(self, other) -> Tensor:
+        try:
+            return ops.elementwise.ne(self, other)
+        except TypeError as error:
+            raise method_refusal("not_equal", error, other) from None
 
     def logical_and(self, other) -> Tensor:
+        ops.elementwise.require_tensor("logical_and", other, 1)
         return ops.elementwise.logical_and(self, other)
 
     def logical_or(self, other) -> Tensor:
+        ops.elementwise.require_tensor("logical_or", other, 1)
         return ops.elementwise.logical_or(self, other)
 
     def logical_not(self) -> Tensor:
         return ops.elementwise.logical_not(self)
 
     def logical_xor(self, other) -> Tensor:
+        ops.elementwise.require_tensor("logical_xor", other, 1)
         return ops.elementwise.logical_xor(self, other)
 
     def isnan(self) -> Tensor:

@@ -6,6 +6,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
+from .._arg_aliases import is_operand, method_refusal, operator_refusal
 from .._not_given import NOT_GIVEN
 
 if TYPE_CHECKING:
@@ -18,32 +19,69 @@ else:
 class InplaceMethods:
     __slots__ = ()
 
-    def __iadd__(self, other, *number_first, alpha=1) -> Tensor:
+    # The operators (``x += "a"``: NotImplemented, Python's error, as PyTorch's) and the methods (``x.add_("a")``:
+    # PyTorch's TypeError, which the op raises itself: ops/inplace.py) are separate functions, neither wrapped.
+    def __iadd__(self, other) -> Tensor:
+        try:
+            return ops.inplace.add_(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
+
+    def __isub__(self, other) -> Tensor:
+        try:
+            return ops.inplace.sub_(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
+
+    def __imul__(self, other) -> Tensor:
+        try:
+            return ops.inplace.mul_(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
+
+    def __itruediv__(self, other) -> Tensor:
+        try:
+            return ops.inplace.div_(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
+
+    __idiv__ = __itruediv__
+
+    def add_(self, other, *number_first, alpha=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.add_(alpha, other) (ember/_deprecated_overloads.py)
             other, alpha = _deprecated.alpha_first("add_", other, number_first, alpha)
         return ops.inplace.add_(self, other, alpha=alpha)
 
-    def __isub__(self, other, *number_first, alpha=1) -> Tensor:
+    def sub_(self, other, *number_first, alpha=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.sub_(alpha, other) (ember/_deprecated_overloads.py)
             other, alpha = _deprecated.alpha_first("sub_", other, number_first, alpha)
         return ops.inplace.sub_(self, other, alpha=alpha)
 
-    def __imul__(self, other) -> Tensor:
+    def mul_(self, other) -> Tensor:
         return ops.inplace.mul_(self, other)
 
-    def __itruediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
+    def div_(self, other, *, rounding_mode: str | None = None) -> Tensor:
         return ops.inplace.div_(self, other, rounding_mode=rounding_mode)
 
-    add_ = __iadd__
-    sub_ = __isub__
-    mul_ = __imul__
-    div_ = __idiv__ = __itruediv__
+    subtract_, multiply_, divide_ = sub_, mul_, div_  # (their refusal of a non-operand: _arg_aliases' wrapper)
+
+    def __ipow__(self, exponent) -> Tensor:
+        try:
+            return ops.inplace.pow_(self, exponent)
+        except TypeError as error:  # (``x **= "a"``: Python's error)
+            return operator_refusal(error, exponent)
 
     def pow_(self, exponent) -> Tensor:
-        return ops.inplace.pow_(self, exponent)
+        try:
+            return ops.inplace.pow_(self, exponent)
+        except TypeError as error:
+            raise method_refusal("pow_", error, exponent) from None
 
     def floor_divide_(self, other) -> Tensor:
-        return ops.inplace.floor_divide_(self, other)
+        try:
+            return ops.inplace.floor_divide_(self, other)
+        except TypeError as error:
+            return operator_refusal(error, other)
 
     def float_power_(self, exponent) -> Tensor:
         ops.elementwise.check_float_power_base(self, exponent)
@@ -53,7 +91,7 @@ class InplaceMethods:
         return ops.inplace.div_(self, other)
 
     # ``x **= y``, ``x //= y``: in place, as PyTorch's (without them Python would rebind x to a new tensor)
-    __ipow__, __ifloordiv__ = pow_, floor_divide_
+    __ifloordiv__ = floor_divide_
 
     def gt_(self, other) -> Tensor:
         return ops.inplace.gt_(self, other)
@@ -102,22 +140,32 @@ class InplaceMethods:
 
     def __iand__(self, other) -> Tensor:
         ops.inplace.refuse_partial_overlap(self._data, other)
+        if not is_operand(other):
+            return NotImplemented
         return ops.index_update._write_back(self, lambda t: t & other, other)
 
     def __ior__(self, other) -> Tensor:
         ops.inplace.refuse_partial_overlap(self._data, other)
+        if not is_operand(other):
+            return NotImplemented
         return ops.index_update._write_back(self, lambda t: t | other, other)
 
     def __ixor__(self, other) -> Tensor:
         ops.inplace.refuse_partial_overlap(self._data, other)
+        if not is_operand(other):
+            return NotImplemented
         return ops.index_update._write_back(self, lambda t: t ^ other, other)
 
     def __ilshift__(self, other) -> Tensor:
         ops.inplace.refuse_partial_overlap(self._data, other)
+        if not is_operand(other):
+            return NotImplemented
         return ops.index_update._write_back(self, lambda t: t << other, other)
 
     def __irshift__(self, other) -> Tensor:
         ops.inplace.refuse_partial_overlap(self._data, other)
+        if not is_operand(other):
+            return NotImplemented
         return ops.index_update._write_back(self, lambda t: t >> other, other)
 
     bitwise_and_, bitwise_or_, bitwise_xor_ = __iand__, __ior__, __ixor__

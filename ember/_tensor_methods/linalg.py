@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
+from .._arg_aliases import is_tensor
 from .._deprecated_overloads import beta_first as _number_first
 
 
@@ -31,12 +32,18 @@ class LinalgMethods:
     __slots__ = ()
 
     def __matmul__(self, other: Tensor) -> Tensor:
+        if not is_tensor(other):  # (Python's TypeError, as for PyTorch's operator: matmul takes tensors only)
+            return NotImplemented
         return ops.linalg.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
+        if not is_tensor(other):
+            return NotImplemented
         return ops.linalg.matmul(other, self)
 
-    matmul = __matmul__
+    def matmul(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("matmul", other, 1)
+        return ops.linalg.matmul(self, other)
 
     def mm(self, mat2: Tensor) -> Tensor:
         return ops.linalg.mm(self, mat2)

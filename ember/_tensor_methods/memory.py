@@ -62,8 +62,9 @@ class MemoryMethods:
 
         return resize_as_(self, other, memory_format=memory_format)  # type: ignore[arg-type]
 
-    def set_(self, source: Tensor | None = None) -> Tensor:
-        """``self`` becomes ``source``'s data (same storage, shape and strides); no argument: empty."""
+    def set_(self, source=None, storage_offset: int | None = None, size=None, stride=None) -> Tensor:
+        """``self`` becomes ``source``'s data (a tensor's: its storage, shape and strides; a storage's: at
+        ``storage_offset`` with ``size`` and ``stride``); no argument: empty."""
         from .._resize import set_
 
-        return set_(self, source)  # type: ignore[arg-type]
+        return set_(self, source, storage_offset, size, stride)  # type: ignore[arg-type]

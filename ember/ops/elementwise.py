@@ -998,6 +998,7 @@ eq, ne, lt, le, gt, ge = (_comparison_function(operator, name) for operator, nam
 
 def _logical(fn):
     def op(a, b):
+        require_tensor(fn.__name__, b)  # (PyTorch's logical ops take tensors only)
         return _no_grad_binary(fn, a, b)
 
     return op
@@ -1025,6 +1026,8 @@ def _shift(fn, kernel: str):
         if not isinstance(b, (Tensor, int)) and not isinstance(b, xp.integer):
             if isinstance(b, float):
                 raise NotImplementedError(f"\"{kernel}\" not implemented for 'Float'")
+            if not isinstance(b, (bool, xp.ndarray)):  # (the operators turn this into NotImplemented)
+                raise operand_type_error(b)
             return NotImplemented
         if isinstance(b, int) and not 0 <= b < 64:  # any such count shifts everything out: 64 fits every dtype
             b = 64

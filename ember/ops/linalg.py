@@ -136,6 +136,10 @@ _NODE_BY_NDIMS = {(2, 2): _MatrixTimesMatrix, (1, 1): _VectorDotVector, (2, 1): 
 
 @lower_precision
 def matmul(a: Tensor, b: Tensor) -> Tensor:
+    from .elementwise import require_tensor
+
+    require_tensor("matmul", a, 1, "input")
+    require_tensor("matmul", b)
     return _matmul(a, b)
 
 

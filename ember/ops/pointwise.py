@@ -13,6 +13,7 @@ import math
 import operator
 
 from .. import _dtype
+from .._arg_aliases import is_operand
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
@@ -511,12 +512,22 @@ class LerpByNumber(Node):
 
 def clamp_min(input: Tensor, min) -> Tensor:
     """``clamp(input, min=min)``, recorded under clamp_min's name."""
+    _check_one_bound("min", min)
     return _clamp(input, min, None, "min")
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
     """``clamp(input, max=max)``, recorded under clamp_max's name."""
+    _check_one_bound("max", max)
     return _clamp(input, None, max, "max")
+
+
+def _check_one_bound(side: str, bound) -> None:
+    """PyTorch's TypeError of ``clamp_min`` / ``clamp_max`` for a bound that is neither a tensor nor a number."""
+    if not is_operand(bound):
+        raise TypeError(f"clamp_{side}() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(bound).__name__}), but expected one of:\n * (Tensor input, Tensor {side}, *, Tensor "
+                        f"out = None)\n * (Tensor input, Number {side}, *, Tensor out = None)\n")
 
 
 @torch_named("NanToNumBackward0")

@@ -9,6 +9,7 @@ grad * conj(f'(z)) (``conj_if_complex`` costs nothing on real arrays).
 from __future__ import annotations
 
 from .. import _dtype
+from .._arg_aliases import is_operand
 from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
@@ -493,24 +494,33 @@ def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
     matches its Number overload when the tensor is 0-d and needs no gradient (PyTorch's parser takes such a
     tensor for a number: it is read as its value, so the result's dtype and node are the Number overload's),
     else neither overload, PyTorch's TypeError. ``method``: the message of ``x.clamp(...)`` (and of the in-place
-    forms), whose overloads list no input."""
+    forms), whose overloads list no input. A bound that is neither a tensor nor a number (a str) is refused so too
+    (read as given positionally: PyTorch words a keyword bound otherwise)."""
+    if not ((min is None or is_operand(min)) and (max is None or is_operand(max))):
+        raise _bounds_error(name, (min,) if max is None else (min, max), method)
     if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
         return min, max
     tensor = min if isinstance(min, Tensor) else max
     if tensor.ndim == 0 and not tensor.requires_grad:
         value = tensor.item()
         return (value, max) if tensor is min else (min, value)
-    kinds = ", ".join("Tensor" if isinstance(b, Tensor) else type(b).__name__ for b in (min, max))
+    raise _bounds_error(name, (min, max), method)
+
+
+def _bounds_error(name: str, bounds: tuple, method: bool) -> TypeError:
+    """PyTorch's TypeError for clamp's ``bounds`` that match neither overload (a method's, given both, says why)."""
+    kinds = ", ".join("Tensor" if isinstance(b, Tensor) else type(b).__name__ for b in bounds)
     if method:
         marked = kinds.replace(", ", "!, !")
-        why = f"      didn't match because some of the arguments have invalid types: (!{marked}!)\n"
+        why = f"      didn't match because some of the arguments have invalid types: (!{marked}!)\n" \
+            if len(bounds) == 2 else ""
         expected = "".join(f" * ({k} min = None, {k} max = None)\n{why}" for k in ("Tensor", "Number"))
     else:
         kinds = f"Tensor, {kinds}"
         expected = "".join(f" * (Tensor input, {k} min = None, {k} max = None, *, Tensor out = None)\n"
                            for k in ("Tensor", "Number"))
-    raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected one of:\n"
-                    + expected)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected one of:\n"
+                     + expected)
 
 
 def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:

@@ -50,7 +50,7 @@ from ._globals import add_safe_globals, allowed, clear_safe_globals, get_safe_gl
 from .safetensors import load_file, save_file
 
 __all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals",
-           "get_unsafe_globals_in_checkpoint", "save_file", "load_file"]
+           "get_unsafe_globals_in_checkpoint", "save_file", "load_file", "location_tag", "normalize_storage_type"]
 
 FileLike = str | os.PathLike | IO[bytes]
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -279,6 +279,27 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
     if found is None:
         raise ValueError("Expected input to be a checkpoint returned by torch.save")
     return sorted(found - set(allowed()))
+
+
+def location_tag(storage) -> str:
+    """Where a storage's data lives, as PyTorch's checkpoints record it: ``"cpu"`` (or ``"meta"``) for a storage,
+    or anything else with a ``device`` (a tensor); PyTorch's errors for what has none."""
+    from .. import typename
+
+    device = storage.device  # (AttributeError for an object without one, as PyTorch's taggers)
+    if device.type in ("cpu", "meta"):
+        return device.type
+    if device.index is not None:
+        return f"{device.type}:{device.index}"
+    raise RuntimeError("don't know how to determine data location of " + typename(storage))
+
+
+def normalize_storage_type(storage_type: type) -> type:
+    """The storage class of ember's namespace of the same name (``FloatStorage`` -> ``ember.FloatStorage``), as
+    PyTorch's maps a device's storage class to the CPU one."""
+    import ember
+
+    return getattr(ember, storage_type.__name__)
 
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
