@@ -93,10 +93,13 @@ def test_gradient_node_named_as_pytorchs(name):
         assert_close(e, t, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["tanh", "softmax", "conv2d", "glu", "gelu", "grid_sample"])
+@pytest.mark.parametrize("name", ["tanh", "softmax", "conv2d", "glu", "gelu", "grid_sample", "max_pool2d",
+                                  "max_pool3d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+                                  "reflection_pad", "replication_pad"])
 def test_second_and_third_derivatives_through_the_node(name):
     """The named node's own gradient is its formula's steps' (to the third order), and the gradient of the
-    upstream gradient through it too."""
+    upstream gradient through it too. A pooling's or padding's gradient, linear in an upstream gradient that
+    requires grad, still has PyTorch's zero derivative with respect to the input its op reads (it was None)."""
     fn, shapes, needs = SAME_EDGES[name]
     results = []
     for m in (ember, torch):
@@ -113,6 +116,25 @@ def test_second_and_third_derivatives_through_the_node(name):
         assert (e is None) == (t is None)
         if t is not None:
             assert_close(e, t, atol=1e-8, rtol=1e-7)
+
+
+@pytest.mark.parametrize("loss", ["sum", "linear"])
+def test_layer_norm_bias_gradient_is_an_output_of_the_node(loss):
+    """layer_norm's bias gradient, the upstream gradient summed (a constant when that does not require grad), is
+    an output of NativeLayerNormBackwardBackward0 as PyTorch's: it requires grad, its derivative is zeros."""
+    got = []
+    for m in (ember, torch):
+        rng = np.random.default_rng(0)
+        x, w, b = (m.tensor(rng.standard_normal(s), requires_grad=True) for s in [(3, 4), (4,), (4,)])
+        y = F(m).layer_norm(x, (4,), w, b)
+        out = y.sum() if loss == "sum" else (y * m.tensor(rng.standard_normal((3, 4)))).sum()
+        gx, gw, gb = m.autograd.grad(out, (x, w, b), create_graph=True)
+        penalty = (gx ** 2).sum() + (gw ** 2).sum() + (gb ** 2).sum()
+        got.append((gb.requires_grad, gb.grad_fn.name(), gb.detach(),
+                    *m.autograd.grad(penalty, (x, w, b), allow_unused=True, materialize_grads=True)))
+    assert got[0][:2] == got[1][:2] == (True, "NativeLayerNormBackwardBackward0")
+    for e, t in zip(got[0][2:], got[1][2:], strict=True):
+        assert_close(e, t + 0, atol=1e-10)
 
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
