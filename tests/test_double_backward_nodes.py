@@ -281,3 +281,27 @@ def test_second_backward_without_retain_graph_as_pytorchs(name):
     (mine, mine_grad), (theirs, their_grad) = (_backward_twice(m, *TWICE[name]) for m in (ember, torch))
     assert mine == theirs
     assert_close(mine_grad, their_grad)
+
+
+# a gradient's chain under create_graph, node by node as PyTorch's: a number exponent's product is mul.Scalar's
+# MulBackward1 (one edge), bmm's gradients are bmm's of a transpose
+CHAINS = {
+    "pow": (lambda m, x, y: (x ** 3).sum() + (y.abs() ** 2.5).sum(), [(3, 4), (3, 4)]),
+    "mm": (lambda m, x, y: (x @ y.T).pow(2).sum(), [(3, 4), (5, 4)]),
+    "bmm": (lambda m, x, y: m.bmm(x, y.transpose(1, 2)).pow(2).sum(), [(2, 3, 4), (2, 5, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_gradient_chain_as_pytorchs(name):
+    fn, shapes = CHAINS[name]
+    got = []
+    for m in (ember, torch):
+        rng = np.random.default_rng(3)
+        ins = [m.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+        grads = m.autograd.grad(fn(m, *ins), ins, create_graph=True)
+        second = m.autograd.grad(sum((g * g).sum() for g in grads), ins)
+        got.append(([node_names(g.grad_fn, 3) for g in grads], grads, second))
+    assert got[0][0] == got[1][0]
+    for e, t in zip(got[0][1] + got[0][2], got[1][1] + got[1][2], strict=True):
+        assert_close(e, t, atol=1e-10)
