@@ -305,3 +305,36 @@ def test_gradient_chain_as_pytorchs(name):
     assert got[0][0] == got[1][0]
     for e, t in zip(got[0][1] + got[0][2], got[1][1] + got[1][2], strict=True):
         assert_close(e, t, atol=1e-10)
+
+
+def _normalization_third_order(m, x0, fn, shapes):
+    """The sum of the second derivatives of a normalization (with respect to its inputs and the upstream gradient),
+    and that sum's gradient with respect to the input: a third derivative."""
+    rng = np.random.default_rng(5)
+    ins = [m.tensor(x0, requires_grad=True)] + [m.tensor(rng.standard_normal(s), requires_grad=True)
+                                                for s in shapes[1:]]
+    out = fn(m, *ins)
+    go = m.tensor(np.random.default_rng(9).standard_normal(tuple(out.shape)), requires_grad=True)
+    g1 = m.autograd.grad(out, ins, go, create_graph=True)
+    g2 = m.autograd.grad(sum((g * g).sum() for g in g1), [*ins, go], create_graph=True, allow_unused=True)
+    total = sum(g.sum() for g in g2 if g is not None)  # (a bias: its gradient is the upstream one's sum, no g2)
+    return total.item(), m.autograd.grad(total, ins[0])[0]
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "batch_norm", "instance_norm"])
+def test_normalization_third_derivative_is_exact(name):
+    """Through a normalization's NativeXNormBackwardBackward0, ember's third derivative is the derivative of its
+    second (central differences agree); PyTorch's double-backward formulas give other values there (docs/api.md),
+    so this is checked against the differences, and the second derivatives against PyTorch."""
+    fn, shapes, _ = {**SAME_EDGES, **SAME_NAME}[name]
+    x0 = np.random.default_rng(4).standard_normal(shapes[0])
+    value, third = _normalization_third_order(ember, x0, fn, shapes)
+    assert value == pytest.approx(_normalization_third_order(torch, x0, fn, shapes)[0], rel=1e-9)
+    eps, numeric = 1e-5, np.zeros_like(x0)
+    for idx in np.ndindex(x0.shape):
+        up, down = x0.copy(), x0.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        numeric[idx] = (_normalization_third_order(ember, up, fn, shapes)[0]
+                        - _normalization_third_order(ember, down, fn, shapes)[0]) / (2 * eps)
+    np.testing.assert_allclose(third.numpy(), numeric, atol=1e-5 * max(1.0, np.abs(numeric).max()))
