@@ -93,10 +93,13 @@ def test_gradient_node_named_as_pytorchs(name):
         assert_close(e, t, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["tanh", "softmax", "conv2d", "glu", "gelu", "grid_sample"])
+@pytest.mark.parametrize("name", ["tanh", "softmax", "conv2d", "glu", "gelu", "grid_sample", "max_pool2d",
+                                  "max_pool3d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+                                  "reflection_pad", "replication_pad"])
 def test_second_and_third_derivatives_through_the_node(name):
     """The named node's own gradient is its formula's steps' (to the third order), and the gradient of the
-    upstream gradient through it too."""
+    upstream gradient through it too. A pooling's or padding's gradient, linear in an upstream gradient that
+    requires grad, still has PyTorch's zero derivative with respect to the input its op reads (it was None)."""
     fn, shapes, needs = SAME_EDGES[name]
     results = []
     for m in (ember, torch):
@@ -113,6 +116,25 @@ def test_second_and_third_derivatives_through_the_node(name):
         assert (e is None) == (t is None)
         if t is not None:
             assert_close(e, t, atol=1e-8, rtol=1e-7)
+
+
+@pytest.mark.parametrize("loss", ["sum", "linear"])
+def test_layer_norm_bias_gradient_is_an_output_of_the_node(loss):
+    """layer_norm's bias gradient, the upstream gradient summed (a constant when that does not require grad), is
+    an output of NativeLayerNormBackwardBackward0 as PyTorch's: it requires grad, its derivative is zeros."""
+    got = []
+    for m in (ember, torch):
+        rng = np.random.default_rng(0)
+        x, w, b = (m.tensor(rng.standard_normal(s), requires_grad=True) for s in [(3, 4), (4,), (4,)])
+        y = F(m).layer_norm(x, (4,), w, b)
+        out = y.sum() if loss == "sum" else (y * m.tensor(rng.standard_normal((3, 4)))).sum()
+        gx, gw, gb = m.autograd.grad(out, (x, w, b), create_graph=True)
+        penalty = (gx ** 2).sum() + (gw ** 2).sum() + (gb ** 2).sum()
+        got.append((gb.requires_grad, gb.grad_fn.name(), gb.detach(),
+                    *m.autograd.grad(penalty, (x, w, b), allow_unused=True, materialize_grads=True)))
+    assert got[0][:2] == got[1][:2] == (True, "NativeLayerNormBackwardBackward0")
+    for e, t in zip(got[0][2:], got[1][2:], strict=True):
+        assert_close(e, t + 0, atol=1e-10)
 
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
@@ -210,6 +232,8 @@ VIEWS = {
     "split_sizes": lambda m, x: x.split([1, 3], 2)[1],
     "chunk": lambda m, x: x.chunk(2, 2)[1],
     "select_then_slice": lambda m, x: x[1, 1:],
+    "as_strided": lambda m, x: x.as_strided((2, 3), (4, 1), 1),
+    "as_strided_overlap": lambda m, x: x.as_strided((3, 3), (1, 1)),
 }
 
 
@@ -257,3 +281,60 @@ def test_second_backward_without_retain_graph_as_pytorchs(name):
     (mine, mine_grad), (theirs, their_grad) = (_backward_twice(m, *TWICE[name]) for m in (ember, torch))
     assert mine == theirs
     assert_close(mine_grad, their_grad)
+
+
+# a gradient's chain under create_graph, node by node as PyTorch's: a number exponent's product is mul.Scalar's
+# MulBackward1 (one edge), bmm's gradients are bmm's of a transpose
+CHAINS = {
+    "pow": (lambda m, x, y: (x ** 3).sum() + (y.abs() ** 2.5).sum(), [(3, 4), (3, 4)]),
+    "mm": (lambda m, x, y: (x @ y.T).pow(2).sum(), [(3, 4), (5, 4)]),
+    "bmm": (lambda m, x, y: m.bmm(x, y.transpose(1, 2)).pow(2).sum(), [(2, 3, 4), (2, 5, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_gradient_chain_as_pytorchs(name):
+    fn, shapes = CHAINS[name]
+    got = []
+    for m in (ember, torch):
+        rng = np.random.default_rng(3)
+        ins = [m.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+        grads = m.autograd.grad(fn(m, *ins), ins, create_graph=True)
+        second = m.autograd.grad(sum((g * g).sum() for g in grads), ins)
+        got.append(([node_names(g.grad_fn, 3) for g in grads], grads, second))
+    assert got[0][0] == got[1][0]
+    for e, t in zip(got[0][1] + got[0][2], got[1][1] + got[1][2], strict=True):
+        assert_close(e, t, atol=1e-10)
+
+
+def _normalization_third_order(m, x0, fn, shapes):
+    """The sum of the second derivatives of a normalization (with respect to its inputs and the upstream gradient),
+    and that sum's gradient with respect to the input: a third derivative."""
+    rng = np.random.default_rng(5)
+    ins = [m.tensor(x0, requires_grad=True)] + [m.tensor(rng.standard_normal(s), requires_grad=True)
+                                                for s in shapes[1:]]
+    out = fn(m, *ins)
+    go = m.tensor(np.random.default_rng(9).standard_normal(tuple(out.shape)), requires_grad=True)
+    g1 = m.autograd.grad(out, ins, go, create_graph=True)
+    g2 = m.autograd.grad(sum((g * g).sum() for g in g1), [*ins, go], create_graph=True, allow_unused=True)
+    total = sum(g.sum() for g in g2 if g is not None)  # (a bias: its gradient is the upstream one's sum, no g2)
+    return total.item(), m.autograd.grad(total, ins[0])[0]
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "batch_norm", "instance_norm"])
+def test_normalization_third_derivative_is_exact(name):
+    """Through a normalization's NativeXNormBackwardBackward0, ember's third derivative is the derivative of its
+    second (central differences agree); PyTorch's double-backward formulas give other values there (docs/api.md),
+    so this is checked against the differences, and the second derivatives against PyTorch."""
+    fn, shapes, _ = {**SAME_EDGES, **SAME_NAME}[name]
+    x0 = np.random.default_rng(4).standard_normal(shapes[0])
+    value, third = _normalization_third_order(ember, x0, fn, shapes)
+    assert value == pytest.approx(_normalization_third_order(torch, x0, fn, shapes)[0], rel=1e-9)
+    eps, numeric = 1e-5, np.zeros_like(x0)
+    for idx in np.ndindex(x0.shape):
+        up, down = x0.copy(), x0.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        numeric[idx] = (_normalization_third_order(ember, up, fn, shapes)[0]
+                        - _normalization_third_order(ember, down, fn, shapes)[0]) / (2 * eps)
+    np.testing.assert_allclose(third.numpy(), numeric, atol=1e-5 * max(1.0, np.abs(numeric).max()))

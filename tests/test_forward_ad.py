@@ -365,6 +365,9 @@ def test_declared_paths_run_no_recorded_backward(monkeypatch):
     check_forward(lambda m, a, w: m.autograd.grad(_f(m).relu(a - 1) + _f(m).leaky_relu(a - 1, 0.2), a, w,
                                                   create_graph=True)[0], [(3, 4), (3, 4)], positive=True,
                   requires_grad=True)
+    # a number exponent's gradient recorded under create_graph (its product by the number: TimesNumber)
+    check_forward(lambda m, a, w: m.autograd.grad(a ** 3, a, w, create_graph=True)[0], [(3, 4), (3, 4)],
+                  positive=True, requires_grad=True)
     # (a base class whose ops each have a subclass, as ZeroGrad's and the activations' nodes', is covered by them)
     bases = (unary.ZeroGrad, unary._ClampByTensors, activation.Pointwise, activation.SmoothPointwise)
     elementwise_classes = {cls for module in (unary, elementwise, activation) for cls in vars(module).values()

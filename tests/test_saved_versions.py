@@ -222,6 +222,27 @@ def test_an_argument_changed_in_place_before_backward(name):
     _compare(_run(ember, fn, changed), _run(torch, fn, changed))
 
 
+def _backward_twice(m, fn):
+    """Two backwards without retain_graph through the op: each one's outcome (the op saved its argument, so a
+    second is PyTorch's freed-graph error; it ran again in ember when the node saved no array of its own)."""
+    a = _args(m, m.float64)
+    out = fn(m, m.tensor(X, requires_grad=True), a)
+    outcomes = []
+    for _ in range(2):
+        try:
+            out.sum().backward()
+            outcomes.append("ran")
+        except RuntimeError as err:
+            outcomes.append(str(err).split(".")[0])
+    return outcomes
+
+
+@pytest.mark.filterwarnings("ignore:.*size_average:UserWarning")
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_second_backward_through_an_op_that_saved_its_argument(name):
+    assert _backward_twice(ember, CASES[name][0]) == _backward_twice(torch, CASES[name][0])
+
+
 # in-place ops whose formula reads their output (PyTorch saves it as the tensor itself), reads their input
 # (saved before the change), or reads nothing
 INPLACE = {"relu_": lambda y: y.relu_(), "sigmoid_": lambda y: y.sigmoid_(), "tanh_": lambda y: y.tanh_(),

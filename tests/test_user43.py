@@ -252,9 +252,6 @@ def _functional_maml_grads(m):
     return [p.grad.numpy() for p in net.parameters()]
 
 
-@pytest.mark.xfail(strict=True, reason="ember/func: through vmap(grad(loss)) of functional_call, the last Linear's "
-                                       "weight meta-gradient differs from PyTorch's (2.32156 against 2.29644 summed); "
-                                       "the other parameters' agree")
 def test_vmap_of_grad_functional_call_maml():
     for got, want in zip(_functional_maml_grads(ember), _functional_maml_grads(torch)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)

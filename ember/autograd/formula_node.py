@@ -222,7 +222,13 @@ def gathered(node: Node, name: str, grads, results, mark: int):
     out = []
     for i, (r, root) in enumerate(zip(listed, roots)):
         if root is None:
-            out.append(r)
+            # a result computed from constants alone (layer_norm's bias gradient, the incoming gradient summed) is
+            # an output of PyTorch's one op all the same: it requires grad, its gradient never reaches the steps
+            data = r.t._data if type(r) is RecordedArray else r
+            if r is None or (type(r) is RecordedArray and r.t._requires_grad) or data.dtype.kind not in "fc":
+                out.append(r)
+            else:
+                out.append(RecordedArray(Tensor._make(data, w, i)))
             continue
         t = Tensor._make(r.t._data, w, i)
         t._vc = r.t._vc  # (the steps may have saved these values: changing them in place is checked there)

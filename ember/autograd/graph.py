@@ -575,8 +575,10 @@ class Node:
                 )
 
     def release(self) -> None:
-        """Free saved arrays after backward (unless retain_graph)."""
-        if self.saved:
+        """Free saved arrays after backward (unless retain_graph). A node that saved no array but checks the
+        versions of tensors its formula reads as parameters (``check_versions_of``: an index, a class weight,
+        which PyTorch saves) is freed too: a second backward through it is PyTorch's error."""
+        if self.saved or self._saved_versions:
             self.saved = None
             self._saved_versions = ()
             if self.rerun_for_higher_order:

@@ -866,19 +866,25 @@ def _reading_inputs(node, results):
     grad, where it does not depend on anything recorded. PyTorch writes such a formula with differentiable ops
     of those saved inputs (``grad * x.sgn()`` for the 1-norm, a max pool's backward taking ``self``, nll_loss's):
     its result requires grad, a second backward gives zeros (and checks what that node saved), where ember's
-    formula computes the same values from constants (a sign, the argmax indices)."""
+    formula computes the same values from constants (a sign, the argmax indices). Where PyTorch's formula is one op
+    of its own (``DOUBLE_BACKWARD``: a max pool's ``max_pool2d_with_indices_backward(grad, self, ...)``), its
+    derivative with respect to those inputs is zeros also when the result depends on a recorded gradient: the
+    term is added then too (inside the one node ``gathered`` makes of the formula, so its name stays PyTorch's)."""
     reads = getattr(node, "formula_reads", ())
     edges = [(j, node.next_edges[j]) for j in reads if node.next_edges[j] is not None]
     if not edges:
         return results
     from .._dtype import np_kind  # (bfloat16's NumPy kind is "V")
     from .._tensor import Tensor
+    from .formula_node import DOUBLE_BACKWARD
     from .graph import edge_tensor
 
+    one_op = node.name() in DOUBLE_BACKWARD
     single = not isinstance(results, (tuple, list))
     out = []
     for r in (results,) if single else results:
-        if r is not None and not (type(r) is RecordedArray and r.t.requires_grad) and np_kind(r.dtype) in "fc":
+        if r is not None and (one_op or not (type(r) is RecordedArray and r.t.requires_grad)) and \
+                np_kind(r.dtype) in "fc":
             t = r.t if type(r) is RecordedArray else Tensor._make(xp.asarray(r))
             for j, edge in edges:  # a stand-in of the input, in the graph at its edge, times 0
                 t = t + edge_tensor(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge) * 0

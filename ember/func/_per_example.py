@@ -5,6 +5,10 @@ batch without a copy: batch stride 0), but each example needs its own gradient. 
 and the input gradient with the one shared weight (one large GEMM / convolution over the whole batch, as an
 unbatched layer) and only the weight gradient per example (a batched product of each example's output gradient
 with its own inputs), which is what PyTorch's per-sample gradients compute too.
+
+Under create_graph the formulas read the node's inputs (x and the batched weight), never the arrays forward derived
+from them (the shared weight ``w[0]``, the im2col columns): only the inputs are swapped for recorded tensors of the
+graph (autograd/recorded.py), so a derived array would be a constant and its term of the second derivative lost.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from .._kernels import im2col as compiled
 from .._kernels.policy import policy
 from .._parallel import matmul, parallel_for, stack_matmul
 from ..autograd.graph import Node
+from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
 from ..nn._ops.conv import offsets, out_size, pad_spatial, window
 
 
@@ -61,13 +66,20 @@ class PerExampleLinear(Node):
         out = _matmul(x.reshape(batch * rows, -1), shared.T).reshape(batch, rows, shared.shape[0])
         if b is not None:
             out += b[:, None, :]
-        self.saved = (x, shared)
+        self.saved = (x, w)  # (w itself, not its shared example: under create_graph, w is what is differentiated)
         return out
 
     def backward(self, g):
-        x, shared = self.saved
+        x, w = self.saved
         nx, nw, nb = self.needs_input_grad
-        gx = _matmul(g.reshape(-1, g.shape[-1]), shared).reshape(x.shape) if nx else None
+        gx = None
+        if nx and is_recorded(g, w):
+            # create_graph: each example's input gradient through its own weight (g[b] @ w[b]), so that its
+            # derivative with respect to w reaches every example's weight, not the one shared array the first-order
+            # product reads (that array, a slice of w, would be a constant of the recorded formula)
+            gx = g @ w
+        elif nx:
+            gx = _matmul(g.reshape(-1, g.shape[-1]), w[0]).reshape(x.shape)
         gw = None
         if nw:  # one row per example (a classifier's head): an outer product, which as a GEMM of inner size 1 is slow
             gw = _outer(g.transpose(0, 2, 1), x) if x.shape[1] == 1 else _matmul(g.transpose(0, 2, 1), x)
@@ -146,13 +158,15 @@ class PerExampleConv(Node):
         out = out.reshape(o, batch, n, *out_sp)
         if b is not None:
             out += b.T.reshape(o, batch, *(1,) * (len(out_sp) + 1))
-        self.saved = (cols, shared)
+        self.saved = (cols, shared, x, w)  # x and w: for create_graph, and the check that they were not modified
         self.meta = (x.shape, stride, pads, dilation, groups)
         return out.transpose(1, 2, 0, *range(3, out.ndim))  # (B, N, O, *out)
 
     def backward(self, g):
-        cols, shared = self.saved
+        cols, shared, x, w = self.saved
         x_shape, stride, pads, dilation, groups = self.meta
+        if is_recorded(g):  # create_graph: cols and shared are forward's arrays, constants of a recorded formula
+            return _recorded_backward(g, x, w, self.needs_input_grad, stride, pads, dilation, groups)
         nx, nw, nb = self.needs_input_grad
         batch, n, o = g.shape[:3]
         gm = xp.ascontiguousarray(g.transpose(2, 0, 1, *range(3, g.ndim)))  # (O, B, N, *out)
@@ -171,3 +185,25 @@ class PerExampleConv(Node):
         if nb:
             gb = gm.reshape(o, batch, -1).sum(-1).T
         return gx, gw, gb
+
+
+def _recorded_backward(g, x, w, needs, stride, pads, dilation, groups: int) -> tuple:
+    """PerExampleConv's gradients under create_graph, differentiable in x and in every example's weight: the
+    per-example convolution as the one grouped convolution it is (each example's channels a block of groups, as the
+    vmap rule of a batched weight runs it), whose gradients are recorded convolutions (``conv_backward``)."""
+    from ..nn._ops.conv_higher_order import conv_backward
+
+    xt, wt, gt = formula_tensor(x), formula_tensor(w), formula_tensor(g)
+    batch, n = xt.shape[:2]
+    xg = xt.movedim(0, 1).reshape(n, -1, *xt.shape[3:])  # (N, B * C, *sp)
+    gg = gt.movedim(0, 1).reshape(n, -1, *gt.shape[3:])  # (N, B * O, *out)
+    wg = wt.reshape(-1, *wt.shape[2:])  # (B * O, C / G, *k)
+    gx, gw, gb = conv_backward(RecordedArray(gg), RecordedArray(xg), RecordedArray(wg), needs, stride, pads,
+                               dilation, batch * groups)
+    if gx is not None:
+        gx = RecordedArray(gx.t.reshape(n, batch, *xt.shape[2:]).movedim(1, 0))
+    if gw is not None:
+        gw = RecordedArray(gw.t.reshape(wt.shape))
+    if gb is not None:
+        gb = RecordedArray(gb.t.reshape(batch, -1))
+    return gx, gw, gb

@@ -23,6 +23,7 @@ from ..autograd import graph as _graph
 from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
+from ..autograd.recorded import RecordedArray, is_recorded
 
 
 # --------------------------------------------------------------------- promotion
@@ -264,6 +265,29 @@ def with_number(op, a, b):
     return op(a, b)
 
 
+@torch_named("MulBackward1")
+class TimesNumber(Node):
+    """``x * s`` for a number ``s``, as PyTorch's C++ formulas multiply by a double (mul.Scalar): its one edge is
+    the tensor's (Python's ``x * s`` records MulBackward0, with an edge for the number)."""
+
+    diagonal_jacobian = True
+
+    def forward(self, x, *, s):
+        self.s = s
+        return with_number(operator.mul, x, s)
+
+    def backward(self, g):
+        return (with_number(operator.mul, g, self.s),)
+
+
+def times_number(a, s):
+    """``a * s`` for an array ``a`` and a number ``s`` in a backward formula: under create_graph (a recorded
+    ``a``) the node PyTorch's formula records, MulBackward1 (``TimesNumber``)."""
+    if is_recorded(a):
+        return RecordedArray(TimesNumber.apply(a.t, s=s))
+    return with_number(operator.mul, a, s)
+
+
 def add_scaled(a, b, alpha, out=None):
     """``a + alpha * b`` (arrays) as PyTorch's add kernel computes it for half precision: a fused multiply-add,
     rounded once, ``alpha`` rounded to the operands' dtype first (emulated exactly in float64). Any other result
@@ -456,7 +480,9 @@ class Pow(Node):
                 # rounds it), times the number b in float32, times g
                 ga = g * with_number(operator.mul, a ** half_scalar(b - 1, a.dtype), b)
             else:
-                ga = g * conj_if_complex(b * _power(a, b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
+                # (a number exponent under create_graph: its product recorded as PyTorch's, MulBackward1)
+                power = times_number(_power(a, b - 1), b) if scalar and is_recorded(a) else b * _power(a, b - 1)
+                ga = g * conj_if_complex(power) if not scalar or b != 0 else xp.zeros_like(g)
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0

@@ -112,7 +112,17 @@ class _MatrixTimesVector(MatMul):
 
 @torch_named("BmmBackward0")
 class _BatchTimesBatch(MatMul):
-    pass
+    def backward(self, g):
+        if g.__class__ is not RecordedArray:
+            return MatMul.backward(self, g)
+        # create_graph: PyTorch's formulas, grad.bmm(mat2.transpose(1, 2).conj()) and
+        # self.transpose(1, 2).conj().bmm(grad) (BmmBackward0 again, not a matmul's view of a stacked product)
+        a, b = self.saved
+        na, nb = self.needs_input_grad
+        gt = formula_tensor(g)
+        ga = RecordedArray(gt.bmm(formula_tensor(b).transpose(1, 2).conj())) if na else None
+        gb = RecordedArray(formula_tensor(a).transpose(1, 2).conj().bmm(gt)) if nb else None
+        return ga, gb
 
 
 @torch_named("SqueezeBackward4")

@@ -175,4 +175,6 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     ids_target = [ids[i] if i == d else shape[i] for i in range(len(shape))]
     src = expand(x, xs_target) if xs_target != xs else x
     idx = xp.broadcast_to(indices._data, ids_target).astype(xp.int64)
-    return Gather.apply(src, index=idx, dim=d)  # (a broadcast copy of the indices: PyTorch saves that, too)
+    # (a broadcast copy of the indices: PyTorch saves that, so a second backward without retain_graph is its error
+    # for a freed graph; no one else can change the copy in place)
+    return version_checked(Gather.apply(src, index=idx, dim=d), Tensor._make(idx))

@@ -14,6 +14,7 @@ from .._meta import follow_view, is_meta, meta_array, meta_layout, record_layout
 from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
+from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
 from ..storage import _bytes_of, data_ptr, root_array, storage_root
 
 
@@ -59,9 +60,25 @@ class AsStrided(Node):
 
     def backward(self, g):
         shape, strides, own_offset, numel = self.input
+        read = _storage_positions(numel, *self.output).reshape(-1)
+        if is_recorded(g):  # create_graph: recorded as PyTorch's formula
+            return (RecordedArray(_recorded_backward(formula_tensor(g), read, self.input, self.output)),)
         storage_grad = xp.zeros(numel, dtype=g.dtype)
-        xp.add.at(storage_grad, _storage_positions(numel, *self.output).reshape(-1), g.reshape(-1))
+        xp.add.at(storage_grad, read, g.reshape(-1))
         return (storage_grad[_storage_positions(numel, shape, strides, own_offset)],)
+
+
+def _recorded_backward(g: Tensor, read, input_geometry, output_geometry) -> Tensor:
+    """AsStrided's gradient in recorded ops, as PyTorch's ``as_strided_backward`` writes it: the gradient copied
+    into the storage through the output's view (summed by an ``index_add`` where the view reads an element more than
+    once), then read back through the input's view."""
+    shape, strides, own_offset, numel = input_geometry
+    storage = Tensor._make(xp.zeros(numel, dtype=g._data.dtype))
+    if xp.unique(read).size < read.size:  # overlapping (an expand's zero stride, windows)
+        storage = storage.index_add(0, Tensor._make(read), g.reshape(-1))
+    else:
+        storage.as_strided(*output_geometry).copy_(g)
+    return storage.as_strided(shape, strides, own_offset)
 
 
 def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:

@@ -21,7 +21,7 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import log_softmax, note_row_picks
-from ...ops.elementwise import with_number
+from ...ops.elementwise import TimesNumber, with_number
 from .loss import _check_reduction, legacy_reduction, optional_tensor, refuse_grad, scalar_result
 
 
@@ -103,23 +103,9 @@ class NLL2D(NLL):
     """NLL on (N, C, H, W) scores with (N, H, W) targets (PyTorch's nll_loss2d kernel)."""
 
 
-@torch_named("MulBackward1")
-class _TimesNumber(Node):
-    """``x * s`` for a number ``s``, as PyTorch's C++ composition multiplies by a double (mul.Scalar): its one
-    edge is the tensor's (Python's ``x * s`` records MulBackward0, with an edge for the number)."""
-    diagonal_jacobian = True
-
-    def forward(self, x, *, s):
-        self.s = s
-        return with_number(operator.mul, x, s)
-
-    def backward(self, g):
-        return (with_number(operator.mul, g, self.s),)
-
-
 @torch_named("DivBackward1")
 class _OverNumber(Node):
-    """``x / s`` for a number ``s`` (PyTorch's div.Scalar, as ``_TimesNumber``)."""
+    """``x / s`` for a number ``s`` (PyTorch's div.Scalar, as ``ops.elementwise.TimesNumber``)."""
     diagonal_jacobian = True
 
     def forward(self, x, *, s):
@@ -306,7 +292,7 @@ def _smoothed(nll: Tensor, logp: Tensor, target: Tensor, weight: Tensor | None, 
     elif reduction == "sum":
         spread = spread.sum()
     # (no classes: eps/0, as PyTorch's double)
-    return _TimesNumber.apply(nll, s=1 - eps) + _TimesNumber.apply(spread, s=eps / c if c else math.inf)
+    return TimesNumber.apply(nll, s=1 - eps) + TimesNumber.apply(spread, s=eps / c if c else math.inf)
 
 
 def _probability_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str, eps: float) -> Tensor:
