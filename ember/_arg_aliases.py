@@ -27,6 +27,7 @@ from types import FunctionType
 from typing import TypeVar
 
 from ._signatures import Kinds, parameter_kinds, with_keywords
+from ._size import c_type_name
 
 _C = TypeVar("_C", bound=type)
 
@@ -130,7 +131,7 @@ def method_operand_error(name: str, error: TypeError, other) -> TypeError:
 
     if not hasattr(error, "operand") or isinstance(other, (Tensor, int, float, complex)):
         return error  # (another TypeError, or one of another argument: alpha="a")
-    return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {c_type_name(other)}")
 
 
 def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch_names: dict[str, str],
@@ -139,7 +140,8 @@ def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch
     (a Tensor ``method``: ``self`` is not counted) whose parameters PyTorch names as ``torch_names`` maps them
     (``add(): argument 'other' (position 2) must be Tensor, not str``; an argument given by keyword has no
     position); ``error`` itself where the operand is not one of them."""
-    operand, shown = error.operand, type(error.operand).__name__  # type: ignore[attr-defined]
+    operand = error.operand  # type: ignore[attr-defined]
+    shown = c_type_name(operand)
     positional = list(torch_names.values())[int(method):]
     for position, value in enumerate(args[int(method):][:len(positional)]):
         if value is operand:
@@ -158,10 +160,9 @@ def _refuse_non_tensor(name: str, argument: str, value, position: int = 1) -> No
 
     if isinstance(value, Tensor):
         return
-    kind = type(value)
-    shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    hint = " (convert it with ember.from_numpy or ember.as_tensor)" if kind.__module__ == "numpy" else ""
-    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {shown}{hint}") \
+    hint = " (convert it with ember.from_numpy or ember.as_tensor)" if type(value).__module__ == "numpy" else ""
+    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                    f"{c_type_name(value)}{hint}") \
         from None
 
 

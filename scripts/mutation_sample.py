@@ -184,7 +184,10 @@ TARGETS = {
                                  "tests/test_promoted_operand_edges.py",
                                  # (a number times an alpha beside a float32/float64/complex tensor, bit for bit:
                                  # fused_alpha)
-                                 "tests/test_scaled_number_operands.py"],
+                                 "tests/test_scaled_number_operands.py",
+                                 # (an operand of another kind: its type named in the comparisons' TypeError as
+                                 # PyTorch's C++ names it)
+                                 "tests/test_operand_type_names.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
