@@ -73,3 +73,38 @@ def test_a_custom_functions_gradient_of_another_kind_is_named_as_pytorch(operand
     (got, _), (want, _) = outcomes(run)
     assert isinstance(want, RuntimeError) and isinstance(got, RuntimeError), (got, want)
     assert _first_line(got) == _first_line(want)
+
+
+# PyTorch's argument parser (and its other C++ checks) on an argument of another kind: each message ends with the
+# type's name. (ember words some of them its own way before it: only the name is compared.)
+NAMED_AT_THE_END = {
+    "topk's k": lambda m, o: m.topk(m.ones(3), o),
+    "aminmax's dim": lambda m, o: m.aminmax(m.ones(3), dim=o),
+    "histc's bins": lambda m, o: m.histc(m.ones(3), bins=o),
+    "pixel_shuffle's factor": lambda m, o: m.nn.functional.pixel_shuffle(m.ones(1, 4, 2, 2), o),
+    "pixel_unshuffle's factor": lambda m, o: m.nn.functional.pixel_unshuffle(m.ones(1, 1, 4, 4), o),
+    "norm_except_dim's pow": lambda m, o: m.norm_except_dim(m.ones(2), o),
+    "use_deterministic_algorithms' mode": lambda m, o: m.use_deterministic_algorithms(o),
+    "renorm's input": lambda m, o: m.renorm(o, 2, 0, 1.0),
+    "special.i0e's input": lambda m, o: m.special.i0e(o),
+    "linalg.solve's A": lambda m, o: m.linalg.solve(o, m.ones(2)),
+    "complex's real": lambda m, o: m.complex(o, m.ones(2)),
+    "polar's angle": lambda m, o: m.polar(m.ones(2), o),
+    "index_put's indices": lambda m, o: m.ones(3).index_put(o, m.ones(1)),
+    "broadcast_tensors' element": lambda m, o: m.broadcast_tensors(m.ones(2), o),
+    "block_diag's element": lambda m, o: m.block_diag(m.ones(2), o),
+    "einsum's operand": lambda m, o: m.einsum("i->i", o),
+    "from_numpy's array": lambda m, o: m.from_numpy(o),
+}
+
+
+# (from_numpy takes an array; aminmax reads a NumPy array given as dim as a number first)
+PAIRS = [(call, operand) for call in NAMED_AT_THE_END for operand in OPERANDS if operand != "str"
+         and (call, operand) not in {("from_numpy's array", "numpy.ndarray"), ("aminmax's dim", "numpy.ndarray")}]
+
+
+@pytest.mark.parametrize("call,operand", PAIRS)
+def test_an_argument_of_another_kind_is_named_at_the_messages_end_as_pytorch(call, operand):
+    (got, _), (want, _) = outcomes(lambda m: NAMED_AT_THE_END[call](m, OPERANDS[operand]()))
+    assert isinstance(want, TypeError) and isinstance(got, TypeError), (got, want)
+    assert _first_line(got).split()[-1].rstrip(").") == _first_line(want).split()[-1].rstrip(").")

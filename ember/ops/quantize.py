@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import xp
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node
 
@@ -49,7 +50,7 @@ class FakeQuantizePerChannelAffineCachemaskBackward0(_FakeQuantize):
 
 def _check_input(input: Tensor, kernel: str) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {c_type_name(input)}")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_dtype.SCALAR_TYPE_NAMES[input.dtype.name]}'")
