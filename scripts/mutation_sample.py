@@ -230,8 +230,11 @@ TARGETS = {
                             # (the addmm family with each (beta, alpha) pair, one of them 1: the node's own scales)
                             "tests/test_added_product_scales.py",
                             # (beta and alpha as PyTorch's kernels take them: a complex or bool one for each result
-                            # dtype, _product_scalars and _addr_scalars)
-                            "tests/test_product_integer_scalars.py"],
+                            # dtype, an integer one at the edges of the result's range, _product_scalars and
+                            # _addr_scalars)
+                            "tests/test_product_integer_scalars.py",
+                            # (the deprecated number-first forms of the addmm family: torch.addmm(2, x, m1, m2))
+                            "tests/test_deprecated_number_first_overloads.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)

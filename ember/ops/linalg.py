@@ -5,7 +5,16 @@ from __future__ import annotations
 from .. import _deprecated_overloads as _deprecated
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types, scalar_ints
+from .._dtype import (
+    C_INTEGER_NAMES,
+    CPP_TYPE_NAMES,
+    SCALAR_TYPE_NAMES,
+    dtype,
+    integer_scalar,
+    not_implemented_for,
+    promote_types,
+    scalar_ints,
+)
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -371,31 +380,27 @@ def _check_same_dtype(input: Tensor, a: Tensor, b: Tensor, name: str) -> None:
                            f"{SCALAR_TYPE_NAMES[y.name]}")
 
 
-_C_INTEGERS = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
-
-
 def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     """beta and alpha as PyTorch's kernels for a result of dtype ``d`` take them. For a dtype that is not complex, a
     complex one is read as its real part, refused where it has an imaginary part (the error names the C type it
     would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
-    integer dtype then converted to it (a float truncated toward zero), a value outside its range an error; an int
-    past uint64 PyTorch's OverflowError (its argument parser's) for any dtype."""
+    integer dtype then converted to it as PyTorch's checked conversion does (a float truncated toward zero; a
+    negative value wraps into an unsigned type while its magnitude fits, -1 -> 255; anything else outside the range
+    an error, naming the type as c10 does: ``int`` for int32); an int past uint64 PyTorch's OverflowError (its
+    argument parser's) for any dtype."""
     beta, alpha = _python_numbers(beta, alpha)
     scalar_ints((beta, alpha))
-    if d.is_complex or d.name not in _C_INTEGERS and not (_is_complex(beta) or _is_complex(alpha)):
+    if d.is_complex or d.name not in C_INTEGER_NAMES and not (_is_complex(beta) or _is_complex(alpha)):
         return beta, alpha  # (the common case: a floating result, real scalars)
-    c_name = _C_INTEGERS.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]
+    c_name = C_INTEGER_NAMES.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]
     scalars = []
     for value in (beta, alpha):
         if _is_complex(value):
             if value.imag:
                 raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
             value = value.real
-        if d.name in _C_INTEGERS:
-            value = int(value)
-            info = xp.iinfo(d.np)
-            if not info.min <= value <= info.max:
-                raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
+        if d.name in C_INTEGER_NAMES:
+            value = int(integer_scalar(int(value), d.np))
         scalars.append(value)
     return tuple(scalars)
 
