@@ -49,6 +49,13 @@ CASES = {
     "tensordot dims past the first's ndim": lambda m: m.tensordot(t(m, 2, 3), t(m, 3, 2, 4), dims=3),
     "matmul of a 0-d first": lambda m: m.matmul(m.tensor(1.0, dtype=m.float64), t(m, 3)),
     "matmul of a 0-d second": lambda m: m.matmul(t(m, 3), m.tensor(1.0, dtype=m.float64)),
+    # (batches that do not broadcast: PyTorch's error first, before the inner sizes' and the dtypes')
+    "matmul batches differ": lambda m: m.matmul(t(m, 2, 3, 4), t(m, 3, 4, 5)),
+    "matmul batches differ, b requires grad": lambda m: m.matmul(t(m, 2, 3, 4), t(m, 3, 4, 5).requires_grad_()),
+    "matmul batches differ, 4-D and 3-D": lambda m: m.matmul(t(m, 6, 2, 3, 4), t(m, 5, 4, 2)),
+    "matmul batches differ, inner sizes too": lambda m: m.matmul(t(m, 2, 3, 4), t(m, 3, 5, 5)),
+    "matmul batches differ, dtypes too": lambda m: m.matmul(t(m, 2, 3, 4), t(m, 3, 4, 5, dtype=m.float32)),
+    "matmul batches broadcast ok": lambda m: m.matmul(t(m, 2, 1, 3, 4), t(m, 5, 4, 2)),
     # (the input's dtype named first, then the matrix's and the vector's)
     "addmv vector dtype": lambda m: m.addmv(t(m, 2), t(m, 2, 3), t(m, 3, dtype=m.float32)),
     "addmv input dtype": lambda m: m.addmv(t(m, 2, dtype=m.float32), t(m, 2, 3), t(m, 3)),

@@ -17,6 +17,7 @@ from .._dtype import (
 )
 from .._layout import strided
 from .._parallel import stack_matmul
+from .._size import broadcast_mismatch
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, shown_as, torch_named
@@ -157,8 +158,12 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
         from .._sparse_compressed import sparse_product
 
         return sparse_product(a, b)
-    _check_product(a, b)
     sa, sb = a._data.shape, b._data.shape
+    if len(sa) > 2 and len(sb) > 2:  # (PyTorch broadcasts the batch dims first: its error before any other check)
+        problem = broadcast_mismatch((sa[:-2], sb[:-2]))
+        if problem:
+            raise RuntimeError(problem)
+    _check_product(a, b)
     if b._data.ndim >= 3:
         # PyTorch treats a 3-D a whose batch is 1 against a 3-D stack as the matrix a[0]
         as_matrix = a._data.ndim == 3 and b._data.ndim == 3 and sa[0] == 1 and sb[0] != 1
@@ -254,10 +259,7 @@ def _copied_by_batching(t: Tensor, batch: tuple) -> bool:
 def _batches_copied(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """a and b of a product whose batches broadcast, each cloned where PyTorch saves a copy of it for the other's
     gradient (a changed in place before backward is then no error, and b's gradient reads the values a had)."""
-    try:
-        batch = xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
-    except ValueError:  # (the product's own error follows)
-        return a, b
+    batch = xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])  # (they broadcast: _matmul checked)
     if b._requires_grad and _copied_by_batching(a, batch):
         a = a.clone()
     if a._requires_grad and _copied_by_batching(b, batch):
