@@ -234,7 +234,9 @@ TARGETS = {
                             # _addr_scalars)
                             "tests/test_product_integer_scalars.py",
                             # (the deprecated number-first forms of the addmm family: torch.addmm(2, x, m1, m2))
-                            "tests/test_deprecated_number_first_overloads.py"],
+                            "tests/test_deprecated_number_first_overloads.py",
+                            # (addr of mixed dtypes: each gradient in its input's dtype, a real input's real part)
+                            "tests/test_addr_mixed_dtype_gradients.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)

@@ -20,7 +20,7 @@ from .._parallel import stack_matmul
 from .._size import broadcast_mismatch
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..autograd.graph import Node, shown_as, torch_named
+from ..autograd.graph import Node, cast_gradient, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor
 
 
@@ -564,7 +564,8 @@ class Addr(_AddedProduct):
         grads = super().backward(g)
         if self.dtypes is None:
             return grads
-        return tuple(None if r is None else r.astype(d) for r, d in zip(grads, self.dtypes))
+        # (each in its input's dtype as PyTorch's engine passes it down the edge: a real input's the real part)
+        return tuple(None if r is None else cast_gradient(r, d) for r, d in zip(grads, self.dtypes))
 
     product = staticmethod(xp.outer)
 
