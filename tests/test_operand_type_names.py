@@ -95,6 +95,11 @@ NAMED_AT_THE_END = {
     "block_diag's element": lambda m, o: m.block_diag(m.ones(2), o),
     "einsum's operand": lambda m, o: m.einsum("i->i", o),
     "from_numpy's array": lambda m, o: m.from_numpy(o),
+    "maximum's other": lambda m, o: m.maximum(m.ones(2), o),
+    "Tensor.minimum's other": lambda m, o: m.ones(2).minimum(o),
+    "channel_shuffle's groups": lambda m, o: m.nn.functional.channel_shuffle(m.ones(1, 4, 2, 2), o),
+    "kl_div's int reduction": lambda m, o: m.kl_div(m.ones(2), m.ones(2), o),
+    "embedding_bag's offsets": lambda m, o: m.embedding_bag(m.ones(3, 2), m.tensor([0, 1]), o),
 }
 
 

@@ -909,7 +909,7 @@ def require_tensor(name: str, value, position: int = 2, argument: str = "other")
     counts from 1 among the function's arguments (a method's ``other`` is its position 1)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
-                        f"{type(value).__name__}")
+                        f"{c_type_name(value)}")
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:

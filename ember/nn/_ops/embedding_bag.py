@@ -190,7 +190,7 @@ def embedding_bag_native(weight: Tensor, indices: Tensor, offsets: Tensor, scale
         raise TypeError(f"embedding_bag(): argument 'mode' (position 5) must be int, not {c_type_name(mode)}")
     if not isinstance(offsets, Tensor):
         raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
-                        f"{type(offsets).__name__}")
+                        f"{c_type_name(offsets)}")
     if mode not in _NATIVE_MODES:
         raise RuntimeError("`mode` must be sum, mean, or max.")
     if offsets.ndim != 1:
