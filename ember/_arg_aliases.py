@@ -22,13 +22,13 @@ from __future__ import annotations
 import functools
 import inspect
 import keyword
-import numbers
 from collections.abc import Callable
 from types import FunctionType
 from typing import TypeVar
 
 from ._backend import xp
 from ._signatures import Kinds, parameter_kinds, with_keywords
+from ._size import c_type_name
 
 _C = TypeVar("_C", bound=type)
 
@@ -123,13 +123,14 @@ def operand_type_error(operand) -> TypeError:
 
 
 def is_operand(value) -> bool:
-    """Whether a binary op takes ``value`` as an operand: a tensor, a number (NumPy's scalars too) or a NumPy array
-    (which ember's own callers pass); PyTorch's argument parser refuses anything else (a str, None, a list)."""
+    """Whether a binary op takes ``value`` as an operand: a tensor, a Python or NumPy number or a NumPy array (which
+    ember's own callers pass); PyTorch's argument parser refuses anything else (a str, None, a list, and the
+    standard library's other numbers: a Fraction, a Decimal)."""
     global _OPERAND_TYPES
     if not _OPERAND_TYPES:  # (Tensor's module imports this one: its class is looked up once, at the first call)
         from ._tensor import Tensor
 
-        _OPERAND_TYPES = (Tensor, numbers.Number, xp.ndarray)
+        _OPERAND_TYPES = (Tensor, int, float, complex, xp.generic, xp.ndarray)
     return isinstance(value, _OPERAND_TYPES)
 
 
@@ -169,8 +170,9 @@ _TENSOR_OR_NUMBER = {**dict.fromkeys((
 def method_operand_error(name: str, operand) -> TypeError:
     """PyTorch's TypeError of the method ``x.<name>(operand)`` for an operand that is neither a tensor nor a number
     (``x.mul("a")``: "mul(): argument 'other' (position 1) must be Tensor, not str"; ``x.pow_("a")``: its
-    overloads, each with the argument that did not match)."""
-    shown = type(operand).__name__
+    overloads, each with the argument that did not match). The type is named as PyTorch's C++ names it
+    (``c_type_name``: ``Foo`` for a Python class, ``decimal.Decimal`` for an extension type)."""
+    shown = c_type_name(operand)
     base = name.removesuffix("_")
     if base in _MUST_BE_TENSOR:
         return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {shown}")
@@ -233,7 +235,8 @@ def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch
     (a Tensor ``method``: ``self`` is not counted) whose parameters PyTorch names as ``torch_names`` maps them
     (``add(): argument 'other' (position 2) must be Tensor, not str``; an argument given by keyword has no
     position); ``error`` itself where the operand is not one of them."""
-    operand, shown = error.operand, type(error.operand).__name__  # type: ignore[attr-defined]
+    operand = error.operand  # type: ignore[attr-defined]
+    shown = c_type_name(operand)
     positional = list(torch_names.values())[int(method):]
     for position, value in enumerate(args[int(method):][:len(positional)]):
         if value is operand:
@@ -252,10 +255,9 @@ def _refuse_non_tensor(name: str, argument: str, value, position: int = 1) -> No
 
     if isinstance(value, Tensor):
         return
-    kind = type(value)
-    shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    hint = " (convert it with ember.from_numpy or ember.as_tensor)" if kind.__module__ == "numpy" else ""
-    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {shown}{hint}") \
+    hint = " (convert it with ember.from_numpy or ember.as_tensor)" if type(value).__module__ == "numpy" else ""
+    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                    f"{c_type_name(value)}{hint}") \
         from None
 
 

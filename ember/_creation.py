@@ -35,7 +35,7 @@ from ._memory_format import (
 from ._meta import is_meta, meta_array, meta_layout, record_layout, reorder_dimensions
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
-from ._size import check_nonnegative
+from ._size import c_type_name, check_nonnegative
 from ._tensor import Tensor
 from .random import generator_of
 
@@ -414,7 +414,7 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_
 def from_numpy(array) -> Tensor:
     """A tensor sharing memory with a NumPy array."""
     if not isinstance(array, xp.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+        raise TypeError(f"expected np.ndarray (got {c_type_name(array)})")
     _dtype.from_np(array.dtype)
     return _numpy_strides(Tensor._make(array), array)
 

@@ -222,7 +222,7 @@ def can_cast_result(src, dst) -> bool:
 
 
 # the C++ names PyTorch's scalar conversion error gives its integer types
-_C_INTEGER_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+C_INTEGER_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
                     "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
 
 
@@ -383,7 +383,7 @@ def fill_number(value, np_dtype, numel: int):
 def _overflow(np_dtype) -> RuntimeError:
     """PyTorch's error for a value that does not fit ``np_dtype`` (its C type named as c10 does: int8_t)."""
     name = xp.dtype(np_dtype).name
-    return RuntimeError(f"value cannot be converted to type {_C_INTEGER_NAMES.get(name) or CPP_TYPE_NAMES[name]} "
+    return RuntimeError(f"value cannot be converted to type {C_INTEGER_NAMES.get(name) or CPP_TYPE_NAMES[name]} "
                         "without overflow")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ._device import default_device, set_default
 from ._device import device as _device
+from ._size import c_type_name
 from ._warnings import warn_in
 
 _state = {"deterministic": False, "warn_only": False, "matmul_precision": "highest"}
@@ -15,7 +16,7 @@ _PRECISIONS = ("highest", "high", "medium")
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Record the setting (ember's ops are deterministic either way)."""
     if not isinstance(mode, bool):
-        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not {type(mode).__name__}")
+        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not {c_type_name(mode)}")
     _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
 
 

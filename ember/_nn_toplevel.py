@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ._size import c_type_name
 from ._tensor import Tensor
 from .nn import functional as F
 from .nn._ops.embedding_bag import embedding_bag_native
@@ -128,7 +129,7 @@ def _reduction(op: str, reduction, position: int) -> str:
     the unreduced loss (its ``apply_loss_reduction``); anything but an int is PyTorch's TypeError."""
     if reduction.__class__ is not int:
         raise TypeError(f"{op}(): argument 'reduction' (position {position}) must be int, not "
-                        f"{type(reduction).__name__}")
+                        f"{c_type_name(reduction)}")
     return {1: "mean", 2: "sum"}.get(reduction, "none")
 
 

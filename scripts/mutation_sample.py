@@ -184,7 +184,13 @@ TARGETS = {
                                  "tests/test_promoted_operand_edges.py",
                                  # (a number times an alpha beside a float32/float64/complex tensor, bit for bit:
                                  # fused_alpha)
-                                 "tests/test_scaled_number_operands.py"],
+                                 "tests/test_scaled_number_operands.py",
+                                 # (an operand of another kind: its type named in the comparisons' TypeError as
+                                 # PyTorch's C++ names it)
+                                 "tests/test_operand_type_names.py",
+                                 # (addcmul/addcdiv's value and operands PyTorch has no kernel for: addc_value)
+                                 "tests/test_scalar_argument_range.py::"
+                                 "test_addcmul_and_addcdiv_refuse_what_pytorch_has_no_kernel_for"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
@@ -227,8 +233,13 @@ TARGETS = {
                             # (the addmm family with each (beta, alpha) pair, one of them 1: the node's own scales)
                             "tests/test_added_product_scales.py",
                             # (beta and alpha as PyTorch's kernels take them: a complex or bool one for each result
-                            # dtype, _product_scalars and _addr_scalars)
-                            "tests/test_product_integer_scalars.py"],
+                            # dtype, an integer one at the edges of the result's range, _product_scalars and
+                            # _addr_scalars)
+                            "tests/test_product_integer_scalars.py",
+                            # (the deprecated number-first forms of the addmm family: torch.addmm(2, x, m1, m2))
+                            "tests/test_deprecated_number_first_overloads.py",
+                            # (addr of mixed dtypes: each gradient in its input's dtype, a real input's real part)
+                            "tests/test_addr_mixed_dtype_gradients.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)

@@ -544,7 +544,32 @@ _ELEMENTWISE_ERRORS = {
     "isposinf of complex": lambda m: m.isposinf(m.ones(2, dtype=m.complex64)),
     "isneginf of complex": lambda m: m.isneginf(m.ones(2, dtype=m.complex64)),
     "isclose of two dtypes": lambda m: m.isclose(m.ones(2), m.ones(2, dtype=m.float64)),
+    "bitwise_left_shift by a float": lambda m: m.bitwise_left_shift(m.tensor([1, 2]), 1.5),
+    "bitwise_right_shift by a float": lambda m: m.bitwise_right_shift(m.tensor([1, 2]), 2.0),
+    # (a half tensor's alpha is converted to its dtype: past its largest value PyTorch's error)
+    "add of a float16 and a number, alpha past float16": lambda m: m.add(m.ones(2, dtype=m.float16), 1, alpha=7e4),
+    "add of two float16, alpha past float16": lambda m: m.add(m.ones(2, dtype=m.float16), m.ones(2, dtype=m.float16),
+                                                              alpha=7e4),
+    "sub of a bfloat16, alpha past bfloat16": lambda m: m.sub(m.ones(2, dtype=m.bfloat16), 1, alpha=1e39),
+    # (the ops without a derivative refuse a dual tensor)
+    "floor_divide under forward AD": lambda m: _of_a_dual(m, lambda x: m.floor_divide(x, 2.0)),
+    "// under forward AD": lambda m: _of_a_dual(m, lambda x: x // 2),
+    "heaviside under forward AD": lambda m: _of_a_dual(m, lambda x: m.heaviside(x, m.tensor([0.5, 0.5]))),
 }
+
+
+def _of_a_dual(m, fn):
+    fw_ad = m.autograd.forward_ad
+    with fw_ad.dual_level():
+        return fn(fw_ad.make_dual(m.tensor([3.0, -5.0]), m.tensor([1.0, 1.0])))
+
+
+@pytest.mark.parametrize("alpha", [65504.0, float("inf"), -65504.0])
+def test_a_float16_alpha_at_its_largest_value_or_infinite_is_taken_as_pytorch(alpha):
+    for other in (lambda m: 1, lambda m: m.ones(2, dtype=m.float16)):
+        got, want = (m.add(m.ones(2, dtype=m.float16), other(m), alpha=alpha) for m in (ember, torch))
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 @pytest.mark.parametrize("case", list(_ELEMENTWISE_ERRORS))

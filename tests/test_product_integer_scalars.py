@@ -146,3 +146,24 @@ def test_scales_as_pytorchs_scalars(op, scales, dt):
         except RuntimeError as err:
             outcomes.append(str(err))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("op", ["addmm", "addmv", "addr", "baddbmm", "addbmm"])
+@pytest.mark.parametrize("dt,bits", [("uint8", 8), ("int8", 8), ("int16", 16), ("int32", 32), ("int64", 64)])
+def test_integer_scales_at_the_edges_of_the_results_range_as_pytorch(op, dt, bits):
+    # PyTorch's checked conversion of beta and alpha to an integer result: a negative value wraps into an unsigned
+    # type while its magnitude fits (-1 -> 255, -255 -> 1; -256 refused: ember refused every negative one), one past
+    # the range is refused naming the type as c10 does (int for int32: ember said int32_t)
+    signed = dt != "uint8"
+    top, bottom = (2 ** (bits - 1) - 1, -(2 ** (bits - 1))) if signed else (2 ** bits - 1, -(2 ** bits - 1))
+    for kw in ({"alpha": top}, {"alpha": top + 1}, {"beta": bottom}, {"beta": bottom - 1}, {"alpha": -1},
+               {"beta": -1, "alpha": bottom}):
+        kw = {k: v for k, v in kw.items() if -(2 ** 63) <= v < 2 ** 64}  # (past them: the parser's own error)
+        outcomes = []
+        for lib in (torch, ember):
+            try:
+                out = _product_with_scales(lib, op, dt, kw)
+                outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
+            except RuntimeError as err:
+                outcomes.append(str(err))
+        assert outcomes[1] == outcomes[0], kw

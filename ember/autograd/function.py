@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .._size import c_type_name
 from .._sparse import SparseCOO, SparseTensor
 from .._tensor import Tensor
 from . import forward_ad, graph
@@ -145,9 +146,7 @@ class _FunctionNode(Node):
         index = 0  # (PyTorch's index: among the tensor inputs)
         for i, (r, is_tensor, edge) in enumerate(zip(result, self.tensor_inputs, self.next_edges)):
             if r is not None and not isinstance(r, Tensor):
-                kind = type(r)
-                named = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-                raise RuntimeError(f"expected Variable or None (got {named})")
+                raise RuntimeError(f"expected Variable or None (got {c_type_name(r)})")
             if r is not None and not is_tensor:
                 raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
                                    f"{i + 1}, but the corresponding forward input was not a Variable")

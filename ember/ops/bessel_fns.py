@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import quiet, xp
+from .._size import c_type_name
 from .._tensor import Tensor
 from .special_fns import _i0_64, _i1_64
 
@@ -19,7 +20,7 @@ def _checked(x, name: str, argument: str = "input"):
     """``x``'s array in the dtype the function computes in (PyTorch's errors for the others)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"special_{name}(): argument '{argument}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{c_type_name(x)}")
     if x.is_complex() or x.dtype in (_dtype.float16, _dtype.bfloat16):
         raise _dtype.not_implemented_for(f"{name}_cpu", x.dtype)
     dtype = x.dtype if x.is_floating_point() else _dtype.get_default_dtype()

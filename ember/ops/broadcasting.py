@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._size import Size, broadcast_mismatch
+from .._size import Size, broadcast_mismatch, c_type_name
 from .._tensor import Tensor
 from .shape import expand
 
@@ -43,7 +43,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     that shape comes back itself, the others as ``expand`` views (write to a clone, as the views share memory)."""
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {c_type_name(t)}")
     if len(tensors) < 2:
         return tuple(tensors)
     shapes = [tuple(t.shape) for t in tensors]

@@ -17,6 +17,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._meta import iterator_layout
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
@@ -204,7 +205,7 @@ def _parts_operands(name: str, a: Tensor, b: Tensor, first: str, second: str):
     """PyTorch's checks of ``complex(real, imag)`` / ``polar(abs, angle)``: tensors of one float dtype."""
     for t, what in ((a, first), (b, second)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument '{what}' must be Tensor, not {type(t).__name__}")
+            raise TypeError(f"{name}(): argument '{what}' must be Tensor, not {c_type_name(t)}")
     if a._data.dtype not in (xp.float32, xp.float64) or b._data.dtype not in (xp.float32, xp.float64):
         raise RuntimeError(f"{name}(): expected both inputs to be Float or Double tensors but got "
                            f"{_SCALAR_TYPE[a.dtype.name]} and {_SCALAR_TYPE[b.dtype.name]}")

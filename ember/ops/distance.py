@@ -11,6 +11,7 @@ from .. import _dtype
 from .._autocast import full_precision
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node, shown_as, torch_named, version_checked
 from .elementwise import add, div, mul, promote, require_tensor, sub
@@ -78,7 +79,7 @@ def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
     if isinstance(p, Tensor):  # (PyTorch's Scalar: a 0-d tensor that does not require grad is its number)
         p = _dtype.scalar_tensor_number(p, "dist", "p", position=3)
     elif not isinstance(p, numbers.Number):
-        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
+        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {c_type_name(p)}")
     if isinstance(p, complex):
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
     a, b = promote(x1, x2)

@@ -15,6 +15,7 @@ from .._autocast import lower_precision
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for
 from .._dtype import int64 as _dtype_int64
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from .elementwise import cast, conj_if_complex
@@ -178,7 +179,7 @@ def einsum(*args) -> Tensor:
         operands = tuple(operands[0])
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
-            raise TypeError(f"einsum(): operand {i} must be a Tensor, not {type(t).__name__}")
+            raise TypeError(f"einsum(): operand {i} must be a Tensor, not {c_type_name(t)}")
     inputs, output = _explicit(equation, [t._data.shape for t in operands])
     sizes: dict[str, int] = {}
     for k, (subs, t) in enumerate(zip(inputs, operands)):

@@ -18,6 +18,7 @@ from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
 from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta
 from .._meta import made as _meta_made
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd import graph as _graph
 from ..autograd.forward_ad import has_tangent
@@ -949,7 +950,7 @@ def require_tensor(name: str, value, position: int = 2, argument: str = "other")
     counts from 1 among the function's arguments (a method's ``other`` is its position 1)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
-                        f"{type(value).__name__}")
+                        f"{c_type_name(value)}")
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
@@ -1007,10 +1008,10 @@ def _comparison_function(operator, name: str):
     def op(a, b):
         out = operator(a, b)
         if out is NotImplemented:
-            kind = type(b)
-            shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {shown}), but "
-                            "expected (Tensor input, Tensor other) or (Tensor input, Number other)")
+            # (the type as PyTorch's C++ message names it: a Python class bare, an extension type dotted)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                            f"{c_type_name(b)}), but expected (Tensor input, Tensor other) or (Tensor input, Number "
+                            "other)")
         return out
 
     op.__name__ = name

@@ -15,6 +15,7 @@ from .. import return_types
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
+from .._size import c_type_name
 from .._tensor import Tensor
 
 _Histogram = return_types.histogram
@@ -71,7 +72,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     data's minimum and maximum (widened by 1 each way when equal). Floating inputs only, as in PyTorch."""
     _check_floating(input, "histogram_cpu")
     if isinstance(bins, bool) or not isinstance(bins, int):
-        raise TypeError(f"histc(): argument 'bins' (position 2) must be int, not {type(bins).__name__}")
+        raise TypeError(f"histc(): argument 'bins' (position 2) must be int, not {c_type_name(bins)}")
     _check_bins(bins)
     a = input._data.reshape(-1)
     left, right = float(min), float(max)

@@ -11,6 +11,7 @@ from .. import _dtype
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
 from .._out import refuse_index_put_overlap, refuse_partial_overlap
+from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState, no_grad
@@ -273,7 +274,7 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     from .indexing import _index_tensors, convert_index, setitem, written_copy_of
 
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): indices must be a tuple of tensors, not {type(indices).__name__}")
+        raise TypeError(f"index_put(): indices must be a tuple of tensors, not {c_type_name(indices)}")
     if not isinstance(values, Tensor):
         values = Tensor._make(xp.asarray(values, dtype=x._data.dtype))
     elif values._data.dtype != x._data.dtype:

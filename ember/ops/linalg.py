@@ -5,12 +5,22 @@ from __future__ import annotations
 from .. import _deprecated_overloads as _deprecated
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types, scalar_ints
+from .._dtype import (
+    C_INTEGER_NAMES,
+    CPP_TYPE_NAMES,
+    SCALAR_TYPE_NAMES,
+    dtype,
+    integer_scalar,
+    not_implemented_for,
+    promote_types,
+    scalar_ints,
+)
 from .._layout import strided
 from .._parallel import stack_matmul
+from .._size import broadcast_mismatch
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..autograd.graph import Node, shown_as, torch_named
+from ..autograd.graph import Node, cast_gradient, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor
 
 
@@ -162,8 +172,12 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
         from .._sparse_compressed import sparse_product
 
         return sparse_product(a, b)
-    _check_product(a, b)
     sa, sb = a._data.shape, b._data.shape
+    if len(sa) > 2 and len(sb) > 2:  # (PyTorch broadcasts the batch dims first: its error before any other check)
+        problem = broadcast_mismatch((sa[:-2], sb[:-2]))
+        if problem:
+            raise RuntimeError(problem)
+    _check_product(a, b)
     if b._data.ndim >= 3:
         # PyTorch treats a 3-D a whose batch is 1 against a 3-D stack as the matrix a[0]
         as_matrix = a._data.ndim == 3 and b._data.ndim == 3 and sa[0] == 1 and sb[0] != 1
@@ -259,10 +273,7 @@ def _copied_by_batching(t: Tensor, batch: tuple) -> bool:
 def _batches_copied(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """a and b of a product whose batches broadcast, each cloned where PyTorch saves a copy of it for the other's
     gradient (a changed in place before backward is then no error, and b's gradient reads the values a had)."""
-    try:
-        batch = xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
-    except ValueError:  # (the product's own error follows)
-        return a, b
+    batch = xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])  # (they broadcast: _matmul checked)
     if b._requires_grad and _copied_by_batching(a, batch):
         a = a.clone()
     if a._requires_grad and _copied_by_batching(b, batch):
@@ -385,31 +396,27 @@ def _check_same_dtype(input: Tensor, a: Tensor, b: Tensor, name: str) -> None:
                            f"{SCALAR_TYPE_NAMES[y.name]}")
 
 
-_C_INTEGERS = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
-
-
 def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     """beta and alpha as PyTorch's kernels for a result of dtype ``d`` take them. For a dtype that is not complex, a
     complex one is read as its real part, refused where it has an imaginary part (the error names the C type it
     would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
-    integer dtype then converted to it (a float truncated toward zero), a value outside its range an error; an int
-    past uint64 PyTorch's OverflowError (its argument parser's) for any dtype."""
+    integer dtype then converted to it as PyTorch's checked conversion does (a float truncated toward zero; a
+    negative value wraps into an unsigned type while its magnitude fits, -1 -> 255; anything else outside the range
+    an error, naming the type as c10 does: ``int`` for int32); an int past uint64 PyTorch's OverflowError (its
+    argument parser's) for any dtype."""
     beta, alpha = _python_numbers(beta, alpha)
     scalar_ints((beta, alpha))
-    if d.is_complex or d.name not in _C_INTEGERS and not (_is_complex(beta) or _is_complex(alpha)):
+    if d.is_complex or d.name not in C_INTEGER_NAMES and not (_is_complex(beta) or _is_complex(alpha)):
         return beta, alpha  # (the common case: a floating result, real scalars)
-    c_name = _C_INTEGERS.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]
+    c_name = C_INTEGER_NAMES.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]
     scalars = []
     for value in (beta, alpha):
         if _is_complex(value):
             if value.imag:
                 raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
             value = value.real
-        if d.name in _C_INTEGERS:
-            value = int(value)
-            info = xp.iinfo(d.np)
-            if not info.min <= value <= info.max:
-                raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
+        if d.name in C_INTEGER_NAMES:
+            value = int(integer_scalar(int(value), d.np))
         scalars.append(value)
     return tuple(scalars)
 
@@ -571,7 +578,8 @@ class Addr(_AddedProduct):
         grads = super().backward(g)
         if self.dtypes is None:
             return grads
-        return tuple(None if r is None else r.astype(d) for r, d in zip(grads, self.dtypes))
+        # (each in its input's dtype as PyTorch's engine passes it down the edge: a real input's the real part)
+        return tuple(None if r is None else cast_gradient(r, d) for r, d in zip(grads, self.dtypes))
 
     product = staticmethod(xp.outer)
 

@@ -10,6 +10,7 @@ from .._backend import xp
 from .._dtype import not_implemented_for
 from .._meta import follow_view, is_meta, meta_layout
 from .._meta import made as _meta_made
+from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, shown_as, torch_named
 
@@ -219,7 +220,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
 
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {c_type_name(t)}")
         if t._data.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t._data.ndim} dimensions")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import np_kind
+from .._size import c_type_name
 from .._tensor import Tensor
 from .elementwise import promote
 
@@ -117,7 +118,7 @@ def _polynomial(name: str, kind: str, shifted: bool = False):
     def polynomial(x, n) -> Tensor:  # (PyTorch's names: special.legendre_polynomial_p(x=t, n=3))
         if not isinstance(x, Tensor) and not isinstance(n, Tensor):
             raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
-                            f"({type(x).__name__}, {type(n).__name__}), but expected one of:\n"
+                            f"({c_type_name(x)}, {c_type_name(n)}), but expected one of:\n"
                             " * (Tensor x, Tensor n, *, Tensor out = None)\n"
                             " * (Number x, Tensor n, *, Tensor out = None)\n"
                             " * (Tensor x, Number n, *, Tensor out = None)\n")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import xp
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node
 
@@ -49,7 +50,7 @@ class FakeQuantizePerChannelAffineCachemaskBackward0(_FakeQuantize):
 
 def _check_input(input: Tensor, kernel: str) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {c_type_name(input)}")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_dtype.SCALAR_TYPE_NAMES[input.dtype.name]}'")
@@ -84,7 +85,7 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor, zero_p
         scale, zero_point = _one_value(scale, "scale"), _one_value(zero_point, "zero_point")
     if isinstance(zero_point, float) or isinstance(scale, bool):
         raise TypeError(f"fake_quantize_per_tensor_affine() received an invalid combination of arguments - got "
-                        f"(Tensor, {type(scale).__name__}, {type(zero_point).__name__}, int, int), but expected "
+                        f"(Tensor, {c_type_name(scale)}, {c_type_name(zero_point)}, int, int), but expected "
                         "(Tensor input, float scale, int zero_point, int quant_min, int quant_max) or (Tensor input, "
                         "Tensor scale, Tensor zero_point, int quant_min, int quant_max)")
     zero_point, quant_min, quant_max = int(zero_point), int(quant_min), int(quant_max)

@@ -68,7 +68,7 @@ def _index_sizes(shape, name: str) -> tuple:
             out.append(operator.index(s))
         except TypeError:
             raise TypeError(f"argument '{name}' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos {pos}") from None
+                            f"{c_type_name(s)} at pos {pos}") from None
     return tuple(out)
 
 

@@ -11,6 +11,7 @@ import functools
 
 from .. import _dtype
 from .._backend import xp
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
 from ..autograd.recorded import is_recorded, value_of
@@ -38,7 +39,7 @@ def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", inte
     ``matrix_power``), fewer than 2 dims, (``square``) non-square matrices, or (``low_precision``: the caller
     checks later, or not at all) a float16 / bfloat16 input to an op that LAPACK computes."""
     if not isinstance(A, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {c_type_name(A)}")
     float_double = name in _FLOAT_DOUBLE_ONLY
     if not A.is_floating_point() and not A.is_complex() and not integer_ok and not float_double:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "

@@ -15,6 +15,7 @@ from .._backend import xp
 from .._creation import laid_out_like
 from .._meta import meta_results, strides_at_size_one
 from .._not_given import NOT_GIVEN
+from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import torch_named
 from .cumulative import Selected
@@ -173,7 +174,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     try:
         k = operator.index(k.item() if isinstance(k, Tensor) else k)
     except TypeError:
-        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}") from None
+        raise TypeError(f"topk(): argument 'k' must be int, not {c_type_name(k)}") from None
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, size of dimension {dim} is {n})")
     if a.ndim == 0:

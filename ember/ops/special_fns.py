@@ -22,6 +22,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._memory_format import astype_result
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
@@ -209,7 +210,7 @@ _NODES = {name: _special_node(name, node) for name, node in (
 
 def _floating(x: Tensor) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {c_type_name(x)}")
     return x if is_inexact(x) else cast(x, _dtype.get_default_dtype())
 
 
@@ -307,7 +308,7 @@ def rsub(input: Tensor, other, alpha=1) -> Tensor:
     from .elementwise import rsub as _rsub
 
     if not isinstance(input, Tensor):
-        raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {c_type_name(input)}")
     return _rsub(input, other, alpha=alpha)
 
 
@@ -340,7 +341,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice ``input.select(dim, i)`` whose p-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
     (by maxnorm / (norm + 1e-7), as PyTorch); the others unchanged. The gradient flows through the norms too."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"renorm(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"renorm(): argument 'input' (position 1) must be Tensor, not {c_type_name(input)}")
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported (got p={p})")
     if maxnorm < 0:

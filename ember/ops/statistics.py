@@ -9,6 +9,7 @@ from .. import _warnings, return_types
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
+from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
@@ -387,7 +388,7 @@ class Aminmax(MultiOutputNode):
 def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
     """(min, max) over all elements or along the one dim ``dim`` (an int: a tuple is PyTorch's TypeError)."""
     if dim is not None and not hasattr(dim, "__index__"):
-        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {c_type_name(dim)}")
     a = x._data
     if a.dtype.kind == "c":
         raise not_implemented_for("aminmax_cpu", x.dtype)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import xp
 from .._dtype import np_kind
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
@@ -102,7 +103,7 @@ def zeta(input, other) -> Tensor:
     version (NotImplementedError)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
-                        f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+                        f"({c_type_name(input)}, {c_type_name(other)}), but expected one of:\n"
                         " * (Tensor input, Tensor other, *, Tensor out = None)\n"
                         " * (Number self, Tensor other, *, Tensor out = None)\n"
                         " * (Tensor input, Number other, *, Tensor out = None)\n")

@@ -5,6 +5,7 @@ out: channels-last for a channels-last input (its suggested memory format), else
 from __future__ import annotations
 
 from ..._memory_format import array_memory_format, laid_out
+from ..._size import c_type_name
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 
@@ -32,7 +33,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     groups, with PyTorch's checks."""
     if groups.__class__ is not int:
         raise TypeError(f"channel_shuffle(): argument 'groups' (position 2) must be int, not "
-                        f"{type(groups).__name__}")
+                        f"{c_type_name(groups)}")
     if input.ndim <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
                            f"{list(input.shape)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._dtype import bfloat16, float16, float32
+from ..._size import c_type_name
 from ..._sparse import SparseCOO, segment_sum
 from ..._tensor import Tensor
 from ...autograd.graph import Node, version_checked
@@ -186,10 +187,10 @@ def embedding_bag_native(weight: Tensor, indices: Tensor, offsets: Tensor, scale
     argmax row of ``weight`` in max mode (0 for an empty bag), else a copy of bag_size. Only the output is
     differentiable; the three others have the indices' integer type (int64 when indices or offsets are)."""
     if mode.__class__ is not int:
-        raise TypeError(f"embedding_bag(): argument 'mode' (position 5) must be int, not {type(mode).__name__}")
+        raise TypeError(f"embedding_bag(): argument 'mode' (position 5) must be int, not {c_type_name(mode)}")
     if not isinstance(offsets, Tensor):
         raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
-                        f"{type(offsets).__name__}")
+                        f"{c_type_name(offsets)}")
     if mode not in _NATIVE_MODES:
         raise RuntimeError("`mode` must be sum, mean, or max.")
     if offsets.ndim != 1:

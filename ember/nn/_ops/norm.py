@@ -22,6 +22,7 @@ from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
 from ..._parallel import chunks_for, parallel_for, parallel_kernel, parallel_rows
+from ..._size import c_type_name
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import is_recorded
@@ -517,7 +518,7 @@ def _normalized_shape(op: str, input: Tensor, normalized_shape, **params) -> tup
     """``normalized_shape`` as a tuple, checked against the input's trailing dims and the affine parameters."""
     if isinstance(normalized_shape, int):  # (PyTorch's argument parser: the functional form takes no single int)
         raise TypeError(f"{op}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
-                        f"{type(normalized_shape).__name__}")
+                        f"{c_type_name(normalized_shape)}")
     shape = tuple(normalized_shape)
     k = len(shape)
     if input._data.shape[input._data.ndim - k:] != shape or input._data.ndim < k:

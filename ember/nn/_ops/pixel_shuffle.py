@@ -9,6 +9,7 @@ a channels_last_3d 5-d input is PyTorch's error.
 from __future__ import annotations
 
 from ..._memory_format import array_memory_format, channels_last, channels_last_3d, contiguous_format, laid_out
+from ..._size import c_type_name
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 
@@ -59,7 +60,7 @@ class PixelUnshuffle(Node):
 
 def _check(name: str, input: Tensor, factor, what: str) -> None:
     if not isinstance(factor, int) or isinstance(factor, bool):
-        raise TypeError(f"{name}(): argument '{what}' (position 2) must be int, not {type(factor).__name__}")
+        raise TypeError(f"{name}(): argument '{what}' (position 2) must be int, not {c_type_name(factor)}")
     if input._data.ndim < 3:
         raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with "
                            f"{input._data.ndim} dimension(s)")

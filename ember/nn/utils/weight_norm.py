@@ -12,6 +12,7 @@ import sys
 import warnings
 from typing import Any, TypeVar
 
+from ..._size import c_type_name
 from ..._tensor import Tensor
 from ...autograd.graph import shown_as
 from ..modules.module import Module
@@ -30,7 +31,7 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     first nor the last dimension (another negative ``dim`` counts from the end, a dimension out of range is its
     IndexError). ``pow`` is an int, as PyTorch's signature has it."""
     if pow.__class__ is not int:
-        raise TypeError(f"norm_except_dim(): argument 'pow' (position 2) must be int, not {type(pow).__name__}")
+        raise TypeError(f"norm_except_dim(): argument 'pow' (position 2) must be int, not {c_type_name(pow)}")
     if dim == -1:
         return v.norm(pow)
     if dim == 0:
