@@ -494,6 +494,8 @@ def _linear_manifest(**changes):
     ("non_persistent not strings", "malformed list of non-persistent buffers"),
     ("attribute naming a member", "invalid attribute name '_parameters'"),
     ("attribute named by a number", "invalid attribute name '3'"),
+    ("object attribute named twice", "argparse.Namespace: invalid attribute name 'a'"),
+    ("object attribute named by a number", "argparse.Namespace: invalid attribute name '3'"),
     ("a float16 said to be bfloat16", "malformed description"),
     ("a dtype other than bfloat16", "malformed description"),
 ])
@@ -516,6 +518,9 @@ def test_each_malformed_manifest_is_refused_naming_what_is_wrong(case, says, tmp
         manifest, arrays = _linear_manifest(attrs=[["_parameters", 2]])  # (a name the module state already took)
     elif case == "attribute named by a number":
         manifest, arrays = _linear_manifest(attrs=[[3, 2]])
+    elif case.startswith("object attribute"):  # (an argparse.Namespace is saved as its class and its __dict__)
+        attrs = [["a", 1], ["a", 2]] if case.endswith("twice") else [["a", 1], [3, 2]]
+        manifest = {**head, "root": {"object": {"class": "argparse.Namespace", "attrs": attrs}}, "arrays": []}
     else:
         dtype = "bfloat16" if case.startswith("a float16") else "float16"
         manifest = {**head, "root": {"array": 0}, "arrays": [{"kind": "tensor", "requires_grad": False,
