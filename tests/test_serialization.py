@@ -456,6 +456,62 @@ def test_the_manifests_json_depth_is_bounded_before_it_is_parsed():
             ember.load(io.BytesIO(buf.getvalue()))
 
 
+def _namespace(*attrs):
+    return {"object": {"class": "argparse.Namespace", "attrs": [list(a) for a in attrs]}}
+
+
+@pytest.mark.parametrize("case,says", [
+    ("another format", "ember.json does not describe an ember.save file"),
+    ("a later version", "format version 2 is not supported (this ember reads version 1)"),
+    ("a defaultdict's factory a number", "a defaultdict's factory in ember.json is a int"),
+    ("a set of lists", "a set in ember.json holds an unhashable entry"),
+    ("a frozenset of dicts", "a frozenset in ember.json holds an unhashable entry"),
+    ("an unknown device", "unexpected device 'nowhere'"),
+    ("a module of a class that is none", "argparse.Namespace is not an nn.Module subclass"),
+    ("a parameter that is a number", "parameter 'weight' is a int"),
+    ("a buffer that is a list", "buffer 'running' is a list"),
+    ("a submodule that is a parameter", "module 'inner' is a Parameter"),
+    ("an object of a module's class", "is not a class whose instances are saved by their attributes"),
+    ("a NumPy scalar of two elements", "arrays/0.npy does not hold a NumPy scalar"),
+    ("a method that is an attribute", "'a' of a saved object is not a method"),
+])
+def test_each_malformed_entry_is_refused_naming_what_is_wrong(case, says, tmp_path):
+    """The refusals of the decoder's other entries, each with its own message: the manifest's header, containers
+    whose contents cannot be what they claim, a module's stores holding what they cannot, an object entry naming
+    a class that is not saved by its attributes, a NumPy scalar or a bound method that is not one."""
+    head = {"format": "ember.save", "version": 1, "arrays": []}
+    arrays, root = [], None
+    if case == "another format":
+        head["format"] = "other.save"
+    elif case == "a later version":
+        head["version"] = 2
+    elif case.startswith("a defaultdict"):
+        root = {"defaultdict": [1, []]}
+    elif case == "a set of lists":
+        root = {"set": [{"list": [1]}]}
+    elif case == "a frozenset of dicts":
+        root = {"frozenset": [{"dict": []}]}
+    elif case == "an unknown device":
+        root = {"device": "nowhere"}
+    elif case == "a module of a class that is none":
+        root = {"module": {"class": "argparse.Namespace"}}
+    elif case.startswith(("a parameter", "a buffer", "a submodule")):
+        store, name, value = {"a parameter": ("parameters", "weight", 1), "a buffer": ("buffers", "running", {
+            "list": []}), "a submodule": ("modules", "inner", {"array": 0})}[case.rsplit(" that", 1)[0]]
+        manifest, arrays = _linear_manifest(**{store: [[name, value]]})
+        head, root = {k: v for k, v in manifest.items() if k != "root"}, manifest["root"]
+    elif case == "an object of a module's class":
+        manifest, _ = _linear_manifest()
+        root = {"object": {"class": manifest["root"]["module"]["class"], "attrs": []}}
+    elif case.startswith("a NumPy scalar"):
+        head["arrays"], arrays, root = [{"kind": "ndarray", "requires_grad": False}], [npy(np.zeros(2))], {
+            "npscalar": 0}
+    else:
+        root = {"method": [_namespace(("a", 1)), "a"]}
+    manifest = {**head, "root": root} if root is not None else {**head, "root": 1}
+    assert says in load_error(forge(manifest, arrays), tmp_path, weights_only=False)
+
+
 def test_an_array_whose_member_passes_the_zip_limit_is_written_as_zip64(monkeypatch, tmp_path):
     """zipfile cannot switch a member to ZIP64 once writing, so a member that can pass ZIP64_LIMIT (2 GiB - 1)
     is opened with force_zip64: an array a few bytes under 2 GiB is, with its .npy header. (A broadcast array and
