@@ -176,6 +176,53 @@ def _saved(obj) -> io.BytesIO:
     return buf
 
 
+class _ListState:
+    def __getstate__(self):
+        return [1]
+
+
+def _hooked_linear():
+    m = ember.nn.Linear(2, 1)
+    m.register_forward_hook(lambda *args: None)
+    return m
+
+
+def _linear_holding(value):
+    m = ember.nn.Linear(2, 1)
+    m.blob = value
+    return m
+
+
+def _namespace_with_a_number_key():
+    ns = argparse.Namespace(a=1)
+    vars(ns)[3] = 1
+    return ns
+
+
+def _cycle():
+    a = []
+    a.append({"again": a})
+    return a
+
+
+@pytest.mark.parametrize("make,error,says", [
+    (_ListState, TypeError, r"cannot store a .*_ListState: its __getstate__\(\) is not a dict of attribute names"),
+    (_namespace_with_a_number_key, TypeError, "cannot store a argparse.Namespace: its __getstate__"),
+    (_cycle, ValueError, "the object contains a reference cycle through a list"),
+    (_hooked_linear, TypeError, r"cannot store a .*Linear with _forward_hooks registered: hooks are code"),
+    (lambda: _linear_holding(b"x"), TypeError, r"builtins.bytes.*\(attribute 'blob' of a .*Linear\)$"),
+    (lambda: argparse.Namespace(blob=b"x"), TypeError, r"\(attribute 'blob' of a argparse.Namespace\)$"),
+    (lambda: np.array(["a"]), TypeError, "cannot store a NumPy array of dtype <U1: it stores bool, integer"),
+    (lambda: ember.ones(2).to_sparse(), NotImplementedError, "cannot store a sparse COO tensor"),
+], ids=["getstate not a dict", "a number key", "cycle", "hooks", "module attribute", "object attribute", "string array",
+        "sparse"])
+def test_each_object_save_refuses_names_what_and_where(make, error, says):
+    """ember.save's refusals, each with its own error and message (the attribute that holds what it cannot store
+    named)."""
+    with pytest.raises(error, match=says):
+        round_trip(make())
+
+
 def test_an_object_with_its_own_pickling_is_refused_with_how_to_store_its_fields():
     with pytest.raises(TypeError, match=r"ember.save cannot store an object of type .*_Custom: .*"
                                         r"store its fields as a dict \(vars\(obj\)\)"):
