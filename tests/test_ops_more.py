@@ -135,6 +135,24 @@ def test_scaled_products(fn, specs):
     check(fn, specs)
 
 
+@pytest.mark.parametrize("name,specs", [
+    ("addbmm", [(3, 4), (0, 3, 5), (0, 5, 4)]), ("addbmm", [(0, 4), (2, 0, 5), (2, 5, 4)]),
+    ("addbmm", [(3, 4), (2, 3, 0), (2, 0, 4)]), ("addbmm", [(3, 0), (2, 3, 5), (2, 5, 0)]),
+    ("baddbmm", [(0, 3, 4), (0, 3, 5), (0, 5, 4)]), ("baddbmm", [(2, 3, 4), (2, 3, 0), (2, 0, 4)]),
+    ("addmm", [(2, 4), (2, 0), (0, 4)]), ("addmm", [(0, 4), (0, 3), (3, 4)]), ("addmm", [(2, 0), (2, 3), (3, 0)]),
+    ("addmv", [(3,), (3, 0), (0,)]), ("addmv", [(0,), (0, 4), (4,)]),
+    ("addr", [(0, 4), (0,), (4,)]), ("addr", [(3, 0), (3,), (0,)]),
+], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_scaled_products_of_empty_extents(name, specs, dtype):
+    """Each of the addmm family with an extent 0 in each place (an empty batch, no rows, no columns, an empty
+    inner sum): beta * input where nothing is summed, empty results of PyTorch's shape, in the operands' dtype
+    (an integer one too, with integer beta and alpha, as PyTorch requires there), and gradients against
+    PyTorch's."""
+    beta, alpha = (0.5, 2.0) if dtype == np.float32 else (3, 2)
+    check(lambda m, i, a, b: getattr(m, name)(i, a, b, beta=beta, alpha=alpha), specs, dtype=dtype)
+
+
 @pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((4, 2, 3), (3,)), ((2, 1, 4, 3), (3,)),
                                    ((3,), (4, 3, 2)), ((3,), (2, 1, 3, 2)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
                                    ((2, 3), (5, 3, 4)), ((2, 1, 2, 3), (4, 3, 1)), ((4, 1, 3), (4, 3, 1))])
