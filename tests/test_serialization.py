@@ -521,6 +521,10 @@ def _namespace(*attrs):
     ("an object of a module's class", "is not a class whose instances are saved by their attributes"),
     ("a NumPy scalar of two elements", "arrays/0.npy does not hold a NumPy scalar"),
     ("a method that is an attribute", "'a' of a saved object is not a method"),
+    ("an object entry that is a list", """unexpected entry "{'object': [1]}" in ember.json"""),
+    ("a module entry that is a list", """unexpected entry "{'module': [1]}" in ember.json"""),
+    ("an object attribute of a long name named twice", f"invalid attribute name '{'a' * 40}'"),
+    ("a module attribute of a long name named twice", f"invalid attribute name '{('_parameters' * 6)[:40]}'"),
 ])
 def test_each_malformed_entry_is_refused_naming_what_is_wrong(case, says, tmp_path):
     """The refusals of the decoder's other entries, each with its own message: the manifest's header, containers
@@ -553,6 +557,13 @@ def test_each_malformed_entry_is_refused_naming_what_is_wrong(case, says, tmp_pa
     elif case.startswith("a NumPy scalar"):
         head["arrays"], arrays, root = [{"kind": "ndarray", "requires_grad": False}], [npy(np.zeros(2))], {
             "npscalar": 0}
+    elif case.endswith("that is a list"):
+        root = {case.split()[1]: [1]}
+    elif case.startswith("an object attribute"):  # (the name cut to its first 40 characters in the message)
+        root = _namespace(("a" * 60, 1), ("a" * 60, 2))
+    elif case.startswith("a module attribute"):
+        manifest, arrays = _linear_manifest(attrs=[["_parameters" * 6, 1], ["_parameters" * 6, 2]])
+        head, root = {k: v for k, v in manifest.items() if k != "root"}, manifest["root"]
     else:
         root = {"method": [_namespace(("a", 1)), "a"]}
     manifest = {**head, "root": root} if root is not None else {**head, "root": 1}
