@@ -143,14 +143,15 @@ def test_scaled_products(fn, specs):
     ("addmv", [(3,), (3, 0), (0,)]), ("addmv", [(0,), (0, 4), (4,)]),
     ("addr", [(0, 4), (0,), (4,)]), ("addr", [(3, 0), (3,), (0,)]),
 ], ids=str)
-@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64])
 def test_scaled_products_of_empty_extents(name, specs, dtype):
     """Each of the addmm family with an extent 0 in each place (an empty batch, no rows, no columns, an empty
     inner sum): beta * input where nothing is summed, empty results of PyTorch's shape, in the operands' dtype
-    (an integer one too, with integer beta and alpha, as PyTorch requires there), and gradients against
-    PyTorch's."""
-    beta, alpha = (0.5, 2.0) if dtype == np.float32 else (3, 2)
-    check(lambda m, i, a, b: getattr(m, name)(i, a, b, beta=beta, alpha=alpha), specs, dtype=dtype)
+    (float16, which PyTorch computes in float32 and addbmm batch entry by batch entry; an integer one, with
+    integer beta and alpha, as PyTorch requires there), and gradients against PyTorch's."""
+    beta, alpha = (3, 2) if dtype == np.int64 else (0.5, 2.0)
+    check(lambda m, i, a, b: getattr(m, name)(i, a, b, beta=beta, alpha=alpha), specs, dtype=dtype,
+          atol=1e-3 if dtype == np.float16 else 1e-5)
 
 
 @pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((4, 2, 3), (3,)), ((2, 1, 4, 3), (3,)),
