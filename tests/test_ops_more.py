@@ -170,6 +170,27 @@ def test_beta_zero_ignores_nan_input():
                  torch.addmm(torch.tensor(i), torch.tensor(a), torch.tensor(b), beta=0))
 
 
+@pytest.mark.parametrize("name,shapes", [
+    ("addmm", [(3, 5), (3, 4), (4, 5)]), ("baddbmm", [(2, 3, 5), (2, 3, 4), (2, 4, 5)]),
+    ("addbmm", [(3, 5), (2, 3, 4), (2, 4, 5)]), ("addmv", [(3,), (3, 4), (4,)]), ("addr", [(3, 4), (3,), (4,)]),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("alpha", [1, 2])
+def test_beta_zero_ignores_a_nan_input_in_every_form(name, shapes, dtype, alpha):
+    """beta=0: the input is not read (its NaN and inf do not reach the result), for each of the family, each
+    alpha (alpha 1 is a half-precision addmv's fast path) and each floating dtype, as PyTorch's."""
+    rng = np.random.default_rng(0)
+    i, a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    i.flat[::2] = np.nan
+    i.flat[1::2] = np.inf
+    results = []
+    for m in (ember, torch):
+        e = [m.tensor(x).to(getattr(m, dtype)) for x in (i, a, b)]
+        results.append(getattr(m, name)(*e, beta=0, alpha=alpha).float().numpy())
+    assert np.isfinite(results[1]).all()
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-2 if dtype != "float32" else 1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("fn,specs", [
     (lambda m, a, b: m.inner(a, b), [(3,), (3,)]),
     (lambda m, a, b: a.inner(b), [(2, 3), (4, 3)]),
