@@ -47,7 +47,10 @@ _DEFAULTS = "tests/test_api_defaults.py"
 # 8 and these fast-path tests 9 of its 20 caught optimizer mutants, test_optim_more.py none)
 _OPTIM_TESTS = ["tests/test_optim.py", "tests/test_fast_paths.py::test_fast_step_matches_reference",
                 "tests/test_fast_paths.py::test_fast_and_reference_steps_match_torch", "tests/test_optim_more.py",
-                _DEFAULTS]
+                _DEFAULTS,
+                # (each class's options filled in for a state dict an older PyTorch saved: _older_options)
+                "tests/test_optim_options_as_pytorchs.py",
+                "tests/test_optim_load_state_dict_cast.py::test_a_state_dict_from_an_older_pytorch_is_filled_in_as_pytorchs"]
 
 # a compiled kernel against the NumPy path it replaces: the harness runs with numba, so without these (and the
 # leaky_relu, relu-gradient and fused batch_norm ones in the maps below) the NumPy path (EMBER_KERNELS=numpy, and
@@ -130,7 +133,15 @@ TARGETS = {
                                 # (a leaf's hooks reached without a gradient: AccumulateGrad's backward with None)
                                 "tests/test_hooks_without_gradient.py",
                                 # (a fresh result's version 0 on every path: apply_one's fast path too)
-                                "tests/test_result_versions.py"],
+                                "tests/test_result_versions.py",
+                                # (a real input's gradient from a complex result: its real part, cast_gradient)
+                                "tests/test_complex.py::test_mixed_real_and_complex_grads",
+                                "tests/test_complex.py::"
+                                "test_a_real_inputs_gradient_from_a_complex_result_under_create_graph",
+                                # (a view of an inference tensor: no history, no grad; PyTorch's refusals)
+                                "tests/test_inference_tensors.py",
+                                # (two operands' result in TensorIterator's layout: apply's iterator_layout)
+                                "tests/test_elementwise_broadcast_layout.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py"],

@@ -237,6 +237,24 @@ def test_mixed_real_and_complex_grads():
           dtype=np.complex128, atol=1e-10)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_real_inputs_gradient_from_a_complex_result_under_create_graph(dtype):
+    """The real part of a complex gradient goes down a real input's edge under create_graph too (a recorded
+    gradient's real part, in the input's dtype: float32 promoted to complex128 by the other operand), and its
+    own gradient is PyTorch's."""
+    def run(m):
+        x = m.tensor(np.array([0.5, -1.0, 2.0], dtype), requires_grad=True)
+        w = m.tensor(np.array([1 + 2j, 3 - 1j, 0.5j]))
+        g, = m.autograd.grad((x * w * x).abs().sum(), x, create_graph=True)
+        h, = m.autograd.grad((g * g).sum(), x)
+        return g, h
+
+    (eg, eh), (tg, th) = run(ember), run(torch)
+    for e, t in ((eg, tg), (eh, th)):
+        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1] == np.dtype(dtype).name
+        assert_close(e, t, atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
 @pytest.mark.parametrize("op", [
     lambda m, z: m.view_as_real(z) * 2, lambda m, z: m.view_as_real(z * z).sum(-1),
     lambda m, z: z.real * 3 + z.imag ** 2, lambda m, z: m.real(z).exp(), lambda m, z: m.imag(z * z),

@@ -135,6 +135,25 @@ def test_scaled_products(fn, specs):
     check(fn, specs)
 
 
+@pytest.mark.parametrize("name,specs", [
+    ("addbmm", [(3, 4), (0, 3, 5), (0, 5, 4)]), ("addbmm", [(0, 4), (2, 0, 5), (2, 5, 4)]),
+    ("addbmm", [(3, 4), (2, 3, 0), (2, 0, 4)]), ("addbmm", [(3, 0), (2, 3, 5), (2, 5, 0)]),
+    ("baddbmm", [(0, 3, 4), (0, 3, 5), (0, 5, 4)]), ("baddbmm", [(2, 3, 4), (2, 3, 0), (2, 0, 4)]),
+    ("addmm", [(2, 4), (2, 0), (0, 4)]), ("addmm", [(0, 4), (0, 3), (3, 4)]), ("addmm", [(2, 0), (2, 3), (3, 0)]),
+    ("addmv", [(3,), (3, 0), (0,)]), ("addmv", [(0,), (0, 4), (4,)]),
+    ("addr", [(0, 4), (0,), (4,)]), ("addr", [(3, 0), (3,), (0,)]),
+], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64])
+def test_scaled_products_of_empty_extents(name, specs, dtype):
+    """Each of the addmm family with an extent 0 in each place (an empty batch, no rows, no columns, an empty
+    inner sum): beta * input where nothing is summed, empty results of PyTorch's shape, in the operands' dtype
+    (float16, which PyTorch computes in float32 and addbmm batch entry by batch entry; an integer one, with
+    integer beta and alpha, as PyTorch requires there), and gradients against PyTorch's."""
+    beta, alpha = (3, 2) if dtype == np.int64 else (0.5, 2.0)
+    check(lambda m, i, a, b: getattr(m, name)(i, a, b, beta=beta, alpha=alpha), specs, dtype=dtype,
+          atol=1e-3 if dtype == np.float16 else 1e-5)
+
+
 @pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((4, 2, 3), (3,)), ((2, 1, 4, 3), (3,)),
                                    ((3,), (4, 3, 2)), ((3,), (2, 1, 3, 2)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
                                    ((2, 3), (5, 3, 4)), ((2, 1, 2, 3), (4, 3, 1)), ((4, 1, 3), (4, 3, 1))])
@@ -149,6 +168,27 @@ def test_beta_zero_ignores_nan_input():
     a, b = np.eye(2, dtype=np.float32), np.ones((2, 2), dtype=np.float32)
     assert_close(ember.addmm(ember.tensor(i), ember.tensor(a), ember.tensor(b), beta=0),
                  torch.addmm(torch.tensor(i), torch.tensor(a), torch.tensor(b), beta=0))
+
+
+@pytest.mark.parametrize("name,shapes", [
+    ("addmm", [(3, 5), (3, 4), (4, 5)]), ("baddbmm", [(2, 3, 5), (2, 3, 4), (2, 4, 5)]),
+    ("addbmm", [(3, 5), (2, 3, 4), (2, 4, 5)]), ("addmv", [(3,), (3, 4), (4,)]), ("addr", [(3, 4), (3,), (4,)]),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("alpha", [1, 2])
+def test_beta_zero_ignores_a_nan_input_in_every_form(name, shapes, dtype, alpha):
+    """beta=0: the input is not read (its NaN and inf do not reach the result), for each of the family, each
+    alpha (alpha 1 is a half-precision addmv's fast path) and each floating dtype, as PyTorch's."""
+    rng = np.random.default_rng(0)
+    i, a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    i.flat[::2] = np.nan
+    i.flat[1::2] = np.inf
+    results = []
+    for m in (ember, torch):
+        e = [m.tensor(x).to(getattr(m, dtype)) for x in (i, a, b)]
+        results.append(getattr(m, name)(*e, beta=0, alpha=alpha).float().numpy())
+    assert np.isfinite(results[1]).all()
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-2 if dtype != "float32" else 1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("fn,specs", [

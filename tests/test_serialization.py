@@ -176,6 +176,53 @@ def _saved(obj) -> io.BytesIO:
     return buf
 
 
+class _ListState:
+    def __getstate__(self):
+        return [1]
+
+
+def _hooked_linear():
+    m = ember.nn.Linear(2, 1)
+    m.register_forward_hook(lambda *args: None)
+    return m
+
+
+def _linear_holding(value):
+    m = ember.nn.Linear(2, 1)
+    m.blob = value
+    return m
+
+
+def _namespace_with_a_number_key():
+    ns = argparse.Namespace(a=1)
+    vars(ns)[3] = 1
+    return ns
+
+
+def _cycle():
+    a = []
+    a.append({"again": a})
+    return a
+
+
+@pytest.mark.parametrize("make,error,says", [
+    (_ListState, TypeError, r"cannot store a .*_ListState: its __getstate__\(\) is not a dict of attribute names"),
+    (_namespace_with_a_number_key, TypeError, "cannot store a argparse.Namespace: its __getstate__"),
+    (_cycle, ValueError, "the object contains a reference cycle through a list"),
+    (_hooked_linear, TypeError, r"cannot store a .*Linear with _forward_hooks registered: hooks are code"),
+    (lambda: _linear_holding(b"x"), TypeError, r"builtins.bytes.*\(attribute 'blob' of a .*Linear\)$"),
+    (lambda: argparse.Namespace(blob=b"x"), TypeError, r"\(attribute 'blob' of a argparse.Namespace\)$"),
+    (lambda: np.array(["a"]), TypeError, "cannot store a NumPy array of dtype <U1: it stores bool, integer"),
+    (lambda: ember.ones(2).to_sparse(), NotImplementedError, "cannot store a sparse COO tensor"),
+], ids=["getstate not a dict", "a number key", "cycle", "hooks", "module attribute", "object attribute", "string array",
+        "sparse"])
+def test_each_object_save_refuses_names_what_and_where(make, error, says):
+    """ember.save's refusals, each with its own error and message (the attribute that holds what it cannot store
+    named)."""
+    with pytest.raises(error, match=says):
+        round_trip(make())
+
+
 def test_an_object_with_its_own_pickling_is_refused_with_how_to_store_its_fields():
     with pytest.raises(TypeError, match=r"ember.save cannot store an object of type .*_Custom: .*"
                                         r"store its fields as a dict \(vars\(obj\)\)"):
@@ -456,6 +503,73 @@ def test_the_manifests_json_depth_is_bounded_before_it_is_parsed():
             ember.load(io.BytesIO(buf.getvalue()))
 
 
+def _namespace(*attrs):
+    return {"object": {"class": "argparse.Namespace", "attrs": [list(a) for a in attrs]}}
+
+
+@pytest.mark.parametrize("case,says", [
+    ("another format", "ember.json does not describe an ember.save file"),
+    ("a later version", "format version 2 is not supported (this ember reads version 1)"),
+    ("a defaultdict's factory a number", "a defaultdict's factory in ember.json is a int"),
+    ("a set of lists", "a set in ember.json holds an unhashable entry"),
+    ("a frozenset of dicts", "a frozenset in ember.json holds an unhashable entry"),
+    ("an unknown device", "unexpected device 'nowhere'"),
+    ("a module of a class that is none", "argparse.Namespace is not an nn.Module subclass"),
+    ("a parameter that is a number", "parameter 'weight' is a int"),
+    ("a buffer that is a list", "buffer 'running' is a list"),
+    ("a submodule that is a parameter", "module 'inner' is a Parameter"),
+    ("an object of a module's class", "is not a class whose instances are saved by their attributes"),
+    ("a NumPy scalar of two elements", "arrays/0.npy does not hold a NumPy scalar"),
+    ("a method that is an attribute", "'a' of a saved object is not a method"),
+    ("an object entry that is a list", """unexpected entry "{'object': [1]}" in ember.json"""),
+    ("a module entry that is a list", """unexpected entry "{'module': [1]}" in ember.json"""),
+    ("an object attribute of a long name named twice", f"invalid attribute name '{'a' * 40}'"),
+    ("a module attribute of a long name named twice", f"invalid attribute name '{('_parameters' * 6)[:40]}'"),
+])
+def test_each_malformed_entry_is_refused_naming_what_is_wrong(case, says, tmp_path):
+    """The refusals of the decoder's other entries, each with its own message: the manifest's header, containers
+    whose contents cannot be what they claim, a module's stores holding what they cannot, an object entry naming
+    a class that is not saved by its attributes, a NumPy scalar or a bound method that is not one."""
+    head = {"format": "ember.save", "version": 1, "arrays": []}
+    arrays, root = [], None
+    if case == "another format":
+        head["format"] = "other.save"
+    elif case == "a later version":
+        head["version"] = 2
+    elif case.startswith("a defaultdict"):
+        root = {"defaultdict": [1, []]}
+    elif case == "a set of lists":
+        root = {"set": [{"list": [1]}]}
+    elif case == "a frozenset of dicts":
+        root = {"frozenset": [{"dict": []}]}
+    elif case == "an unknown device":
+        root = {"device": "nowhere"}
+    elif case == "a module of a class that is none":
+        root = {"module": {"class": "argparse.Namespace"}}
+    elif case.startswith(("a parameter", "a buffer", "a submodule")):
+        store, name, value = {"a parameter": ("parameters", "weight", 1), "a buffer": ("buffers", "running", {
+            "list": []}), "a submodule": ("modules", "inner", {"array": 0})}[case.rsplit(" that", 1)[0]]
+        manifest, arrays = _linear_manifest(**{store: [[name, value]]})
+        head, root = {k: v for k, v in manifest.items() if k != "root"}, manifest["root"]
+    elif case == "an object of a module's class":
+        manifest, _ = _linear_manifest()
+        root = {"object": {"class": manifest["root"]["module"]["class"], "attrs": []}}
+    elif case.startswith("a NumPy scalar"):
+        head["arrays"], arrays, root = [{"kind": "ndarray", "requires_grad": False}], [npy(np.zeros(2))], {
+            "npscalar": 0}
+    elif case.endswith("that is a list"):
+        root = {case.split()[1]: [1]}
+    elif case.startswith("an object attribute"):  # (the name cut to its first 40 characters in the message)
+        root = _namespace(("a" * 60, 1), ("a" * 60, 2))
+    elif case.startswith("a module attribute"):
+        manifest, arrays = _linear_manifest(attrs=[["_parameters" * 6, 1], ["_parameters" * 6, 2]])
+        head, root = {k: v for k, v in manifest.items() if k != "root"}, manifest["root"]
+    else:
+        root = {"method": [_namespace(("a", 1)), "a"]}
+    manifest = {**head, "root": root} if root is not None else {**head, "root": 1}
+    assert says in load_error(forge(manifest, arrays), tmp_path, weights_only=False)
+
+
 def test_an_array_whose_member_passes_the_zip_limit_is_written_as_zip64(monkeypatch, tmp_path):
     """zipfile cannot switch a member to ZIP64 once writing, so a member that can pass ZIP64_LIMIT (2 GiB - 1)
     is opened with force_zip64: an array a few bytes under 2 GiB is, with its .npy header. (A broadcast array and
@@ -494,6 +608,8 @@ def _linear_manifest(**changes):
     ("non_persistent not strings", "malformed list of non-persistent buffers"),
     ("attribute naming a member", "invalid attribute name '_parameters'"),
     ("attribute named by a number", "invalid attribute name '3'"),
+    ("object attribute named twice", "argparse.Namespace: invalid attribute name 'a'"),
+    ("object attribute named by a number", "argparse.Namespace: invalid attribute name '3'"),
     ("a float16 said to be bfloat16", "malformed description"),
     ("a dtype other than bfloat16", "malformed description"),
 ])
@@ -516,6 +632,9 @@ def test_each_malformed_manifest_is_refused_naming_what_is_wrong(case, says, tmp
         manifest, arrays = _linear_manifest(attrs=[["_parameters", 2]])  # (a name the module state already took)
     elif case == "attribute named by a number":
         manifest, arrays = _linear_manifest(attrs=[[3, 2]])
+    elif case.startswith("object attribute"):  # (an argparse.Namespace is saved as its class and its __dict__)
+        attrs = [["a", 1], ["a", 2]] if case.endswith("twice") else [["a", 1], [3, 2]]
+        manifest = {**head, "root": {"object": {"class": "argparse.Namespace", "attrs": attrs}}, "arrays": []}
     else:
         dtype = "bfloat16" if case.startswith("a float16") else "float16"
         manifest = {**head, "root": {"array": 0}, "arrays": [{"kind": "tensor", "requires_grad": False,

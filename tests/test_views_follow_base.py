@@ -135,6 +135,19 @@ def test_many_short_lived_views_of_a_long_lived_base_are_not_kept():
     assert watched is None or len(watched.refs) <= 2 * watched.limit
 
 
+def test_many_live_views_of_a_base_are_swept_only_when_their_list_has_doubled():
+    """With every view alive, a sweep drops nothing: the next one waits until the list has doubled (at least 32),
+    so that noting n live views costs O(n) in all, not a sweep of the whole list at each new view."""
+    base = ember.ones(300, 2)
+    views, limits = [], []
+    for i in range(300):
+        views.append(base[i])
+        watched = base._vc[1]
+        assert len(watched.refs) == i + 1 <= watched.limit, (i, watched.limit)
+        limits.append(watched.limit)
+    assert sorted(set(limits)) == [32, 66, 134, 270, 542]
+
+
 def test_views_of_a_detached_alias_follow_their_own_base():
     """``d = base.detach()`` shares base's version counter: base first needing a gradient moves base's views, not
     d's; d's follow d when it needs one."""

@@ -92,6 +92,12 @@ def short_name(node) -> str:
     return node.name().rpartition("::")[2]
 
 
+def _backward_name(n: str) -> str:
+    """PyTorch's name of the node type of ember's class ``n``: ``n`` when it is one already (``SplitBackward0``),
+    else ``n`` with ``Backward0`` added (``Conj``, ``Atan2``: ``ConjBackward0``, ``Atan2Backward0``)."""
+    return n if n[-1:].isdigit() and n[-9:-1] == "Backward" else f"{n}Backward0"
+
+
 def torch_named(name: str):
     """Class decorator: the node's type reads as PyTorch's (``type(y.grad_fn).__name__``, ``repr``, a printed
     tensor's ``grad_fn=<AddBackward0>``); its ``__qualname__`` keeps ember's name, by which ember's own tables
@@ -488,17 +494,15 @@ class Node:
     def name(self) -> str:
         """PyTorch's name of the node: the class's own when it is one (``SplitBackward0``), else the class name
         with ``Backward0`` added."""
-        n = type(self).__name__
-        return n if n[-1:].isdigit() and n[-9:-1] == "Backward" else f"{n}Backward0"
+        return _backward_name(type(self).__name__)
 
     def __init_subclass__(cls, **kwargs) -> None:
         # the type reads as name() does, as PyTorch's node types do (type(y.grad_fn).__name__ 'ConjBackward0', not
         # ember's class name 'Conj'); a class that names itself otherwise (name(), torch_named) keeps its own, and
         # __qualname__ keeps ember's name, as torch_named's
         super().__init_subclass__(**kwargs)
-        n = cls.__name__
-        if cls.name is Node.name and not (n[-1:].isdigit() and n[-9:-1] == "Backward"):
-            cls.__name__ = f"{n}Backward0"
+        if cls.name is Node.name:
+            cls.__name__ = _backward_name(cls.__name__)
 
     def __repr__(self) -> str:
         return f"<{short_name(self)} object at {hex(id(self))}>"

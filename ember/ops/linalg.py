@@ -522,8 +522,8 @@ class Addbmm(_AddedProduct):
 
     @staticmethod
     def product(a, b):
-        # (the sum in the operands' dtype: NumPy's would widen a small integer type)
-        return xp.matmul(a, b).sum(0, dtype=a.dtype) if a.shape[0] else xp.zeros((a.shape[1], b.shape[2]), a.dtype)
+        # (the sum in the operands' dtype: NumPy's would widen a small integer type; an empty batch sums to zeros)
+        return xp.matmul(a, b).sum(0, dtype=a.dtype)
 
     @staticmethod
     def product_grads(g, a, b, na, nb):

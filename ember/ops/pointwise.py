@@ -165,7 +165,6 @@ class Atanh(Node):
         return (g / (1 - x * x),)
 
 
-@torch_named("Log2Backward0")
 class Log2(Node):
     diagonal_jacobian = True
 
@@ -177,7 +176,6 @@ class Log2(Node):
         return (g / (conj_if_complex(self.saved[0]) * math.log(2)),)
 
 
-@torch_named("Log10Backward0")
 class Log10(Node):
     diagonal_jacobian = True
 
@@ -189,7 +187,6 @@ class Log10(Node):
         return (g / (conj_if_complex(self.saved[0]) * math.log(10)),)
 
 
-@torch_named("Expm1Backward0")
 class Expm1(Node):
     diagonal_jacobian = True
 
@@ -202,7 +199,6 @@ class Expm1(Node):
         return (g * (conj_if_complex(self.saved[0]) + 1),)
 
 
-@torch_named("Exp2Backward0")
 class Exp2(Node):
     diagonal_jacobian = True
 
@@ -314,7 +310,6 @@ def _logit_bounds(dtype, eps: float) -> tuple:
     return lo, dtype.type(1) - lo
 
 
-@torch_named("Atan2Backward0")
 class Atan2(Node):
     diagonal_jacobian = True
 
