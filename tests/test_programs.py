@@ -98,6 +98,7 @@ CASES = [
     ("einsum-mqa-alibi-linear-attention", ["einsum_attention.py"], 1),
     ("segnet-max-unpool-conv3d-fold", ["segnet_unpool_3d.py"], 1),
     ("lowrank-mvn-vi-distributions", ["distributions_zoo.py"], 1),
+    ("point-cloud-edgeconv-knn-gather", ["point_cloud_edgeconv.py"], 1),
     ("fsdp-gpt-full-shard", ["fsdp_gpt.py"], 2),
     ("fsdp-gpt-shard-grad-op-orig-params", ["fsdp_gpt.py", "--strategy", "SHARD_GRAD_OP", "--use-orig-params"], 2),
     ("fsdp-gpt-no-shard", ["fsdp_gpt.py", "--strategy", "NO_SHARD"], 2),

@@ -38,6 +38,12 @@ def is_initialized() -> bool:
 _initialized = False
 
 
+def _is_in_bad_fork() -> bool:
+    """False: PyTorch's answer to "was CUDA initialised before this process forked?" (seeding helpers, DeLU's
+    among them, read it before touching the CUDA generators); no CUDA context is ever made here, so no fork is bad."""
+    return False
+
+
 def is_bf16_supported() -> bool:
     return False
 
