@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
-from .._arg_aliases import method_operand_error, method_refusal, operator_refusal
+from .._arg_aliases import method_refusal, operator_refusal
 
 if TYPE_CHECKING:
     from .. import ops
@@ -27,6 +28,74 @@ _mul = operator.mul
 _truediv = operator.truediv
 
 
+def _named(function: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    """``function`` (a method made by a factory below) named as the Tensor method it becomes."""
+    function.__name__, function.__qualname__ = name, f"ElementwiseMethods.{name}"
+    return function
+
+
+def _operator_refused(name: str, error: TypeError, other):
+    """The operator's refusal (``operator_refusal``; ``name`` unused) in the factories' form."""
+    return operator_refusal(error, other)
+
+
+def _method_refused(name: str, error: TypeError, other):
+    """The method's refusal: raises PyTorch's TypeError naming ``name`` (``method_refusal``)."""
+    raise method_refusal(name, error, other)
+
+
+def _add_like(name: str, refuse: Callable) -> Callable[..., Tensor]:
+    def add(self, other, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.add(alpha, other) (ember/_deprecated_overloads.py)
+            other, alpha = _deprecated.alpha_first("add", other, number_first, alpha)
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
+                (out := _same(_Add, _add, self, other)) is not None:
+            return out
+        try:
+            return ops.elementwise.add(self, other, alpha=alpha)
+        except TypeError as error:
+            return refuse("add", error, other)
+    return _named(add, name)
+
+
+def _sub_like(name: str, refuse: Callable) -> Callable[..., Tensor]:
+    def sub(self, other, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.sub(alpha, other) (ember/_deprecated_overloads.py)
+            other, alpha = _deprecated.alpha_first("sub", other, number_first, alpha)
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
+                (out := _same(_Sub, _sub, self, other)) is not None:
+            return out
+        try:
+            return ops.elementwise.sub(self, other, alpha=alpha)
+        except TypeError as error:
+            return refuse("sub", error, other)
+    return _named(sub, name)
+
+
+def _mul_like(name: str, refuse: Callable) -> Callable[..., Tensor]:
+    def mul(self, other) -> Tensor:
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and \
+                (out := _same(_Mul, _mul, self, other, True)) is not None:
+            return out
+        try:
+            return ops.elementwise.mul(self, other)
+        except TypeError as error:
+            return refuse("mul", error, other)
+    return _named(mul, name)
+
+
+def _div_like(name: str, refuse: Callable) -> Callable[..., Tensor]:
+    def div(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
+                (out := _same(_Div, _truediv, self, other, True)) is not None:
+            return out
+        try:
+            return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
+        except TypeError as error:
+            return refuse("div", error, other)
+    return _named(div, name)
+
+
 def bind_fast_paths(ops_package) -> None:
     """Bind the operators' common case to ``ember.ops``'s (called once, as it finishes loading)."""
     global _Tensor, _same, _Add, _Sub, _Mul, _Div
@@ -37,22 +106,12 @@ def bind_fast_paths(ops_package) -> None:
 class ElementwiseMethods:
     __slots__ = ()
 
-    def __add__(self, other, *number_first, alpha=1) -> Tensor:
-        if number_first:  # PyTorch's deprecated x.add(alpha, other) (ember/_deprecated_overloads.py)
-            other, alpha = _deprecated.alpha_first("add", other, number_first, alpha)
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
-                (out := _same(_Add, _add, self, other)) is not None:
-            return out
-        try:
-            return ops.elementwise.add(self, other, alpha=alpha)
-        except TypeError as error:
-            return operator_refusal(error, other)
-
-    def add(self, other, *number_first, alpha=1) -> Tensor:
-        out = ElementwiseMethods.__add__(self, other, *number_first, alpha=alpha)
-        if out is NotImplemented:  # (the operator leaves a non-operand to Python; the method refuses it)
-            raise method_operand_error("add", other)
-        return out
+    # The operator and the method share one body (made by ``_add_like`` ... ``_div_like`` below) and differ only in
+    # how they refuse an operand that is no tensor or number: the operator returns NotImplemented, so Python words
+    # its TypeError (``unsupported operand type(s) for +``) as for PyTorch's operators, the method raises PyTorch's
+    # ``add(): argument 'other' (position 1) must be Tensor``; neither calls the other (a frame more on every call).
+    __add__ = _add_like("__add__", _operator_refused)
+    add = _add_like("add", _method_refused)
 
     def __radd__(self, other) -> Tensor:
         try:  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
@@ -60,22 +119,8 @@ class ElementwiseMethods:
         except TypeError as error:
             return operator_refusal(error, other)
 
-    def __sub__(self, other, *number_first, alpha=1) -> Tensor:
-        if number_first:  # PyTorch's deprecated x.sub(alpha, other) (ember/_deprecated_overloads.py)
-            other, alpha = _deprecated.alpha_first("sub", other, number_first, alpha)
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
-                (out := _same(_Sub, _sub, self, other)) is not None:
-            return out
-        try:
-            return ops.elementwise.sub(self, other, alpha=alpha)
-        except TypeError as error:
-            return operator_refusal(error, other)
-
-    def sub(self, other, *number_first, alpha=1) -> Tensor:
-        out = ElementwiseMethods.__sub__(self, other, *number_first, alpha=alpha)
-        if out is NotImplemented:
-            raise method_operand_error("sub", other)
-        return out
+    __sub__ = _sub_like("__sub__", _operator_refused)
+    sub = _sub_like("sub", _method_refused)
 
     def __rsub__(self, other) -> Tensor:
         try:
@@ -83,20 +128,8 @@ class ElementwiseMethods:
         except TypeError as error:
             return operator_refusal(error, other)
 
-    def __mul__(self, other) -> Tensor:
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and \
-                (out := _same(_Mul, _mul, self, other, True)) is not None:
-            return out
-        try:
-            return ops.elementwise.mul(self, other)
-        except TypeError as error:
-            return operator_refusal(error, other)
-
-    def mul(self, other) -> Tensor:
-        out = ElementwiseMethods.__mul__(self, other)
-        if out is NotImplemented:
-            raise method_operand_error("mul", other)
-        return out
+    __mul__ = _mul_like("__mul__", _operator_refused)
+    mul = _mul_like("mul", _method_refused)
 
     def __rmul__(self, other) -> Tensor:
         try:
@@ -104,20 +137,8 @@ class ElementwiseMethods:
         except TypeError as error:
             return operator_refusal(error, other)
 
-    def __truediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
-                (out := _same(_Div, _truediv, self, other, True)) is not None:
-            return out
-        try:
-            return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
-        except TypeError as error:
-            return operator_refusal(error, other)
-
-    def div(self, other, *, rounding_mode: str | None = None) -> Tensor:
-        out = ElementwiseMethods.__truediv__(self, other, rounding_mode=rounding_mode)
-        if out is NotImplemented:
-            raise method_operand_error("div", other)
-        return out
+    __truediv__ = _div_like("__truediv__", _operator_refused)
+    div = _div_like("div", _method_refused)
 
     def __rtruediv__(self, other) -> Tensor:
         # PyTorch's ``number / x`` is ``x.reciprocal() * number``: its values, and its saved tensor (the
