@@ -231,6 +231,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        from ..func import _batched
+
+        level = _batched.top_level(args, kwargs)
+        if level:  # inside vmap, an input batched
+            return cls._vmapped(level, args, kwargs)
         ctx_style = cls.setup_context is Function.setup_context
         if not ctx_style:  # PyTorch 2's style: the inputs setup_context sees are forward's, defaults filled in
             signature = _forward_signature(cls.forward)
@@ -302,6 +307,24 @@ class Function:
         if dual:
             forward_ad.function_jvp(cls, ctx, args, results)
         return results[0] if single else tuple(results)
+
+    @classmethod
+    def _vmapped(cls, level: int, args: tuple, kwargs: dict) -> Any:
+        """``apply`` on inputs batched at vmap level ``level``. With ``generate_vmap_rule``, PyTorch's generated
+        rule: forward (and so backward) of each example, as the Function defines them for one; ember runs the
+        Function once per example (each call records its own graph) and stacks the results, without the
+        fallback's warning, as PyTorch's rule has none. A Function with a ``vmap`` staticmethod of its own gets
+        the same loop, with the fallback's warning (ember does not call that staticmethod); one with neither is
+        PyTorch's error."""
+        from ..func import _batched
+
+        if getattr(cls, "generate_vmap_rule", False):
+            return _batched.at_level(level, _batched.per_example, cls.__name__, cls.apply, level, args, kwargs)
+        if callable(getattr(cls, "vmap", None)):
+            return _batched.at_level(level, _batched.loop, cls.__name__, cls.apply, level, args, kwargs)
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                           "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
+                           "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
 
 
 class _DelayedError(Function):
