@@ -189,6 +189,65 @@ def method_operand_error(name: str, operand) -> TypeError:
                      f"{overloads}")
 
 
+_OUT = ", *, Tensor out = None"
+# the functions taking a Tensor or a Number operand (``torch.fmod(x, "a")``: PyTorch lists their overloads), by the
+# kind of their overload list (below), with the operand's parameter name
+_NUMBER_OVERLOAD_NO_OUT = frozenset({"multiply", "floor_divide", "true_divide"})
+_TWO_OVERLOADS = {**dict.fromkeys((
+    "fmod", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+    "not_equal"), "other"), "clamp_min": "min", "clamp_max": "max"}
+_NUMBER_SELF_NO_OUT = frozenset({"remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                                 "bitwise_right_shift"})
+_NUMBER_SELF = {"xlogy": "other", "pow": "exponent", "float_power": "exponent"}
+
+
+def _mismatch_name(value) -> str:
+    """How PyTorch's parser names an argument in its "didn't match" line: a list or tuple with its elements' types
+    (``list of [int, str]``, ``tuple of (int,)``), anything else by its type."""
+    if type(value) is list:
+        return f"list of [{', '.join(c_type_name(v) for v in value)}]"
+    if type(value) is tuple:  # (a tuple of one with its comma)
+        return f"tuple of ({', '.join(c_type_name(v) for v in value)}{',' if len(value) == 1 else ''})"
+    return c_type_name(value)
+
+
+def function_operand_error(name: str, args: tuple, kwargs: dict, operand) -> TypeError | None:
+    """PyTorch's TypeError of the function ``torch.<name>(tensor, operand)`` for an operand that is neither a
+    tensor nor a number, where its signature has a Tensor and a Number overload (``torch.fmod(x, "a")``: "fmod()
+    received an invalid combination of arguments - got (Tensor, str), but expected one of: ..."; each overload that
+    PyTorch's parser explains with the arguments it did not match); None for a function that PyTorch words "must be
+    Tensor" (``torch.add``), or where the first argument is not a tensor."""
+    if not args or not is_tensor(args[0]):
+        return None
+    shown = _mismatch_name(operand)
+    got = ", ".join([c_type_name(a) for a in args] + [f"{k}={c_type_name(v)}" for k, v in kwargs.items()])
+    tensor_first = f"      didn't match because some of the arguments have invalid types: (Tensor, !{shown}!)\n"
+    both = f"      didn't match because some of the arguments have invalid types: (!Tensor!, !{shown}!)\n"
+    if name in _TWO_OVERLOADS:
+        other = _TWO_OVERLOADS[name]
+        overloads = f" * (Tensor input, Tensor {other}{_OUT})\n * (Tensor input, Number {other}{_OUT})\n"
+    elif name in _NUMBER_OVERLOAD_NO_OUT:
+        overloads = f" * (Tensor input, Tensor other{_OUT})\n * (Tensor input, Number other)\n{tensor_first}"
+    elif name in _NUMBER_SELF_NO_OUT:
+        overloads = (f" * (Tensor input, Tensor other{_OUT})\n * (Number self, Tensor other)\n{both}"
+                     f" * (Tensor input, Number other{_OUT})\n")
+    elif name in _NUMBER_SELF:
+        other = _NUMBER_SELF[name]
+        overloads = (f" * (Tensor input, Tensor {other}{_OUT})\n * (Number self, Tensor {other}{_OUT})\n"
+                     f" * (Tensor input, Number {other}{_OUT})\n")
+    elif name == "subtract":
+        overloads = (" * (Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)\n"
+                     " * (Tensor input, Number other, Number alpha = 1)\n")
+    elif name == "divide":
+        overloads = (f" * (Tensor input, Tensor other{_OUT})\n * (Tensor input, Tensor other, *, str rounding_mode, "
+                     f"Tensor out = None)\n * (Tensor input, Number other)\n{tensor_first}"
+                     " * (Tensor input, Number other, *, str rounding_mode)\n")
+    else:
+        return None
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f"{overloads}")
+
+
 def method_refusal(name: str, error: TypeError, operand) -> TypeError:
     """What the method ``x.<name>(operand)`` raises when its op raised ``error``: PyTorch's TypeError
     (``method_operand_error``) where ``operand`` is not an operand, else ``error`` itself. (The methods whose calls
@@ -236,6 +295,11 @@ def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch
     (``add(): argument 'other' (position 2) must be Tensor, not str``; an argument given by keyword has no
     position); ``error`` itself where the operand is not one of them."""
     operand = error.operand  # type: ignore[attr-defined]
+    if not method:
+        overloads = function_operand_error(name, args, {torch_names.get(k, k): v for k, v in kwargs.items()},
+                                           operand)
+        if overloads is not None:
+            return overloads
     shown = c_type_name(operand)
     positional = list(torch_names.values())[int(method):]
     for position, value in enumerate(args[int(method):][:len(positional)]):
@@ -327,6 +391,11 @@ def _refusing_non_tensors(name: str, fn: Callable) -> Callable:
                 raise
             _refuse_non_tensor(name, "input", args[0])
             raise
+        except TypeError as e:  # (an operand that is neither a tensor nor a number: operand_type_error)
+            overloads = function_operand_error(name, args, kwargs, e.operand) if hasattr(e, "operand") else None
+            if overloads is None:
+                raise
+            raise overloads from None
 
     return refusing_non_tensors
 
