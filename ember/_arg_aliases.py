@@ -113,6 +113,20 @@ class NotATensorError(TypeError):
     itself and its argument in the message instead, as PyTorch's does."""
 
 
+class MethodArgumentError(TypeError):
+    """PyTorch's TypeError for an argument of the Tensor method ``op`` (``x.reshape([Decimal(2)])``: "reshape():
+    argument 'shape' (position 1) must be tuple of ints, ..."), raised where the op cannot tell a method's call
+    from the function's: the function's wrapper (``with_torch_names``) names it one position further
+    (``torch.reshape(x, ...)``: position 2, the tensor being its position 1)."""
+
+    def __init__(self, op: str, argument: str, position: int, problem: str) -> None:
+        super().__init__(f"{op}(): argument '{argument}' (position {position}) {problem}")
+        self.op, self.argument, self.position, self.problem = op, argument, position, problem
+
+    def in_function(self) -> TypeError:
+        return TypeError(f"{self.op}(): argument '{self.argument}' (position {self.position + 1}) {self.problem}")
+
+
 def operand_type_error(operand) -> TypeError:
     """The TypeError for a binary op's operand that is neither a tensor nor a number (``torch.add(x, "a")``), met
     where the op's name is unknown (``ops.elementwise.promote``): the function wrapping the op, which knows its name
@@ -135,6 +149,21 @@ def is_operand(value) -> bool:
 
 
 _OPERAND_TYPES: tuple[type, ...] = ()
+
+
+def is_number(value) -> bool:
+    """Whether ``value`` is a ``Number`` to PyTorch's argument parser: a Python or NumPy number (a bool too), not
+    the standard library's other numbers (a Fraction, a Decimal), which it refuses."""
+    return isinstance(value, (int, float, complex, xp.number, xp.bool_))
+
+
+def is_int(value) -> bool:
+    """Whether ``value`` is an ``int`` to PyTorch's argument parser: a Python or NumPy integer (not a bool), or an
+    integer tensor of no dimensions; not a NumPy array, not even a 0-d one."""
+    if isinstance(value, (int, xp.integer)):
+        return not isinstance(value, bool)
+    return is_tensor(value) and value.dim() == 0 and not value.is_floating_point() and not value.is_complex() \
+        and value.dtype.name != "bool"
 
 
 def is_tensor(value) -> bool:
@@ -365,6 +394,8 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
             _refuse_non_tensor(name, first, args[0])
             raise
         except TypeError as e:  # (NotATensorError's above)
+            if type(e) is MethodArgumentError and not method:
+                raise e.in_function() from None
             if not hasattr(e, "operand"):
                 raise
             error = _operand_error(name, e, args, kwargs, torch_names, method)
@@ -392,6 +423,8 @@ def _refusing_non_tensors(name: str, fn: Callable) -> Callable:
             _refuse_non_tensor(name, "input", args[0])
             raise
         except TypeError as e:  # (an operand that is neither a tensor nor a number: operand_type_error)
+            if type(e) is MethodArgumentError:
+                raise e.in_function() from None
             overloads = function_operand_error(name, args, kwargs, e.operand) if hasattr(e, "operand") else None
             if overloads is None:
                 raise
