@@ -530,6 +530,14 @@ def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     lo, hi = _bound(min), _bound(max)
+    if type(lo) is complex or type(hi) is complex:
+        # PyTorch's: clamp_min/clamp_max, and clamp of a non-floating x, promote to a complex result, which clamp
+        # refuses; clamp of a floating x reads the number as a double (an imaginary part: its conversion error)
+        if one_sided is not None or not x.is_floating_point():
+            raise NotImplementedError("clamp is not supported for complex types")
+        if any(type(b) is complex and b.imag for b in (lo, hi)):
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        lo, hi = (b.real if type(b) is complex else b for b in (lo, hi))
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():
             x = cast(x, _dtype.get_default_dtype())
