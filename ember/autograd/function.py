@@ -51,6 +51,19 @@ def _saved_as(t: Tensor | None, inputs: list, outputs: tuple, non_differentiable
     return t if any(t is a for a in inputs) else None
 
 
+def _custom_function_view(output: Tensor, name: str, output_nr: int) -> Tensor:
+    """The result for a Function's ``output`` that is a view (of an input, or of a tensor made in ``forward``) or
+    an input returned as it is: a view of the same base (the input, for an input), sharing its version counter,
+    as PyTorch's; changing it in place while recording is PyTorch's error (its custom backward would be bypassed:
+    ``ops/copy_slices.custom_function_view_error``)."""
+    view = Tensor._make(output._data)
+    view._base = output._base if output._base is not None else output
+    view._vc = output._vc
+    view._view_version = output._vc[0]
+    view._view_creation = ("custom_function", name, output_nr)
+    return view
+
+
 def _unpacked(node, array, saved_as) -> Tensor:
     if saved_as is None:
         return _saved_tensor(array)
@@ -275,6 +288,9 @@ class Function:
         node.saved = tuple(None if t is None else t._data for t in to_save)
         non_diff = getattr(ctx, "_non_differentiable", set())
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
+        if len(dirty) > len(dirty & {id(o) for o in outs}):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                               "The inputs that are modified inplace must all be outputs of the Function.")
         # the inputs' edges before an output takes this node as its history: an input modified in place
         # (mark_dirty) and returned is both, and its gradient goes on to the history it had
         edges = [input_edge(a) if n else None for a, n in zip(args, needs)]
@@ -293,9 +309,10 @@ class Function:
             elif id(o) in dirty:  # modified in place: the same tensor object gets new history
                 o._bump_version()
                 res = o
+            elif o._base is not None or any(o is a for a in tensor_args):
+                res = _custom_function_view(o, cls.__name__, i)
             else:
-                res = o if (o.grad_fn is None and not o._requires_grad and all(o is not a for a in tensor_args)) \
-                    else Tensor._make(o._data)
+                res = o if (o.grad_fn is None and not o._requires_grad) else Tensor._make(o._data)
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
         node._record(args, needs, [r for r in results if isinstance(r, Tensor)], edges, shapes)
