@@ -62,3 +62,34 @@ def test_no_vmap_support_is_pytorchs_error():
         messages.append(str(caught.value))
     assert messages[1] == messages[0]
     assert re.match("You tried to vmap over Sine, but it does not have vmap support", messages[1])
+
+
+def test_a_vmap_staticmethod_is_called_as_pytorchs():
+    results = []
+    for m in (torch, ember):
+        seen = []
+
+        class Doubled(m.autograd.Function):
+            @staticmethod
+            def forward(x, y):
+                return x * 2 + y
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2, g
+
+            @staticmethod
+            def vmap(info, in_dims, x, y, seen=seen):
+                seen.append((info.batch_size, info.randomness, in_dims))
+                return (x.movedim(in_dims[0], 0) * 2 + y).movedim(0, 1), 1
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (ember's fallback warned, and ran the Function once per example)
+            out = m.func.vmap(Doubled.apply, in_dims=(0, None))(m.tensor(X), m.ones(4))
+        results.append((out.numpy(), seen))
+    np.testing.assert_allclose(results[1][0], results[0][0])
+    assert results[1][1] == results[0][1] == [(3, "error", (0, None))]

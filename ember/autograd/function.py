@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._size import c_type_name
 from .._sparse import SparseCOO, SparseTensor
@@ -72,6 +72,14 @@ def _unpacked(node, array, saved_as) -> Tensor:
         out.grad_fn, out._output_nr, out._requires_grad = node, saved_as, True
         return out
     return saved_as
+
+
+class VmapInfo(NamedTuple):
+    """What a Function's ``vmap`` staticmethod is told of the vmap it runs in, as PyTorch's: the batch size and the
+    ``randomness`` mode."""
+
+    batch_size: int
+    randomness: str
 
 
 class FunctionCtx:
@@ -330,15 +338,25 @@ class Function:
         """``apply`` on inputs batched at vmap level ``level``. With ``generate_vmap_rule``, PyTorch's generated
         rule: forward (and so backward) of each example, as the Function defines them for one; ember runs the
         Function once per example (each call records its own graph) and stacks the results, without the
-        fallback's warning, as PyTorch's rule has none. A Function with a ``vmap`` staticmethod of its own gets
-        the same loop, with the fallback's warning (ember does not call that staticmethod); one with neither is
-        PyTorch's error."""
+        fallback's warning, as PyTorch's rule has none. A ``vmap`` staticmethod of its own is called as PyTorch
+        calls it, ``vmap(info, in_dims, *inputs)`` (each batched input's batch dim is 0 in ember), returning the
+        outputs and their batch dims (one for all, or one each, None: not batched). Neither is PyTorch's
+        error."""
         from ..func import _batched
 
         if getattr(cls, "generate_vmap_rule", False):
             return _batched.at_level(level, _batched.per_example, cls.__name__, cls.apply, level, args, kwargs)
         if callable(getattr(cls, "vmap", None)):
-            return _batched.at_level(level, _batched.loop, cls.__name__, cls.apply, level, args, kwargs)
+            values, in_dims = zip(*(_batched.peel(a, level) for a in args)) if args else ((), ())
+            info = VmapInfo(_batched.batch_size(level), _batched.randomness(level))
+            outputs, out_dims = _batched.at_level(level, cls.vmap, info, tuple(0 if b else None for b in in_dims),
+                                                  *values, **kwargs)
+            single = not isinstance(outputs, tuple)
+            outs = (outputs,) if single else outputs
+            dims = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
+            results = tuple(o if d is None else _batched.wrap(o.movedim(d, 0) if d else o, level)
+                            for o, d in zip(outs, dims))
+            return results[0] if single else results
         raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
                            "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
                            "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
