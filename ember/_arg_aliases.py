@@ -277,6 +277,48 @@ def function_operand_error(name: str, args: tuple, kwargs: dict, operand) -> Typ
                      f"{overloads}")
 
 
+def clamp_bounds_error(name: str, bounds: tuple, keyword_bounds: dict, method: bool) -> TypeError:
+    """PyTorch's TypeError for ``clamp``'s (``clip``'s, in place too) bounds that match neither of its overloads,
+    given as ``bounds`` by position (after the input, for the function) and ``keyword_bounds`` by keyword, worded
+    as PyTorch's parser: the keywords last, in the reverse of their order (``got (Tensor, max=str, min=int)``), a
+    method's overloads listing no input and saying why where it was given both bounds."""
+    def kind(value) -> str:
+        return "Tensor" if is_tensor(value) else type(value).__name__
+
+    keywords = list(reversed(keyword_bounds))
+    given = [kind(b) for b in bounds] + [f"{k}={kind(keyword_bounds[k])}" for k in keywords]
+    if method:
+        got = ", ".join(given) + (", " if keywords and not bounds else "")
+        why = ""
+        if len(bounds) + len(keywords) == 2:
+            why = "      didn't match because some of the " + (
+                f"keywords were incorrect: {', '.join(keywords)}\n" if keywords else
+                f"arguments have invalid types: (!{'!, !'.join(given)}!)\n")
+        expected = "".join(f" * ({k} min = None, {k} max = None)\n{why}" for k in ("Tensor", "Number"))
+    else:
+        got = ", ".join(["Tensor", *given])
+        expected = "".join(f" * (Tensor input, {k} min = None, {k} max = None, *, Tensor out = None)\n"
+                           for k in ("Tensor", "Number"))
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f"{expected}")
+
+
+def _rewording_clamp_bounds(name: str, fn: Callable, method: bool) -> Callable:
+    """``fn`` (``clamp``, ``clip``, the function or a method, in place too) whose refusal of its bounds is worded
+    for the call as made (``clamp_bounds_error``: which bounds came by keyword), which ``fn`` cannot see."""
+
+    @functools.wraps(fn)
+    def rewording(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            if not hasattr(e, "clamp_bounds"):
+                raise
+            raise clamp_bounds_error(name, args[1:], kwargs, method) from None
+
+    return rewording
+
+
 def method_refusal(name: str, error: TypeError, operand) -> TypeError:
     """What the method ``x.<name>(operand)`` raises when its op raised ``error``: PyTorch's TypeError
     (``method_operand_error``) where ``operand`` is not an operand, else ``error`` itself. (The methods whose calls
@@ -396,6 +438,8 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
         except TypeError as e:  # (NotATensorError's above)
             if type(e) is MethodArgumentError and not method:
                 raise e.in_function() from None
+            if hasattr(e, "clamp_bounds") and not method:  # (clamp's bounds: worded with the keywords given)
+                raise clamp_bounds_error(name, args[1:], kwargs, False) from None
             if not hasattr(e, "operand"):
                 raise
             error = _operand_error(name, e, args, kwargs, torch_names, method)
@@ -465,6 +509,8 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
             if name not in _OWN_REFUSAL and (name.removesuffix("_") in _MUST_BE_TENSOR
                                              or name.removesuffix("_") in _TENSOR_OR_NUMBER):
                 wrapped = _refusing_non_operands(name, wrapped)
+            if name.removesuffix("_") in ("clamp", "clip"):
+                wrapped = _rewording_clamp_bounds(name, wrapped, True)
             if wrapped is not method:
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)
