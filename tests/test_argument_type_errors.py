@@ -52,3 +52,18 @@ def test_what_pytorch_takes_is_still_taken():
     assert ember.aminmax(t, dim=np.int32(1)).min.shape == (2,) and ember.aminmax(t, dim=ember.tensor(0)).max.shape == (2,)
     assert ember.nn.functional.layer_norm(t, ember.Size([2])).shape == (2, 2)
     assert t.reshape([np.int64(4)]).shape == (4,)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, t: m.arange(Decimal(3)),
+    lambda m, t: m._foreach_pow(Decimal(2), [t]),
+    lambda m, t: m.addmm(Fraction(1), t, t, t),
+])
+def test_a_fraction_or_decimal_is_no_number_to_the_parser(call):
+    """Refused as PyTorch refuses them (ember took them as numbers); a TypeError both, and arange's words."""
+    for m in (torch, ember):
+        with pytest.raises(TypeError):
+            call(m, m.ones(2, 2))
+    with pytest.raises(TypeError, match=r"arange\(\): argument 'end' \(position 1\) must be Number, not "
+                                        r"decimal\.Decimal"):
+        ember.arange(Decimal(3))
