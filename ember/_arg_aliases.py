@@ -113,6 +113,20 @@ class NotATensorError(TypeError):
     itself and its argument in the message instead, as PyTorch's does."""
 
 
+class MethodArgumentError(TypeError):
+    """PyTorch's TypeError for an argument of the Tensor method ``op`` (``x.reshape([Decimal(2)])``: "reshape():
+    argument 'shape' (position 1) must be tuple of ints, ..."), raised where the op cannot tell a method's call
+    from the function's: the function's wrapper (``with_torch_names``) names it one position further
+    (``torch.reshape(x, ...)``: position 2, the tensor being its position 1)."""
+
+    def __init__(self, op: str, argument: str, position: int, problem: str) -> None:
+        super().__init__(f"{op}(): argument '{argument}' (position {position}) {problem}")
+        self.op, self.argument, self.position, self.problem = op, argument, position, problem
+
+    def in_function(self) -> TypeError:
+        return TypeError(f"{self.op}(): argument '{self.argument}' (position {self.position + 1}) {self.problem}")
+
+
 def operand_type_error(operand) -> TypeError:
     """The TypeError for a binary op's operand that is neither a tensor nor a number (``torch.add(x, "a")``), met
     where the op's name is unknown (``ops.elementwise.promote``): the function wrapping the op, which knows its name
@@ -135,6 +149,21 @@ def is_operand(value) -> bool:
 
 
 _OPERAND_TYPES: tuple[type, ...] = ()
+
+
+def is_number(value) -> bool:
+    """Whether ``value`` is a ``Number`` to PyTorch's argument parser: a Python or NumPy number (a bool too), not
+    the standard library's other numbers (a Fraction, a Decimal), which it refuses."""
+    return isinstance(value, (int, float, complex, xp.number, xp.bool_))
+
+
+def is_int(value) -> bool:
+    """Whether ``value`` is an ``int`` to PyTorch's argument parser: a Python or NumPy integer (not a bool), or an
+    integer tensor of no dimensions; not a NumPy array, not even a 0-d one."""
+    if isinstance(value, (int, xp.integer)):
+        return not isinstance(value, bool)
+    return is_tensor(value) and value.dim() == 0 and not value.is_floating_point() and not value.is_complex() \
+        and value.dtype.name != "bool"
 
 
 def is_tensor(value) -> bool:
@@ -189,6 +218,107 @@ def method_operand_error(name: str, operand) -> TypeError:
                      f"{overloads}")
 
 
+_OUT = ", *, Tensor out = None"
+# the functions taking a Tensor or a Number operand (``torch.fmod(x, "a")``: PyTorch lists their overloads), by the
+# kind of their overload list (below), with the operand's parameter name
+_NUMBER_OVERLOAD_NO_OUT = frozenset({"multiply", "floor_divide", "true_divide"})
+_TWO_OVERLOADS = {**dict.fromkeys((
+    "fmod", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+    "not_equal"), "other"), "clamp_min": "min", "clamp_max": "max"}
+_NUMBER_SELF_NO_OUT = frozenset({"remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                                 "bitwise_right_shift"})
+_NUMBER_SELF = {"xlogy": "other", "pow": "exponent", "float_power": "exponent"}
+
+
+def _mismatch_name(value) -> str:
+    """How PyTorch's parser names an argument in its "didn't match" line: a list or tuple with its elements' types
+    (``list of [int, str]``, ``tuple of (int,)``), anything else by its type."""
+    if type(value) is list:
+        return f"list of [{', '.join(c_type_name(v) for v in value)}]"
+    if type(value) is tuple:  # (a tuple of one with its comma)
+        return f"tuple of ({', '.join(c_type_name(v) for v in value)}{',' if len(value) == 1 else ''})"
+    return c_type_name(value)
+
+
+def function_operand_error(name: str, args: tuple, kwargs: dict, operand) -> TypeError | None:
+    """PyTorch's TypeError of the function ``torch.<name>(tensor, operand)`` for an operand that is neither a
+    tensor nor a number, where its signature has a Tensor and a Number overload (``torch.fmod(x, "a")``: "fmod()
+    received an invalid combination of arguments - got (Tensor, str), but expected one of: ..."; each overload that
+    PyTorch's parser explains with the arguments it did not match); None for a function that PyTorch words "must be
+    Tensor" (``torch.add``), or where the first argument is not a tensor."""
+    if not args or not is_tensor(args[0]):
+        return None
+    shown = _mismatch_name(operand)
+    got = ", ".join([c_type_name(a) for a in args] + [f"{k}={c_type_name(v)}" for k, v in kwargs.items()])
+    tensor_first = f"      didn't match because some of the arguments have invalid types: (Tensor, !{shown}!)\n"
+    both = f"      didn't match because some of the arguments have invalid types: (!Tensor!, !{shown}!)\n"
+    if name in _TWO_OVERLOADS:
+        other = _TWO_OVERLOADS[name]
+        overloads = f" * (Tensor input, Tensor {other}{_OUT})\n * (Tensor input, Number {other}{_OUT})\n"
+    elif name in _NUMBER_OVERLOAD_NO_OUT:
+        overloads = f" * (Tensor input, Tensor other{_OUT})\n * (Tensor input, Number other)\n{tensor_first}"
+    elif name in _NUMBER_SELF_NO_OUT:
+        overloads = (f" * (Tensor input, Tensor other{_OUT})\n * (Number self, Tensor other)\n{both}"
+                     f" * (Tensor input, Number other{_OUT})\n")
+    elif name in _NUMBER_SELF:
+        other = _NUMBER_SELF[name]
+        overloads = (f" * (Tensor input, Tensor {other}{_OUT})\n * (Number self, Tensor {other}{_OUT})\n"
+                     f" * (Tensor input, Number {other}{_OUT})\n")
+    elif name == "subtract":
+        overloads = (" * (Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)\n"
+                     " * (Tensor input, Number other, Number alpha = 1)\n")
+    elif name == "divide":
+        overloads = (f" * (Tensor input, Tensor other{_OUT})\n * (Tensor input, Tensor other, *, str rounding_mode, "
+                     f"Tensor out = None)\n * (Tensor input, Number other)\n{tensor_first}"
+                     " * (Tensor input, Number other, *, str rounding_mode)\n")
+    else:
+        return None
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f"{overloads}")
+
+
+def clamp_bounds_error(name: str, bounds: tuple, keyword_bounds: dict, method: bool) -> TypeError:
+    """PyTorch's TypeError for ``clamp``'s (``clip``'s, in place too) bounds that match neither of its overloads,
+    given as ``bounds`` by position (after the input, for the function) and ``keyword_bounds`` by keyword, worded
+    as PyTorch's parser: the keywords last, in the reverse of their order (``got (Tensor, max=str, min=int)``), a
+    method's overloads listing no input and saying why where it was given both bounds."""
+    def kind(value) -> str:
+        return "Tensor" if is_tensor(value) else type(value).__name__
+
+    keywords = list(reversed(keyword_bounds))
+    given = [kind(b) for b in bounds] + [f"{k}={kind(keyword_bounds[k])}" for k in keywords]
+    if method:
+        got = ", ".join(given) + (", " if keywords and not bounds else "")
+        why = ""
+        if len(bounds) + len(keywords) == 2:
+            why = "      didn't match because some of the " + (
+                f"keywords were incorrect: {', '.join(keywords)}\n" if keywords else
+                f"arguments have invalid types: (!{'!, !'.join(given)}!)\n")
+        expected = "".join(f" * ({k} min = None, {k} max = None)\n{why}" for k in ("Tensor", "Number"))
+    else:
+        got = ", ".join(["Tensor", *given])
+        expected = "".join(f" * (Tensor input, {k} min = None, {k} max = None, *, Tensor out = None)\n"
+                           for k in ("Tensor", "Number"))
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f"{expected}")
+
+
+def _rewording_clamp_bounds(name: str, fn: Callable, method: bool) -> Callable:
+    """``fn`` (``clamp``, ``clip``, the function or a method, in place too) whose refusal of its bounds is worded
+    for the call as made (``clamp_bounds_error``: which bounds came by keyword), which ``fn`` cannot see."""
+
+    @functools.wraps(fn)
+    def rewording(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            if not hasattr(e, "clamp_bounds"):
+                raise
+            raise clamp_bounds_error(name, args[1:], kwargs, method) from None
+
+    return rewording
+
+
 def method_refusal(name: str, error: TypeError, operand) -> TypeError:
     """What the method ``x.<name>(operand)`` raises when its op raised ``error``: PyTorch's TypeError
     (``method_operand_error``) where ``operand`` is not an operand, else ``error`` itself. (The methods whose calls
@@ -236,6 +366,11 @@ def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch
     (``add(): argument 'other' (position 2) must be Tensor, not str``; an argument given by keyword has no
     position); ``error`` itself where the operand is not one of them."""
     operand = error.operand  # type: ignore[attr-defined]
+    if not method:
+        overloads = function_operand_error(name, args, {torch_names.get(k, k): v for k, v in kwargs.items()},
+                                           operand)
+        if overloads is not None:
+            return overloads
     shown = c_type_name(operand)
     positional = list(torch_names.values())[int(method):]
     for position, value in enumerate(args[int(method):][:len(positional)]):
@@ -301,6 +436,10 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
             _refuse_non_tensor(name, first, args[0])
             raise
         except TypeError as e:  # (NotATensorError's above)
+            if type(e) is MethodArgumentError and not method:
+                raise e.in_function() from None
+            if hasattr(e, "clamp_bounds") and not method:  # (clamp's bounds: worded with the keywords given)
+                raise clamp_bounds_error(name, args[1:], kwargs, False) from None
             if not hasattr(e, "operand"):
                 raise
             error = _operand_error(name, e, args, kwargs, torch_names, method)
@@ -327,6 +466,13 @@ def _refusing_non_tensors(name: str, fn: Callable) -> Callable:
                 raise
             _refuse_non_tensor(name, "input", args[0])
             raise
+        except TypeError as e:  # (an operand that is neither a tensor nor a number: operand_type_error)
+            if type(e) is MethodArgumentError:
+                raise e.in_function() from None
+            overloads = function_operand_error(name, args, kwargs, e.operand) if hasattr(e, "operand") else None
+            if overloads is None:
+                raise
+            raise overloads from None
 
     return refusing_non_tensors
 
@@ -363,6 +509,8 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
             if name not in _OWN_REFUSAL and (name.removesuffix("_") in _MUST_BE_TENSOR
                                              or name.removesuffix("_") in _TENSOR_OR_NUMBER):
                 wrapped = _refusing_non_operands(name, wrapped)
+            if name.removesuffix("_") in ("clamp", "clip"):
+                wrapped = _rewording_clamp_bounds(name, wrapped, True)
             if wrapped is not method:
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)

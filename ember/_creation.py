@@ -9,7 +9,6 @@ from __future__ import annotations
 import builtins
 import functools
 import math
-import numbers
 import operator
 import os
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 
 from . import _dtype, _warnings
 from . import _random_draws as _draws
+from ._arg_aliases import is_number
 from ._backend import quiet, xp
 from ._device import check_device, on_meta
 from ._dtype import np_kind
@@ -940,13 +940,13 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
     if "step" in values and "start" not in values:
         raise _arange_combination_error(args, keywords)
     for name, v in values.items():
-        number = isinstance(v, (numbers.Number, xp.generic))
+        number = is_number(v)  # (not a Fraction or a Decimal: PyTorch's parser refuses them)
         if len(values) > 1 and (not number and not isinstance(v, Tensor) or isinstance(v, Tensor) and (
                 v._data.ndim or v.requires_grad)):
             raise _arange_combination_error(args, keywords)  # (PyTorch's parser then matches no overload)
         if not number and not isinstance(v, Tensor):  # (arange(end) alone: "(position 1)" when given by position)
             raise TypeError(f"arange(): {_dtype.described_argument(name, 1 if args else None)} must be Number, "
-                            f"not {type(v).__name__}")
+                            f"not {c_type_name(v)}")
     # (a NumPy scalar or a 0-d tensor read as PyTorch's Scalar: np.float32(0.5) and np.bool_ are floats here; a
     # tensor with dimensions or one that requires grad is refused: arange(t) by position, arange(end=t) not)
     first, last, by = (scalar_number(values.get(name, default), "arange", name, 1 if args else None)

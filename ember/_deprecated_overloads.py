@@ -12,9 +12,8 @@ hands them here, off its common path.
 
 from __future__ import annotations
 
-import numbers
-
 from . import _warnings
+from ._arg_aliases import is_number
 
 _warned = False
 
@@ -26,7 +25,7 @@ def _is_number(value) -> bool:
 
     if isinstance(value, Tensor):
         return value.dim() == 0 and not value.requires_grad
-    return isinstance(value, numbers.Number)
+    return is_number(value)
 
 
 def _warn_once(name: str, old: str, new: str, function: bool) -> None:

@@ -311,9 +311,15 @@ def scalar_tensor_number(value, op: str, argument: str, expected: str = "Number"
     must be Number``; a keyword-only one, ``alpha=``, has none)."""
     if not value._data.ndim and not value.requires_grad:
         return value.item()
-    error = TypeError(f"{op}(): {described_argument(argument, position)} must be {expected}, not Tensor")
-    error.scalar_argument = (op, argument, expected)  # (for keyword_scalars, which drops the position)
-    raise error
+    raise scalar_argument_error(op, argument, expected, "Tensor", position)
+
+
+def scalar_argument_error(op: str, argument: str, expected: str, shown: str, position: int | None) -> TypeError:
+    """PyTorch's TypeError for a Scalar argument given a ``shown`` (its type's name as PyTorch's C++ names it): with
+    its ``position``, which ``keyword_scalars`` drops where the argument was given by keyword."""
+    error = TypeError(f"{op}(): {described_argument(argument, position)} must be {expected}, not {shown}")
+    error.scalar_argument = (op, argument, expected, shown)  # (for keyword_scalars, which drops the position)
+    return error
 
 
 def keyword_scalars(fn):
@@ -339,10 +345,10 @@ def keyword_scalars(fn):
 def unpositioned_by_keyword(error: TypeError, kwargs: dict) -> TypeError:
     """``error`` without its position when it is ``scalar_tensor_number``'s for an argument among the call's
     ``kwargs``; else ``error`` itself."""
-    op, argument, expected = getattr(error, "scalar_argument", (None, None, None))
+    op, argument, expected, shown = getattr(error, "scalar_argument", (None, None, None, None))
     if argument not in kwargs:
         return error
-    return TypeError(f"{op}(): {described_argument(argument)} must be {expected}, not Tensor")
+    return TypeError(f"{op}(): {described_argument(argument)} must be {expected}, not {shown}")
 
 
 def described_argument(argument: str, position: int | None = None) -> str:

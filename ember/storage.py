@@ -76,6 +76,16 @@ def _bytes_of(root):
     return xp.frombuffer(root.tobytes(order="A"), dtype=xp.uint8)
 
 
+def _storage_index(index: int, size: int) -> int:
+    """``index`` into a storage of ``size`` elements, a negative one counted from the end; out of range: PyTorch's
+    IndexError (naming the index as counted from the end)."""
+    if index < 0:
+        index += size
+    if not 0 <= index < size:
+        raise IndexError(f"index {index} out of range for storage of size {size}")
+    return index
+
+
 class UntypedStorage:
     """The bytes of a tensor's storage."""
 
@@ -109,7 +119,18 @@ class UntypedStorage:
         return self.nbytes()
 
     def __getitem__(self, index):
-        return _bytes_of(self._root)[index].tolist()
+        """A byte as an int, or (a slice, of step 1) the bytes it spans as a storage sharing this one's memory, as
+        PyTorch's."""
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.nbytes())
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 is supported")
+            return UntypedStorage(_bytes_of(self._root)[start:max(start, stop)])
+        if not isinstance(index, int) or isinstance(index, bool):
+            from ._shown_name import package_name
+
+            raise TypeError(f"can't index a {package_name()}.UntypedStorage with {type(index).__name__}")
+        return int(_bytes_of(self._root)[_storage_index(index, self.nbytes())])
 
     def tolist(self) -> list[int]:
         return _bytes_of(self._root).tolist()
@@ -150,7 +171,15 @@ class TypedStorage:
         return self.size()
 
     def __getitem__(self, index):
-        return self._elements()[index].tolist()
+        """An element as a Python number; PyTorch's TypedStorage takes no slice (its UntypedStorage does)."""
+        if isinstance(index, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        if not isinstance(index, int):
+            from ._shown_name import package_name
+
+            raise RuntimeError(f"can't index a <class '{package_name()}.storage.TypedStorage'> with "
+                               f"<class '{type(index).__name__}'>")
+        return self._elements()[_storage_index(index, self.size())].item()
 
     def tolist(self) -> list:
         return self._elements().tolist()

@@ -46,18 +46,23 @@ class LinalgMethods:
         return ops.linalg.matmul(self, other)
 
     def mm(self, mat2: Tensor) -> Tensor:
+        ops.linalg.require_tensors("mm", 1, mat2=mat2)
         return ops.linalg.mm(self, mat2)
 
     def bmm(self, mat2: Tensor) -> Tensor:
+        ops.linalg.require_tensors("bmm", 1, mat2=mat2)
         return ops.linalg.bmm(self, mat2)
 
     def mv(self, vec: Tensor) -> Tensor:
+        ops.linalg.require_tensors("mv", 1, vec=vec)
         return ops.linalg.mv(self, vec)
 
     def dot(self, tensor: Tensor) -> Tensor:
+        ops.linalg.require_tensors("dot", 1, tensor=tensor)
         return ops.linalg.dot(self, tensor)
 
     def outer(self, vec2: Tensor) -> Tensor:
+        ops.linalg.require_tensors("outer", 1, vec2=vec2)
         return ops.linalg.outer(self, vec2)
 
     ger = outer
@@ -67,6 +72,7 @@ class LinalgMethods:
         if number_first:
             mat1, mat2, beta, alpha = _number_first("addmm", ("mat1", "mat2"), (mat1, mat2, *number_first), beta,
                                                     alpha)
+        ops.linalg.require_tensors("addmm", 1, mat1=mat1, mat2=mat2)
         return ops.linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def addmm_(self, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
@@ -74,6 +80,7 @@ class LinalgMethods:
         if number_first:
             mat1, mat2, beta, alpha = _number_first("addmm_", ("mat1", "mat2"), (mat1, mat2, *number_first), beta,
                                                     alpha)
+        ops.linalg.require_tensors("addmm_", 1, mat1=mat1, mat2=mat2)
         out = (mat1.shape[0], mat2.shape[-1]) if mat1.dim() == 2 and mat2.dim() == 2 else None
         if out is not None and tuple(self.shape) != out:
             raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
@@ -84,49 +91,58 @@ class LinalgMethods:
         if number_first:
             batch1, batch2, beta, alpha = _number_first("baddbmm", ("batch1", "batch2"),
                                                         (batch1, batch2, *number_first), beta, alpha)
+        ops.linalg.require_tensors("baddbmm", 1, batch1=batch1, batch2=batch2)
         return ops.linalg.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
     def baddbmm_(self, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         if number_first:
             batch1, batch2, beta, alpha = _number_first("baddbmm_", ("batch1", "batch2"),
                                                         (batch1, batch2, *number_first), beta, alpha)
+        ops.linalg.require_tensors("baddbmm_", 1, batch1=batch1, batch2=batch2)
         return _product_into(self, ops.linalg.baddbmm, batch1, batch2, beta, alpha)
 
     def addbmm(self, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         if number_first:
             batch1, batch2, beta, alpha = _number_first("addbmm", ("batch1", "batch2"),
                                                         (batch1, batch2, *number_first), beta, alpha)
+        ops.linalg.require_tensors("addbmm", 1, batch1=batch1, batch2=batch2)
         return ops.linalg.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
     def addbmm_(self, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         if number_first:
             batch1, batch2, beta, alpha = _number_first("addbmm_", ("batch1", "batch2"),
                                                         (batch1, batch2, *number_first), beta, alpha)
+        ops.linalg.require_tensors("addbmm_", 1, batch1=batch1, batch2=batch2)
         return _product_into(self, ops.linalg.addbmm, batch1, batch2, beta, alpha)
 
     def addmv(self, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         if number_first:
             mat, vec, beta, alpha = _number_first("addmv", ("mat", "vec"), (mat, vec, *number_first), beta, alpha)
+        ops.linalg.require_tensors("addmv", 1, mat=mat, vec=vec)
         return ops.linalg.addmv(self, mat, vec, beta=beta, alpha=alpha)
 
     def addmv_(self, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         if number_first:
             mat, vec, beta, alpha = _number_first("addmv_", ("mat", "vec"), (mat, vec, *number_first), beta, alpha)
+        ops.linalg.require_tensors("addmv_", 1, mat=mat, vec=vec)
         return _product_into(self, ops.linalg.addmv, mat, vec, beta, alpha)
 
     def addr(self, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         if number_first:
             vec1, vec2, beta, alpha = _number_first("addr", ("vec1", "vec2"), (vec1, vec2, *number_first), beta,
                                                     alpha)
+        ops.linalg.require_tensors("addr", 1, vec1=vec1, vec2=vec2)
         return ops.linalg.addr(self, vec1, vec2, beta=beta, alpha=alpha)
 
     def addr_(self, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         if number_first:
             vec1, vec2, beta, alpha = _number_first("addr_", ("vec1", "vec2"), (vec1, vec2, *number_first), beta,
                                                     alpha)
+        ops.linalg.require_tensors("addr_", 1, vec1=vec1, vec2=vec2)
         return _product_into(self, ops.linalg.addr, vec1, vec2, beta, alpha)
 
     def inner(self, other: Tensor) -> Tensor:
+        ops.linalg.require_tensors("inner", 1, other=other)
         return ops.linalg.inner(self, other)
 
     def kron(self, other: Tensor) -> Tensor:

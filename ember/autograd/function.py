@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._size import c_type_name
 from .._sparse import SparseCOO, SparseTensor
@@ -51,6 +51,19 @@ def _saved_as(t: Tensor | None, inputs: list, outputs: tuple, non_differentiable
     return t if any(t is a for a in inputs) else None
 
 
+def _custom_function_view(output: Tensor, name: str, output_nr: int) -> Tensor:
+    """The result for a Function's ``output`` that is a view (of an input, or of a tensor made in ``forward``) or
+    an input returned as it is: a view of the same base (the input, for an input), sharing its version counter,
+    as PyTorch's; changing it in place while recording is PyTorch's error (its custom backward would be bypassed:
+    ``ops/copy_slices.custom_function_view_error``)."""
+    view = Tensor._make(output._data)
+    view._base = output._base if output._base is not None else output
+    view._vc = output._vc
+    view._view_version = output._vc[0]
+    view._view_creation = ("custom_function", name, output_nr)
+    return view
+
+
 def _unpacked(node, array, saved_as) -> Tensor:
     if saved_as is None:
         return _saved_tensor(array)
@@ -59,6 +72,14 @@ def _unpacked(node, array, saved_as) -> Tensor:
         out.grad_fn, out._output_nr, out._requires_grad = node, saved_as, True
         return out
     return saved_as
+
+
+class VmapInfo(NamedTuple):
+    """What a Function's ``vmap`` staticmethod is told of the vmap it runs in, as PyTorch's: the batch size and the
+    ``randomness`` mode."""
+
+    batch_size: int
+    randomness: str
 
 
 class FunctionCtx:
@@ -231,6 +252,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        from ..func import _batched
+
+        level = _batched.top_level(args, kwargs)
+        if level:  # inside vmap, an input batched
+            return cls._vmapped(level, args, kwargs)
         ctx_style = cls.setup_context is Function.setup_context
         if not ctx_style:  # PyTorch 2's style: the inputs setup_context sees are forward's, defaults filled in
             signature = _forward_signature(cls.forward)
@@ -270,6 +296,9 @@ class Function:
         node.saved = tuple(None if t is None else t._data for t in to_save)
         non_diff = getattr(ctx, "_non_differentiable", set())
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
+        if len(dirty) > len(dirty & {id(o) for o in outs}):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                               "The inputs that are modified inplace must all be outputs of the Function.")
         # the inputs' edges before an output takes this node as its history: an input modified in place
         # (mark_dirty) and returned is both, and its gradient goes on to the history it had
         edges = [input_edge(a) if n else None for a, n in zip(args, needs)]
@@ -288,9 +317,10 @@ class Function:
             elif id(o) in dirty:  # modified in place: the same tensor object gets new history
                 o._bump_version()
                 res = o
+            elif o._base is not None or any(o is a for a in tensor_args):
+                res = _custom_function_view(o, cls.__name__, i)
             else:
-                res = o if (o.grad_fn is None and not o._requires_grad and all(o is not a for a in tensor_args)) \
-                    else Tensor._make(o._data)
+                res = o if (o.grad_fn is None and not o._requires_grad) else Tensor._make(o._data)
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
         node._record(args, needs, [r for r in results if isinstance(r, Tensor)], edges, shapes)
@@ -302,6 +332,34 @@ class Function:
         if dual:
             forward_ad.function_jvp(cls, ctx, args, results)
         return results[0] if single else tuple(results)
+
+    @classmethod
+    def _vmapped(cls, level: int, args: tuple, kwargs: dict) -> Any:
+        """``apply`` on inputs batched at vmap level ``level``. With ``generate_vmap_rule``, PyTorch's generated
+        rule: forward (and so backward) of each example, as the Function defines them for one; ember runs the
+        Function once per example (each call records its own graph) and stacks the results, without the
+        fallback's warning, as PyTorch's rule has none. A ``vmap`` staticmethod of its own is called as PyTorch
+        calls it, ``vmap(info, in_dims, *inputs)`` (each batched input's batch dim is 0 in ember), returning the
+        outputs and their batch dims (one for all, or one each, None: not batched). Neither is PyTorch's
+        error."""
+        from ..func import _batched
+
+        if getattr(cls, "generate_vmap_rule", False):
+            return _batched.at_level(level, _batched.per_example, cls.__name__, cls.apply, level, args, kwargs)
+        if callable(getattr(cls, "vmap", None)):
+            values, in_dims = zip(*(_batched.peel(a, level) for a in args)) if args else ((), ())
+            info = VmapInfo(_batched.batch_size(level), _batched.randomness(level))
+            outputs, out_dims = _batched.at_level(level, cls.vmap, info, tuple(0 if b else None for b in in_dims),
+                                                  *values, **kwargs)
+            single = not isinstance(outputs, tuple)
+            outs = (outputs,) if single else outputs
+            dims = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
+            results = tuple(o if d is None else _batched.wrap(o.movedim(d, 0) if d else o, level)
+                            for o, d in zip(outs, dims))
+            return results[0] if single else results
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                           "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
+                           "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
 
 
 class _DelayedError(Function):

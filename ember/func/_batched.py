@@ -87,7 +87,8 @@ def _entry_point() -> str:
         module, name = frame.f_globals.get("__name__", ""), frame.f_code.co_name
         if not module.startswith("ember."):
             break
-        if not name.startswith("_") and name not in ("apply", "forward", "<lambda>"):
+        # (not a comprehension's or a lambda's frame: ``<listcomp>`` names no function a user knows)
+        if not name.startswith(("_", "<")) and name not in ("apply", "forward"):
             return f"{module}.{name}"
         frame = frame.f_back
     return "an ember function"
@@ -399,6 +400,13 @@ def loop(name: str, op: Callable, level: int, args: tuple, kwargs: dict):
     _warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
                    f"{name}. ember runs it once per example of the vmapped batch and stacks the results.",
                    UserWarning)
+    return per_example(name, op, level, args, kwargs)
+
+
+def per_example(name: str, op: Callable, level: int, args: tuple, kwargs: dict):
+    """``op`` once per example of ``level``'s batch, results stacked along a new batch dimension: the loop, and the
+    rule a custom ``autograd.Function`` with ``generate_vmap_rule`` gets (its forward and backward are ember ops, so
+    each example's call records its own graph, as PyTorch's generated rule's vmapped forward and backward)."""
     outs = [op(*_slice(args, level, i), **{k: _slice(v, level, i) for k, v in kwargs.items()})
             for i in range(batch_size(level))]
     if name.endswith("_") and not name.startswith("__") and args and isinstance(args[0], Tensor):

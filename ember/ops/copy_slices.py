@@ -275,6 +275,22 @@ def check_view_inplace(x: Tensor, tracked: bool) -> None:
         refresh_view(x)
 
 
+def custom_function_view_error(name: str, output_nr: int, changed: str = "is being modified") -> str:
+    """PyTorch's message for a view made by a custom Function (or an input it returned as it is), or a view of
+    one, changed in place while recording: the in-place op's history would bypass the Function's backward."""
+    return (f"Output {output_nr} of {name} is a view and {changed} inplace. This view was created inside a custom "
+            "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would "
+            "override the custom backward associated with the custom Function, leading to incorrect gradients. "
+            "This behavior is forbidden. You can fix this by cloning the output of the custom Function.")
+
+
+def in_custom_function(creation) -> bool:
+    """Whether a view's ``_view_creation`` is a custom Function's output's, or a view's of one."""
+    while type(creation) is tuple and creation[0] == "of":
+        creation = creation[1]
+    return type(creation) is tuple and creation[0] == "custom_function"
+
+
 def _creation_error(x: Tensor, creation, indirect: bool = False) -> str:
     """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one,
     changed in place (``indirect``: used after its base or another view of it was)."""
@@ -293,6 +309,8 @@ def _creation_error(x: Tensor, creation, indirect: bool = False) -> str:
                 "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
                 f"either both inside the {block} block (if you don't want the inplace to be tracked) or both outside "
                 "(if you want the inplace to be tracked).")
+    if type(creation) is tuple and creation[0] == "custom_function":
+        return custom_function_view_error(*((op, x._output_nr) if derived else creation[1:]), changed)
     name, output_nr = (op, x._output_nr) if derived else creation
     return (f"Output {output_nr} of {name} is a view and {changed} inplace. This view is the output of a "
             "function that returns multiple views. Such functions do not allow the output views to be modified "

@@ -5,9 +5,8 @@ Composed from existing differentiable ops, so their gradients follow from those 
 
 from __future__ import annotations
 
-import numbers
-
 from .. import _dtype
+from .._arg_aliases import is_number
 from .._autocast import full_precision
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
@@ -78,8 +77,8 @@ def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
     require_tensor("dist", x2)
     if isinstance(p, Tensor):  # (PyTorch's Scalar: a 0-d tensor that does not require grad is its number)
         p = _dtype.scalar_tensor_number(p, "dist", "p", position=3)
-    elif not isinstance(p, numbers.Number):
-        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {c_type_name(p)}")
+    elif not is_number(p):  # (a Fraction or a Decimal too: PyTorch's parser takes Python and NumPy numbers)
+        raise _dtype.scalar_argument_error("dist", "p", "Number", c_type_name(p), 3)
     if isinstance(p, complex):
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
     a, b = promote(x1, x2)

@@ -1007,11 +1007,8 @@ def _comparison_function(operator, name: str):
     gives NotImplemented (``t.eq("a")``, ``t.lt(array)``; ``t == "a"`` is False)."""
     def op(a, b):
         out = operator(a, b)
-        if out is NotImplemented:
-            # (the type as PyTorch's C++ message names it: a Python class bare, an extension type dotted)
-            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
-                            f"{c_type_name(b)}), but expected (Tensor input, Tensor other) or (Tensor input, Number "
-                            "other)")
+        if out is NotImplemented:  # (the function called, which knows its name, words PyTorch's error)
+            raise operand_type_error(b)
         return out
 
     op.__name__ = name

@@ -8,10 +8,10 @@ the ops applied one by one, with the same results (and autograd) as the plain op
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from functools import partial
 
+from .._arg_aliases import is_number
 from .._tensor import Tensor
 from ..autograd.graph import shown_as
 from . import addcdiv, addcmul
@@ -101,7 +101,7 @@ def _number_base(name: str, args: tuple) -> bool:
     base = args[0]
     if isinstance(base, Tensor):
         return base._data.ndim == 0 and not base.requires_grad
-    return isinstance(base, numbers.Number)  # (NumPy's scalars too)
+    return is_number(base)  # (NumPy's scalars too; not a Fraction or a Decimal)
 
 
 def _each(name: str, tensors, *others) -> list[tuple]:

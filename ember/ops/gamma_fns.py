@@ -345,8 +345,9 @@ class Igamma(Node):
 
 
 def _igamma(input: Tensor, other: Tensor, upper: bool) -> Tensor:
-    from .elementwise import promote
+    from .elementwise import promote, require_tensor
 
+    require_tensor("igammac" if upper else "igamma", other)  # (PyTorch's signature: tensors only, no number)
     a, x = promote(input, other)
     if not a.is_floating_point():
         raise _dtype.not_implemented_for("igammac_cpu" if upper else "igamma_cpu", a.dtype)

@@ -160,6 +160,8 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return version_checked(IndexFillTensor.apply(x, value, dim=d, index=idx), index)
+    if isinstance(value, (complex, xp.complexfloating)) and x._data.dtype.kind != "c":  # (even with no imaginary part)
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     value = _dtype.checked_fill(value, x._data.dtype)
     # (a number is no input: PyTorch's node has the tensor's edge only)
     return version_checked(IndexFill.apply(x, value=xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx), index)

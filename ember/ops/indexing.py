@@ -27,7 +27,14 @@ from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, input_edge, shown_as, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
-from .copy_slices import check_view_inplace, mark_multi_output_views, record_copy_into, take_history
+from .copy_slices import (
+    check_view_inplace,
+    custom_function_view_error,
+    in_custom_function,
+    mark_multi_output_views,
+    record_copy_into,
+    take_history,
+)
 from .elementwise import cast, promote, promoted
 from .index_layout import laid_out
 
@@ -715,15 +722,10 @@ def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
     if not _GradState.enabled:
         return
     if tracked and x.grad_fn is not None and x.grad_fn.returns_inputs:
-        raise RuntimeError(
-            f"Output {x._output_nr} of {x.grad_fn.name().removesuffix('Backward')} is a view and is being modified "
-            "inplace. This view was created inside a custom Function (or because an input was returned as-is) and "
-            "the autograd logic to handle view+inplace would override the custom backward associated with the "
-            "custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
-            "cloning the output of the custom Function."
-        )
+        raise RuntimeError(custom_function_view_error(x.grad_fn.name().removesuffix("Backward"), x._output_nr))
     base = x._base
-    if base is not None and x._view_creation == "no_grad":  # (requires grad as its base does: this error first)
+    # (a view requiring grad as its base does, made under no_grad or by a custom Function: its error first)
+    if base is not None and (x._view_creation == "no_grad" or in_custom_function(x._view_creation)):
         check_view_inplace(x, tracked)
     if x._requires_grad and x.grad_fn is None and (base is None or not base._requires_grad):
         raise RuntimeError(f"a {_leaf_in_place()}")  # (a view requiring grad through its base: the view's error)

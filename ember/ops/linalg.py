@@ -297,6 +297,16 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     return matrices[0].contiguous().clone() if len(matrices) == 1 else multi_dot(matrices)
 
 
+def require_tensors(name: str, first_position: int, **operands) -> None:
+    """PyTorch's TypeError for a product's operand that is not a tensor (``mm(): argument 'mat2' (position 2) must
+    be Tensor, not list``): ``operands`` by PyTorch's names, in its order, the first at ``first_position`` (a
+    method's first operand after ``self`` is its position 1, the function's 2)."""
+    from .elementwise import require_tensor
+
+    for position, (argument, value) in enumerate(operands.items(), first_position):
+        require_tensor(name, value, position, argument)
+
+
 def _check_dims(name: str, t: Tensor, nd: int) -> None:
     if t._data.ndim != nd:
         raise RuntimeError(
@@ -306,6 +316,7 @@ def _check_dims(name: str, t: Tensor, nd: int) -> None:
 
 @lower_precision
 def mm(a: Tensor, b: Tensor) -> Tensor:
+    require_tensors("mm", 2, mat2=b)
     _check_dims("mm", a, 2)
     _check_dims("mm", b, 2)
     return matmul(a, b)
@@ -313,6 +324,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 @lower_precision
 def bmm(a: Tensor, b: Tensor) -> Tensor:
+    require_tensors("bmm", 2, mat2=b)
     _check_bmm(a, b)
     return _matmul(a, b, _BatchTimesBatch)
 
@@ -327,6 +339,7 @@ def _check_bmm(a: Tensor, b: Tensor) -> None:
 def mv(a: Tensor, v: Tensor) -> Tensor:
     """Matrix times vector, with PyTorch's checks (its mv is addmv into a result of v's dtype: the dims, the sizes,
     then the dtypes, each with addmv's words)."""
+    require_tensors("mv", 2, vec=v)
     _check_mv(a, v, v)
     return matmul(a, v)
 
@@ -347,6 +360,7 @@ def _check_mv(a: Tensor, v: Tensor, added: Tensor) -> None:
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
+    require_tensors("dot", 2, tensor=b)
     if a._data.ndim != 1 or b._data.ndim != 1:  # (older PyTorch flattened; old attention code calls it on rows)
         raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     if a._data.shape != b._data.shape:
@@ -362,6 +376,7 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     from .elementwise import mul
     from .shape import unsqueeze
 
+    require_tensors("outer", 2, vec2=b)
     for name, t in (("self", a), ("vec2", b)):
         if t._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._data.ndim}-D")
@@ -595,6 +610,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alph
     if number_first:
         input, mat1, mat2, beta, alpha = _deprecated.beta_first_function(
             "addmm", ("mat1", "mat2"), (input, mat1, mat2, *number_first), beta, alpha)
+    require_tensors("addmm", 2, mat1=mat1, mat2=mat2)
     if mat1.layout is not strided or mat2.layout is not strided:  # a sparse operand: its product, then the sum
         from .elementwise import add, mul
 
@@ -615,6 +631,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1
     if number_first:
         input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
             "baddbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
+    require_tensors("baddbmm", 2, batch1=batch1, batch2=batch2)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
@@ -629,6 +646,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1,
     if number_first:
         input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
             "addbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
+    require_tensors("addbmm", 2, batch1=batch1, batch2=batch2)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "addbmm")
     _check_product(batch1, batch2, "addmm_impl_cpu_")
@@ -642,6 +660,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=
     if number_first:
         input, mat, vec, beta, alpha = _deprecated.beta_first_function(
             "addmv", ("mat", "vec"), (input, mat, vec, *number_first), beta, alpha)
+    require_tensors("addmv", 2, mat=mat, vec=vec)
     if input._data.ndim > 1:  # (PyTorch's input is a vector, or a 0-d tensor)
         raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, {mat._data.ndim}, "
                            f"{vec._data.ndim}")
@@ -658,6 +677,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha
     if number_first:
         input, vec1, vec2, beta, alpha = _deprecated.beta_first_function(
             "addr", ("vec1", "vec2"), (input, vec1, vec2, *number_first), beta, alpha)
+    require_tensors("addr", 2, vec1=vec1, vec2=vec2)
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
@@ -692,6 +712,7 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
     from .elementwise import mul
     from .shape import reshape
 
+    require_tensors("inner", 2, other=b)
     if a._data.ndim == 0 or b._data.ndim == 0:
         return mul(a, b)
     _check_both_dtypes(a, b)
@@ -704,6 +725,7 @@ def vdot(a: Tensor, b: Tensor) -> Tensor:
     """The dot product of two 1-D tensors, conjugating the first (a plain dot product for real tensors)."""
     from .complex import conj
 
+    require_tensors("vdot", 2, other=b)
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     return shown_as(dot(conj(a) if a._data.dtype.kind == "c" else a, b), "VdotBackward0")  # (PyTorch's one node)

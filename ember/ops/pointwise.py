@@ -13,7 +13,7 @@ import math
 import operator
 
 from .. import _dtype
-from .._arg_aliases import is_operand
+from .._arg_aliases import is_operand, operand_type_error
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
@@ -518,11 +518,10 @@ def clamp_max(input: Tensor, max) -> Tensor:
 
 
 def _check_one_bound(side: str, bound) -> None:
-    """PyTorch's TypeError of ``clamp_min`` / ``clamp_max`` for a bound that is neither a tensor nor a number."""
+    """A bound of ``clamp_min`` / ``clamp_max`` that is neither a tensor nor a number: the function's wrapper words
+    PyTorch's TypeError (``_arg_aliases.function_operand_error``: its overloads)."""
     if not is_operand(bound):
-        raise TypeError(f"clamp_{side}() received an invalid combination of arguments - got (Tensor, "
-                        f"{type(bound).__name__}), but expected one of:\n * (Tensor input, Tensor {side}, *, Tensor "
-                        f"out = None)\n * (Tensor input, Number {side}, *, Tensor out = None)\n")
+        raise operand_type_error(bound)
 
 
 @torch_named("NanToNumBackward0")

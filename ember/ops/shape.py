@@ -11,6 +11,7 @@ import functools
 import operator
 
 from .. import _warnings
+from .._arg_aliases import MethodArgumentError
 from .._backend import xp
 from .._creation import laid_out_like
 from .._dtype import promote_types
@@ -50,7 +51,7 @@ def _shape_arg(shape, keyword=None, name: str = "size", op: str | None = None) -
         shape = shape[0]
     for s in shape:  # (plain ints, the usual case, as they are: no per-size conversion)
         if s.__class__ is not int:
-            return _index_sizes(shape, name)
+            return index_sizes(shape, name, op)
     return tuple(shape)
 
 
@@ -59,16 +60,25 @@ def missing_sizes(op: str, name: str) -> TypeError:
     return TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
 
 
-def _index_sizes(shape, name: str) -> tuple:
+def index_sizes(shape, name: str, op: str | None = None, position: int | None = None) -> tuple:
     """Sizes that are integers of another kind (bools, NumPy integers, one-element integer tensors) as ints; a
-    float or any other object is PyTorch's TypeError, not truncated."""
+    float or any other object is PyTorch's TypeError, not truncated, naming ``op`` and the argument's ``position``
+    where given (``op`` alone: a method's, whose function's wrapper names the position the function's sizes
+    have)."""
     out = []
     for pos, s in enumerate(shape):
         try:
             out.append(operator.index(s))
         except TypeError:
-            raise TypeError(f"argument '{name}' must be tuple of ints, but found element of type "
-                            f"{c_type_name(s)} at pos {pos}") from None
+            problem = f"must be tuple of ints, but found element of type {c_type_name(s)} at pos {pos}"
+            if op is None:
+                raise TypeError(f"argument '{name}' {problem}") from None
+            if pos:  # (PyTorch's parser words an element after the first otherwise, counting from 1, no position)
+                raise TypeError(f"{op}(): argument '{name}' failed to unpack the object at pos {pos + 1} with error "
+                                f"\"type must be tuple of ints,but got {c_type_name(s)}\"") from None
+            if position is not None:
+                raise TypeError(f"{op}(): argument '{name}' (position {position}) {problem}") from None
+            raise MethodArgumentError(op, name, 1, problem) from None
     return tuple(out)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 from .. import _warnings, return_types
+from .._arg_aliases import is_int
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
@@ -387,7 +388,7 @@ class Aminmax(MultiOutputNode):
 
 def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
     """(min, max) over all elements or along the one dim ``dim`` (an int: a tuple is PyTorch's TypeError)."""
-    if dim is not None and not hasattr(dim, "__index__"):
+    if dim is not None and not is_int(dim):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {c_type_name(dim)}")
     a = x._data
     if a.dtype.kind == "c":

@@ -9,7 +9,7 @@ grad * conj(f'(z)) (``conj_if_complex`` costs nothing on real arrays).
 from __future__ import annotations
 
 from .. import _dtype
-from .._arg_aliases import is_operand
+from .._arg_aliases import clamp_bounds_error, is_operand
 from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
@@ -508,19 +508,11 @@ def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
 
 
 def _bounds_error(name: str, bounds: tuple, method: bool) -> TypeError:
-    """PyTorch's TypeError for clamp's ``bounds`` that match neither overload (a method's, given both, says why)."""
-    kinds = ", ".join("Tensor" if isinstance(b, Tensor) else type(b).__name__ for b in bounds)
-    if method:
-        marked = kinds.replace(", ", "!, !")
-        why = f"      didn't match because some of the arguments have invalid types: (!{marked}!)\n" \
-            if len(bounds) == 2 else ""
-        expected = "".join(f" * ({k} min = None, {k} max = None)\n{why}" for k in ("Tensor", "Number"))
-    else:
-        kinds = f"Tensor, {kinds}"
-        expected = "".join(f" * (Tensor input, {k} min = None, {k} max = None, *, Tensor out = None)\n"
-                           for k in ("Tensor", "Number"))
-    return TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected one of:\n"
-                     + expected)
+    """PyTorch's TypeError for clamp's ``bounds`` that match neither overload, worded as if they were given by
+    position (the method's or function's wrapper words it for the call as made: ``clamp_bounds_error``)."""
+    error = clamp_bounds_error(name, bounds, {}, method)
+    error.clamp_bounds = (name, method)  # type: ignore[attr-defined]
+    return error
 
 
 def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
@@ -530,6 +522,14 @@ def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     lo, hi = _bound(min), _bound(max)
+    if type(lo) is complex or type(hi) is complex:
+        # PyTorch's: clamp_min/clamp_max, and clamp of a non-floating x, promote to a complex result, which clamp
+        # refuses; clamp of a floating x reads the number as a double (an imaginary part: its conversion error)
+        if one_sided is not None or not x.is_floating_point():
+            raise NotImplementedError("clamp is not supported for complex types")
+        if any(type(b) is complex and b.imag for b in (lo, hi)):
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        lo, hi = (b.real if type(b) is complex else b for b in (lo, hi))
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():
             x = cast(x, _dtype.get_default_dtype())

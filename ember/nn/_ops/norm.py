@@ -27,6 +27,7 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
+from ...ops.shape import index_sizes
 from .padding import pad
 
 
@@ -516,10 +517,11 @@ def _layer_norm_dx(g, m1, xhat, m2, invstd, tmp, dx, w) -> None:
 
 def _normalized_shape(op: str, input: Tensor, normalized_shape, **params) -> tuple:
     """``normalized_shape`` as a tuple, checked against the input's trailing dims and the affine parameters."""
-    if isinstance(normalized_shape, int):  # (PyTorch's argument parser: the functional form takes no single int)
+    # (PyTorch's argument parser: a list, a tuple or a Size of ints; the functional form takes no single int)
+    if not isinstance(normalized_shape, (tuple, list)):
         raise TypeError(f"{op}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
                         f"{c_type_name(normalized_shape)}")
-    shape = tuple(normalized_shape)
+    shape = index_sizes(normalized_shape, "normalized_shape", op, 2)
     k = len(shape)
     if input._data.shape[input._data.ndim - k:] != shape or input._data.ndim < k:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "

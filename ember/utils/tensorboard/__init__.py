@@ -7,12 +7,16 @@ ember tensors into NumPy arrays before they are written, so every ``add_*`` take
 
 Differences from PyTorch: ``add_graph`` raises NotImplementedError (it traces the model with PyTorch's JIT,
 which ember does not have); the rest of the ``add_*`` methods are tensorboardX's, which PyTorch's were
-derived from.
+derived from, with PyTorch's tags (tensorboardX's summaries of scalars, histograms, images and videos replace
+characters such as spaces and brackets in a tag: ember writes the tag as given, as PyTorch) and PyTorch's event
+file names (``events.out.tfevents.<time>.<host>.<pid>.<n>``: processes writing to one folder in the same second
+write files of their own).
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import time
 from typing import Any
@@ -56,6 +60,17 @@ def _numpy_arguments(method):
     return call
 
 
+_event_files = itertools.count()  # (PyTorch's writer numbers the event files of a process: the name's last part)
+
+
+def _tag_kept(summary, tag: str):
+    """``summary`` (tensorboardX's, whose tag it cleaned: ``w [0]`` became ``w__0_``) under ``tag`` as given, as
+    PyTorch's writer keeps it."""
+    for value in summary.value:
+        value.tag = tag
+    return summary
+
+
 def _write_through(file_writer) -> None:
     """Make ``file_writer`` (a tensorboardX ``FileWriter``) put each event in its file as its logging thread
     takes it from the queue, as PyTorch's writer does: TensorBoard then shows a running job's scalars at once,
@@ -90,6 +105,17 @@ def _make_writer_class(base):
         def get_logdir(self) -> str:
             return self.logdir
 
+        @property
+        def _filename_suffix(self) -> str:
+            """The suffix each new event file gets (tensorboardX reads it as it opens one): ``.<pid>.<n>`` before
+            the user's ``filename_suffix``, so that the file is named as PyTorch's,
+            ``events.out.tfevents.<time>.<host>.<pid>.<n><filename_suffix>``; ``n`` counts the process's files."""
+            return f".{os.getpid()}.{next(_event_files)}{self._user_filename_suffix}"
+
+        @_filename_suffix.setter
+        def _filename_suffix(self, suffix: str) -> None:
+            self._user_filename_suffix = suffix
+
         def _get_file_writer(self):
             # (tensorboardX makes the run's file writer here, again after a close: each gets PyTorch's writes)
             file_writer = super()._get_file_writer()
@@ -100,7 +126,7 @@ def _make_writer_class(base):
         log_dir = property(get_logdir, doc="The folder the event files go to.")
         max_queue = property(lambda self: self._max_queue)
         flush_secs = property(lambda self: self._flush_secs)
-        filename_suffix = property(lambda self: self._filename_suffix)
+        filename_suffix = property(lambda self: self._user_filename_suffix)
 
         def add_hparams(self, hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict | None = None,
                         run_name: str | None = None, global_step: int | None = None) -> None:
@@ -143,11 +169,60 @@ def _make_writer_class(base):
                 run_dir = self.logdir + "/" + main_tag.replace("/", "_") + "_" + tag
                 writer = self.all_writers.get(run_dir)
                 if writer is None:
-                    writer = self.all_writers[run_dir] = FileWriter(
+                    writer = self.all_writers[run_dir] = FileWriter(  # (a new file: its own number)
                         run_dir, max_queue=self._max_queue, flush_secs=self._flush_secs,
                         filename_suffix=self._filename_suffix)
                     _write_through(writer)
-                writer.add_summary(scalar(main_tag, _to_numpy(value)), global_step, walltime)
+                writer.add_summary(_tag_kept(scalar(main_tag, _to_numpy(value)), main_tag), global_step, walltime)
+
+        # The summaries whose tag tensorboardX cleans, written under the tag as given (as PyTorch's writer)
+        def add_histogram(self, tag: str, values: Any, global_step: int | None = None, bins: Any = "tensorflow",
+                          walltime: float | None = None, max_bins: int | None = None) -> None:
+            """As PyTorch: a histogram of ``values`` (``bins``: ``"tensorflow"``, TensorBoard's default buckets, or
+            NumPy's ``bins``)."""
+            from tensorboardX.summary import histogram
+
+            if isinstance(bins, str) and bins == "tensorflow":
+                bins = self.default_bins
+            summary = histogram(tag, _to_numpy(values), bins, max_bins=max_bins)
+            self._get_file_writer().add_summary(_tag_kept(summary, tag), global_step, walltime)
+
+        def add_image(self, tag: str, img_tensor: Any, global_step: int | None = None, walltime: float | None = None,
+                      dataformats: str = "CHW") -> None:
+            """As PyTorch: one image (``dataformats``: its layout, ``CHW``, ``HWC`` or ``HW``)."""
+            from tensorboardX.summary import image
+
+            summary = image(tag, _to_numpy(img_tensor), dataformats=dataformats)
+            self._get_file_writer().add_summary(_tag_kept(summary, tag), global_step, walltime)
+
+        def add_images(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                       walltime: float | None = None, dataformats: str = "NCHW") -> None:
+            """As PyTorch: a batch of images, shown as one grid."""
+            self.add_image(tag, img_tensor, global_step, walltime, dataformats)
+
+        def add_image_with_boxes(self, tag: str, img_tensor: Any, box_tensor: Any, global_step: int | None = None,
+                                 walltime: float | None = None, rescale: int = 1, dataformats: str = "CHW",
+                                 labels: list[str] | None = None) -> None:
+            """As PyTorch: an image with boxes drawn on it (``box_tensor``: one ``(xmin, ymin, xmax, ymax)`` row a
+            box; ``labels``: one a box, else none drawn)."""
+            from tensorboardX.summary import image_boxes
+
+            box_tensor = _to_numpy(box_tensor)
+            if isinstance(labels, str):
+                labels = [labels]
+            if labels is not None and len(labels) != box_tensor.shape[0]:
+                labels = None
+            summary = image_boxes(tag, _to_numpy(img_tensor), box_tensor, rescale=rescale, dataformats=dataformats,
+                                  labels=labels)
+            self._get_file_writer().add_summary(_tag_kept(summary, tag), global_step, walltime)
+
+        def add_video(self, tag: str, vid_tensor: Any, global_step: int | None = None, fps: float = 4,
+                      walltime: float | None = None) -> None:
+            """As PyTorch: a video (``vid_tensor``: ``(N, T, C, H, W)``), written as an animated GIF."""
+            from tensorboardX.summary import video
+
+            summary = video(tag, _to_numpy(vid_tensor), fps)
+            self._get_file_writer().add_summary(_tag_kept(summary, tag), global_step, walltime)
 
         def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True):
             raise NotImplementedError(
@@ -155,7 +230,8 @@ def _make_writer_class(base):
                 "(torch.jit.trace), which ember does not have. The other add_* methods work."
             )
 
-    own = ("add_hparams", "add_scalar", "add_scalars", "add_graph")
+    own = ("add_hparams", "add_scalar", "add_scalars", "add_graph", "add_histogram", "add_image", "add_images",
+           "add_image_with_boxes", "add_video")
     for name in dir(base):
         if name.startswith("add_") and name not in own and callable(getattr(base, name)):
             setattr(SummaryWriter, name, _numpy_arguments(getattr(base, name)))
