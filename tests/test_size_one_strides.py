@@ -18,6 +18,9 @@ def _inputs(lib, shape, how):
         return x.contiguous(memory_format=lib.channels_last)
     if how == "empty_channels_last":  # (one channel: (20, 1, 5, 1), which NumPy calls row-major)
         return lib.empty(shape, memory_format=lib.channels_last).copy_(x)
+    if how == "reversed":  # (every dimension's order reversed: (1, 1, 4, 20) for (1, 4, 5, 1))
+        order = tuple(reversed(range(len(shape))))
+        return x.permute(*order).contiguous().permute(*order)
     # (a permuted layout: the brief's (1, 1, 4, 5) viewed from a (1, 4, 5, 1) row-major buffer and the like)
     return lib.arange(float(n)).reshape(shape[0], shape[2], shape[3], shape[1]).permute(0, 3, 1, 2)
 
@@ -35,10 +38,15 @@ OPS = {
     "sort_values": lambda x: x.sort(1).values,
     "sort_indices": lambda x: x.sort(-1).indices,
     "sort_values_last": lambda x: x.sort(-1).values,
+    # a cast keeps its input's strides (PyTorch's empty_like preserves a dense layout's, size-1 dimensions' too);
+    # ``number - x`` (rsub) is a binary op beside a number, as ``x + 1``
+    "half": lambda x: x.half(),
+    "double_add_scalar": lambda x: x.double() + 1,
+    "rsub_scalar": lambda x: 1 - x,
 }
 
 
-@pytest.mark.parametrize("how", ["channels_last", "empty_channels_last", "permuted"])
+@pytest.mark.parametrize("how", ["channels_last", "empty_channels_last", "permuted", "reversed"])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("op", list(OPS))
 def test_strides_are_pytorchs(op, shape, how):

@@ -16,7 +16,7 @@ from .._arg_aliases import operand_type_error
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta
+from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta, strides_at_size_one
 from .._meta import made as _meta_made
 from .._size import c_type_name
 from .._tensor import Tensor
@@ -137,6 +137,7 @@ COMPLEX_TO_REAL_WARNING = "Casting complex values to real discards the imaginary
 @torch_named("ToCopyBackward0")
 class ToCopy(Node):
     diagonal_jacobian = True
+    own_layout = True  # (astype_result: the input's strides, as PyTorch's empty_like keeps a dense layout's)
 
     def forward(self, x, dtype):
         self.src = x.dtype
@@ -145,8 +146,16 @@ class ToCopy(Node):
             from .._warnings import warn_once
 
             warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
-            return astype_result(x.real, dtype)
-        return astype_result(x, dtype)  # (an expanded x: a contiguous copy, as PyTorch's)
+            return self._kept(astype_result(x.real, dtype), x)
+        return self._kept(astype_result(x, dtype), x)  # (an expanded x: a contiguous copy, as PyTorch's)
+
+    @staticmethod
+    def _kept(out, x):
+        """``out`` with ``x``'s strides also at its dimensions of size 1, to which NumPy's copy gives strides of its
+        own (PyTorch's copy keeps a dense input's strides, all of them)."""
+        if out.ndim > 1 and 1 in out.shape:
+            return strides_at_size_one(out, tuple(s // x.itemsize * out.itemsize for s in x.strides))
+        return out
 
     def backward(self, g):
         if g.dtype.kind == "c" and self.src.kind != "c":  # real -> complex: the real part flows back
@@ -393,9 +402,13 @@ class Rsub(Sub):
 class RsubNumber(Node):
     """``number - alpha * input`` (``2.5 - x``, ``rsub(x, 2.5)``): as PyTorch's node, the number is no input."""
     diagonal_jacobian = True
+    own_layout = True  # (the number is PyTorch's first operand, a 0-d one: x + 1's layout, not a unary op's)
     alpha = 1  # (as Add's)
 
     def forward(self, input, number, alpha=1):
+        return iterator_layout(self._computed(input, number, alpha), (number, input))
+
+    def _computed(self, input, number, alpha):
         if alpha == 1:
             return number - input
         self.alpha = alpha
