@@ -339,6 +339,15 @@ def size_one_strides(out, arrays):
         contiguous_strides(out.shape) if strides is None else strides)))
 
 
+def strides_like(out, x):
+    """``out`` (an array of ``x``'s shape) with ``x``'s strides, in elements, where they differ from its own only at
+    dimensions of size 1 (a copy NumPy made of ``x``, which gives those strides of its own, where PyTorch's
+    ``empty_like`` keeps all of a dense tensor's): ``strides_at_size_one``."""
+    if out.ndim < 2 or 1 not in out.shape:
+        return out
+    return strides_at_size_one(out, tuple(s // x.itemsize * out.itemsize for s in x.strides))
+
+
 def strides_at_size_one(out, strides: tuple):
     """``out`` with ``strides`` (in bytes) where they differ from its own only at dimensions of size 1: the same
     memory, a view; ``out`` itself otherwise (or where it has no elements)."""

@@ -43,6 +43,11 @@ OPS = {
     "half": lambda x: x.half(),
     "double_add_scalar": lambda x: x.double() + 1,
     "rsub_scalar": lambda x: 1 - x,
+    # clone and nan_to_num keep their input's strides (PyTorch's clone preserves a dense layout, nan_to_num writes
+    # into empty_like(x))
+    "clone": lambda x: x.clone(),
+    "clone_then_in_place": lambda x: x.clone().tanh_(),
+    "nan_to_num": lambda x: x.nan_to_num(),
 }
 
 

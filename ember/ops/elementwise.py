@@ -16,7 +16,7 @@ from .._arg_aliases import operand_type_error
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta, strides_at_size_one
+from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta, strides_like
 from .._meta import made as _meta_made
 from .._size import c_type_name
 from .._tensor import Tensor
@@ -146,16 +146,9 @@ class ToCopy(Node):
             from .._warnings import warn_once
 
             warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
-            return self._kept(astype_result(x.real, dtype), x)
-        return self._kept(astype_result(x, dtype), x)  # (an expanded x: a contiguous copy, as PyTorch's)
-
-    @staticmethod
-    def _kept(out, x):
-        """``out`` with ``x``'s strides also at its dimensions of size 1, to which NumPy's copy gives strides of its
-        own (PyTorch's copy keeps a dense input's strides, all of them)."""
-        if out.ndim > 1 and 1 in out.shape:
-            return strides_at_size_one(out, tuple(s // x.itemsize * out.itemsize for s in x.strides))
-        return out
+            return strides_like(astype_result(x.real, dtype), x)
+        # (an expanded x: a contiguous copy, as PyTorch's; a dense one's strides, a size-1 dimension's too)
+        return strides_like(astype_result(x, dtype), x)
 
     def backward(self, g):
         if g.dtype.kind == "c" and self.src.kind != "c":  # real -> complex: the real part flows back
