@@ -48,6 +48,10 @@ OPS = {
     "clone": lambda x: x.clone(),
     "clone_then_in_place": lambda x: x.clone().tanh_(),
     "nan_to_num": lambda x: x.nan_to_num(),
+    # a number that is no input of the node: a binary op beside a 0-d operand to PyTorch's TensorIterator
+    "remainder_scalar": lambda x: x % 0.3,
+    "fmod_scalar": lambda x: x.fmod(0.3),
+    "deg2rad": lambda x: x.deg2rad(),
 }
 
 

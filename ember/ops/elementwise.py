@@ -395,13 +395,10 @@ class Rsub(Sub):
 class RsubNumber(Node):
     """``number - alpha * input`` (``2.5 - x``, ``rsub(x, 2.5)``): as PyTorch's node, the number is no input."""
     diagonal_jacobian = True
-    own_layout = True  # (the number is PyTorch's first operand, a 0-d one: x + 1's layout, not a unary op's)
+    number_operand = True
     alpha = 1  # (as Add's)
 
     def forward(self, input, number, alpha=1):
-        return iterator_layout(self._computed(input, number, alpha), (number, input))
-
-    def _computed(self, input, number, alpha):
         if alpha == 1:
             return number - input
         self.alpha = alpha
@@ -924,6 +921,7 @@ class RemainderScalar(Node):
     is."""
 
     diagonal_jacobian = True
+    number_operand = True
 
     def forward(self, a, number):
         return xp.remainder(a, number)

@@ -707,6 +707,7 @@ class FmodScalar(Node):
     """``fmod`` by a number, PyTorch's overload of its own: the number is no input; the gradient passes as it is."""
 
     diagonal_jacobian = True
+    number_operand = True
 
     def forward(self, a, number):
         return xp.fmod(a, number)
