@@ -235,7 +235,8 @@ def iterator_strides(arrays, shape) -> tuple | None:
     if not inputs:
         return None
     rows = [_element_strides(a) for a in inputs]
-    if len(inputs) == len(arrays) and all(a.shape == shape for a in inputs):  # (TensorIterator's fast setups,
+    operands = len(arrays) - sum(a is None for a in arrays)  # (None: an absent optional input, clamp's max)
+    if len(inputs) == operands and all(a.shape == shape for a in inputs):  # (TensorIterator's fast setups,
         # which a number or 0-d operand rules out: its shape is not the result's)
         backwards = range(ndim - 1, -1, -1)
         if all(_dense_in_order(shape, st, backwards) for st in rows):

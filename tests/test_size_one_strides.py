@@ -52,6 +52,9 @@ OPS = {
     "remainder_scalar": lambda x: x % 0.3,
     "fmod_scalar": lambda x: x.fmod(0.3),
     "deg2rad": lambda x: x.deg2rad(),
+    # clamp by one tensor bound: the absent one (None) is no operand, TensorIterator's fast setup stands
+    "clamp_tensor_min": lambda x: x.clamp(min=x * 0),
+    "clamp_tensor_max": lambda x: x.clamp(max=x * 0 + 5),
 }
 
 
