@@ -55,6 +55,9 @@ OPS = {
     # clamp by one tensor bound: the absent one (None) is no operand, TensorIterator's fast setup stands
     "clamp_tensor_min": lambda x: x.clamp(min=x * 0),
     "clamp_tensor_max": lambda x: x.clamp(max=x * 0 + 5),
+    # special's Bessel functions (no gradient): a unary op's layout
+    "bessel_j0": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.bessel_j0(x),
+    "modified_bessel_k1": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.modified_bessel_k1(x),
 }
 
 
