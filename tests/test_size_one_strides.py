@@ -55,6 +55,9 @@ OPS = {
     # clamp by one tensor bound: the absent one (None) is no operand, TensorIterator's fast setup stands
     "clamp_tensor_min": lambda x: x.clamp(min=x * 0),
     "clamp_tensor_max": lambda x: x.clamp(max=x * 0 + 5),
+    # masked_fill: row-major whatever the input's layout (PyTorch's clones it contiguous, then fills it)
+    "masked_fill": lambda x: x.masked_fill(x > 3, 0.5),
+    "masked_fill_tensor": lambda x: x.masked_fill(x > 3, x.new_tensor(0.5)),
     # special's Bessel functions (no gradient): a unary op's layout
     "bessel_j0": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.bessel_j0(x),
     "modified_bessel_k1": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.modified_bessel_k1(x),
