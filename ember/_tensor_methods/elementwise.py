@@ -6,7 +6,7 @@ import operator
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
-from .._arg_aliases import method_refusal, operator_refusal
+from .._arg_aliases import method_operand_error, method_refusal, operator_refusal
 
 if TYPE_CHECKING:
     from .. import ops
@@ -48,19 +48,11 @@ class ElementwiseMethods:
         except TypeError as error:
             return operator_refusal(error, other)
 
-    # The methods: the operator's common case inline (``x.add(y)`` is as common as ``x + y``: a call through the
-    # operator would cost it a frame), then the op, whose refusal of a non-operand is the method's TypeError where
-    # the operator leaves it to Python (NotImplemented).
     def add(self, other, *number_first, alpha=1) -> Tensor:
-        if number_first:
-            other, alpha = _deprecated.alpha_first("add", other, number_first, alpha)
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
-                (out := _same(_Add, _add, self, other)) is not None:
-            return out
-        try:
-            return ops.elementwise.add(self, other, alpha=alpha)
-        except TypeError as error:
-            raise method_refusal("add", error, other) from None
+        out = ElementwiseMethods.__add__(self, other, *number_first, alpha=alpha)
+        if out is NotImplemented:  # (the operator leaves a non-operand to Python; the method refuses it)
+            raise method_operand_error("add", other)
+        return out
 
     def __radd__(self, other) -> Tensor:
         try:  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
@@ -80,15 +72,10 @@ class ElementwiseMethods:
             return operator_refusal(error, other)
 
     def sub(self, other, *number_first, alpha=1) -> Tensor:
-        if number_first:
-            other, alpha = _deprecated.alpha_first("sub", other, number_first, alpha)
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
-                (out := _same(_Sub, _sub, self, other)) is not None:
-            return out
-        try:
-            return ops.elementwise.sub(self, other, alpha=alpha)
-        except TypeError as error:
-            raise method_refusal("sub", error, other) from None
+        out = ElementwiseMethods.__sub__(self, other, *number_first, alpha=alpha)
+        if out is NotImplemented:
+            raise method_operand_error("sub", other)
+        return out
 
     def __rsub__(self, other) -> Tensor:
         try:
@@ -106,13 +93,10 @@ class ElementwiseMethods:
             return operator_refusal(error, other)
 
     def mul(self, other) -> Tensor:
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and \
-                (out := _same(_Mul, _mul, self, other, True)) is not None:
-            return out
-        try:
-            return ops.elementwise.mul(self, other)
-        except TypeError as error:
-            raise method_refusal("mul", error, other) from None
+        out = ElementwiseMethods.__mul__(self, other)
+        if out is NotImplemented:
+            raise method_operand_error("mul", other)
+        return out
 
     def __rmul__(self, other) -> Tensor:
         try:
@@ -130,13 +114,10 @@ class ElementwiseMethods:
             return operator_refusal(error, other)
 
     def div(self, other, *, rounding_mode: str | None = None) -> Tensor:
-        if other.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
-                (out := _same(_Div, _truediv, self, other, True)) is not None:
-            return out
-        try:
-            return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
-        except TypeError as error:
-            raise method_refusal("div", error, other) from None
+        out = ElementwiseMethods.__truediv__(self, other, rounding_mode=rounding_mode)
+        if out is NotImplemented:
+            raise method_operand_error("div", other)
+        return out
 
     def __rtruediv__(self, other) -> Tensor:
         # PyTorch's ``number / x`` is ``x.reciprocal() * number``: its values, and its saved tensor (the
