@@ -235,7 +235,8 @@ def iterator_strides(arrays, shape) -> tuple | None:
     if not inputs:
         return None
     rows = [_element_strides(a) for a in inputs]
-    if len(inputs) == len(arrays) and all(a.shape == shape for a in inputs):  # (TensorIterator's fast setups,
+    operands = len(arrays) - sum(a is None for a in arrays)  # (None: an absent optional input, clamp's max)
+    if len(inputs) == operands and all(a.shape == shape for a in inputs):  # (TensorIterator's fast setups,
         # which a number or 0-d operand rules out: its shape is not the result's)
         backwards = range(ndim - 1, -1, -1)
         if all(_dense_in_order(shape, st, backwards) for st in rows):
@@ -337,6 +338,15 @@ def size_one_strides(out, arrays):
     strides = iterator_strides(arrays, out.shape)
     return strides_at_size_one(out, tuple(s * out.itemsize for s in (
         contiguous_strides(out.shape) if strides is None else strides)))
+
+
+def strides_like(out, x):
+    """``out`` (an array of ``x``'s shape) with ``x``'s strides, in elements, where they differ from its own only at
+    dimensions of size 1 (a copy NumPy made of ``x``, which gives those strides of its own, where PyTorch's
+    ``empty_like`` keeps all of a dense tensor's): ``strides_at_size_one``."""
+    if out.ndim < 2 or 1 not in out.shape:
+        return out
+    return strides_at_size_one(out, tuple(s // x.itemsize * out.itemsize for s in x.strides))
 
 
 def strides_at_size_one(out, strides: tuple):

@@ -18,6 +18,9 @@ def _inputs(lib, shape, how):
         return x.contiguous(memory_format=lib.channels_last)
     if how == "empty_channels_last":  # (one channel: (20, 1, 5, 1), which NumPy calls row-major)
         return lib.empty(shape, memory_format=lib.channels_last).copy_(x)
+    if how == "reversed":  # (every dimension's order reversed: (1, 1, 4, 20) for (1, 4, 5, 1))
+        order = tuple(reversed(range(len(shape))))
+        return x.permute(*order).contiguous().permute(*order)
     # (a permuted layout: the brief's (1, 1, 4, 5) viewed from a (1, 4, 5, 1) row-major buffer and the like)
     return lib.arange(float(n)).reshape(shape[0], shape[2], shape[3], shape[1]).permute(0, 3, 1, 2)
 
@@ -35,10 +38,33 @@ OPS = {
     "sort_values": lambda x: x.sort(1).values,
     "sort_indices": lambda x: x.sort(-1).indices,
     "sort_values_last": lambda x: x.sort(-1).values,
+    # a cast keeps its input's strides (PyTorch's empty_like preserves a dense layout's, size-1 dimensions' too);
+    # ``number - x`` (rsub) is a binary op beside a number, as ``x + 1``
+    "half": lambda x: x.half(),
+    "double_add_scalar": lambda x: x.double() + 1,
+    "rsub_scalar": lambda x: 1 - x,
+    # clone and nan_to_num keep their input's strides (PyTorch's clone preserves a dense layout, nan_to_num writes
+    # into empty_like(x))
+    "clone": lambda x: x.clone(),
+    "clone_then_in_place": lambda x: x.clone().tanh_(),
+    "nan_to_num": lambda x: x.nan_to_num(),
+    # a number that is no input of the node: a binary op beside a 0-d operand to PyTorch's TensorIterator
+    "remainder_scalar": lambda x: x % 0.3,
+    "fmod_scalar": lambda x: x.fmod(0.3),
+    "deg2rad": lambda x: x.deg2rad(),
+    # clamp by one tensor bound: the absent one (None) is no operand, TensorIterator's fast setup stands
+    "clamp_tensor_min": lambda x: x.clamp(min=x * 0),
+    "clamp_tensor_max": lambda x: x.clamp(max=x * 0 + 5),
+    # masked_fill: row-major whatever the input's layout (PyTorch's clones it contiguous, then fills it)
+    "masked_fill": lambda x: x.masked_fill(x > 3, 0.5),
+    "masked_fill_tensor": lambda x: x.masked_fill(x > 3, x.new_tensor(0.5)),
+    # special's Bessel functions (no gradient): a unary op's layout
+    "bessel_j0": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.bessel_j0(x),
+    "modified_bessel_k1": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.modified_bessel_k1(x),
 }
 
 
-@pytest.mark.parametrize("how", ["channels_last", "empty_channels_last", "permuted"])
+@pytest.mark.parametrize("how", ["channels_last", "empty_channels_last", "permuted", "reversed"])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("op", list(OPS))
 def test_strides_are_pytorchs(op, shape, how):

@@ -179,6 +179,10 @@ class Node:
     # True for an elementwise op that lays its result out itself (``where``, whose condition, a parameter, is
     # TensorIterator's first operand); another's result takes its operands' layout as PyTorch's (``iterator_layout``)
     own_layout = False
+    # True for an elementwise op of one tensor and a number that is no input (a parameter: ``remainder(x, 2.5)``,
+    # ``2.5 - x``), which PyTorch's TensorIterator runs as a binary op with a 0-d operand: its result takes the
+    # layout of ``x + 1`` (the number rules out the unary fast setup), not of a unary op's
+    number_operand = False
     # True for an op whose forward is linear in each tensor input with the others fixed (matmul, convolution),
     # except the input at ``bias_input`` (None allowed in its place), added to the result: forward-mode AD then
     # applies forward itself to one tangent at a time.
@@ -306,7 +310,7 @@ class Node:
         if cls.diagonal_jacobian and not cls.own_layout and (
                 len(arrays) > 1 or out.__class__ is _ndarray and out.ndim > 1 and 1 in out.shape):
             # two operands' layouts, or one's with a dimension of size 1: PyTorch's TensorIterator's, not NumPy's
-            out = _relaid_output(node, out, iterator_layout(out, arrays))
+            out = _relaid_output(node, out, iterator_layout(out, (*arrays, 0) if cls.number_operand else arrays))
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
             # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill

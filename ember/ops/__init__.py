@@ -59,6 +59,7 @@ from .elementwise import cast
 @torch_named("CloneBackward0")
 class Clone(Node):
     diagonal_jacobian = True
+    own_layout = True  # (x's layout, or the format's, made below: PyTorch's clone, no elementwise op's)
 
     def forward(self, x, fmt=None):
         if is_meta(x):  # (no data: the layout PyTorch's clone gives, recorded)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from .._backend import quiet, xp
+from .._meta import iterator_layout, kept_layout
 from .._tensor import Tensor
 from .bessel_fns import _checked
 from .special_fns import _i0_64, _i1_64
@@ -258,7 +259,9 @@ def _evaluate(kernel, x, name: str, argument: str = "input") -> Tensor:
     """``kernel`` on x's array in the dtype the function computes in (no gradient: the result has no history)."""
     a = _checked(x, name, argument)
     with quiet():
-        return Tensor._make(xp.asarray(kernel(a), dtype=a.dtype))
+        out = xp.asarray(kernel(a), dtype=a.dtype)
+    # (the layout PyTorch's unary TensorIterator gives: x's order, a size-1 dimension's stride too)
+    return Tensor._make(iterator_layout(kept_layout(out, a), (a,)))
 
 
 def bessel_j0(input: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from .._arg_aliases import operand_type_error
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta
+from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta, strides_like
 from .._meta import made as _meta_made
 from .._size import c_type_name
 from .._tensor import Tensor
@@ -137,6 +137,7 @@ COMPLEX_TO_REAL_WARNING = "Casting complex values to real discards the imaginary
 @torch_named("ToCopyBackward0")
 class ToCopy(Node):
     diagonal_jacobian = True
+    own_layout = True  # (astype_result: the input's strides, as PyTorch's empty_like keeps a dense layout's)
 
     def forward(self, x, dtype):
         self.src = x.dtype
@@ -145,8 +146,9 @@ class ToCopy(Node):
             from .._warnings import warn_once
 
             warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
-            return astype_result(x.real, dtype)
-        return astype_result(x, dtype)  # (an expanded x: a contiguous copy, as PyTorch's)
+            return strides_like(astype_result(x.real, dtype), x)
+        # (an expanded x: a contiguous copy, as PyTorch's; a dense one's strides, a size-1 dimension's too)
+        return strides_like(astype_result(x, dtype), x)
 
     def backward(self, g):
         if g.dtype.kind == "c" and self.src.kind != "c":  # real -> complex: the real part flows back
@@ -393,6 +395,7 @@ class Rsub(Sub):
 class RsubNumber(Node):
     """``number - alpha * input`` (``2.5 - x``, ``rsub(x, 2.5)``): as PyTorch's node, the number is no input."""
     diagonal_jacobian = True
+    number_operand = True
     alpha = 1  # (as Add's)
 
     def forward(self, input, number, alpha=1):
@@ -918,6 +921,7 @@ class RemainderScalar(Node):
     is."""
 
     diagonal_jacobian = True
+    number_operand = True
 
     def forward(self, a, number):
         return xp.remainder(a, number)

@@ -16,7 +16,16 @@ from .. import _dtype, _inference
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._memory_format import half_number, via_float32
-from .._meta import follow_view, is_meta, iterator_layout, meta_layout, nonzero_error, refuse_meta
+from .._meta import (
+    contiguous_strides,
+    follow_view,
+    is_meta,
+    iterator_layout,
+    meta_layout,
+    nonzero_error,
+    refuse_meta,
+    strides_at_size_one,
+)
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
@@ -1225,13 +1234,24 @@ class _MaskedFill(Node):
     """``masked_fill`` with a number: ``where(mask, value, x)`` with one input, ``x`` (the mask and the value are
     parameters), as PyTorch's node."""
     diagonal_jacobian = True
+    own_layout = True  # (row-major: _row_major)
 
     def forward(self, x, value, mask):
         self.saved = (mask,)
-        return xp.where(mask, value, x)
+        return _row_major(xp.where(mask, value, x))
 
     def backward(self, g):
         return (g * ~self.saved[0],)
+
+
+def _row_major(out):
+    """``masked_fill``'s result row-major, as PyTorch's (``self.clone(at::MemoryFormat::Contiguous)``, then filled in
+    place), whatever the input's layout; a size-1 dimension's stride too. (A meta result's layout is recorded.)"""
+    if _meta_made[0] and is_meta(out):
+        return out
+    if not out.flags.c_contiguous:
+        out = xp.ascontiguousarray(out)
+    return strides_at_size_one(out, tuple(s * out.itemsize for s in contiguous_strides(out.shape)))
 
 
 @torch_named("MaskedFillBackward1")
@@ -1239,10 +1259,11 @@ class _MaskedFillTensor(Node):
     """``masked_fill`` with a 0-d tensor value: inputs ``x`` and ``value``, in PyTorch's order (the value's gradient
     is ``g`` summed over the mask)."""
     diagonal_jacobian = True
+    own_layout = True  # (row-major: _row_major)
 
     def forward(self, x, value, mask):
         self.saved = (mask,)
-        return xp.where(mask, value, x)
+        return _row_major(xp.where(mask, value, x))
 
     def backward(self, g):
         (mask,) = self.saved

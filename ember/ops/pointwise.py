@@ -17,7 +17,7 @@ from .._arg_aliases import is_operand, operand_type_error
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
-from .._meta import is_meta, iterator_layout, kept_layout, meta_results
+from .._meta import is_meta, iterator_layout, kept_layout, meta_results, strides_like
 from .._meta import made as _meta_made
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
@@ -527,10 +527,12 @@ def _check_one_bound(side: str, bound) -> None:
 @torch_named("NanToNumBackward0")
 class NanToNum(Node):
     diagonal_jacobian = True
+    own_layout = True  # (PyTorch's result is empty_like(x): x's strides, a size-1 dimension's too)
 
     def forward(self, x, nan, posinf, neginf):
         self.keep = xp.isfinite(x)
-        return xp.nan_to_num(astype_result(x, x.dtype), copy=False, nan=nan, posinf=posinf, neginf=neginf)
+        out = xp.nan_to_num(astype_result(x, x.dtype), copy=False, nan=nan, posinf=posinf, neginf=neginf)
+        return strides_like(out, x)
 
     def backward(self, g):  # replaced elements are constants
         return (g * self.keep,)
@@ -699,6 +701,7 @@ class FmodScalar(Node):
     """``fmod`` by a number, PyTorch's overload of its own: the number is no input; the gradient passes as it is."""
 
     diagonal_jacobian = True
+    number_operand = True
 
     def forward(self, a, number):
         return xp.fmod(a, number)

@@ -13,7 +13,7 @@ import operator
 from .. import return_types
 from .._backend import xp
 from .._creation import laid_out_like
-from .._meta import meta_results, strides_at_size_one
+from .._meta import meta_results, strides_like
 from .._not_given import NOT_GIVEN
 from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
@@ -49,7 +49,7 @@ class SortNode(Selected):
         out = super().forward(x, index, dim, keepdim)
         if out.shape != index.shape:
             return out
-        return strides_at_size_one(out, tuple(s // index.itemsize * out.itemsize for s in index.strides))
+        return strides_like(out, index)
 
 
 @torch_named("SortBackward1")

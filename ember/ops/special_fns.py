@@ -274,6 +274,7 @@ def sinc(input: Tensor) -> Tensor:
 
 class _AngleScale(Node):
     diagonal_jacobian = True
+    number_operand = True  # (PyTorch's deg2rad is x * (pi / 180), a product with a number)
     scale = 1.0
 
     def forward(self, x):
