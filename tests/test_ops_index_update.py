@@ -95,6 +95,31 @@ def test_scatter_reduce_argument(reduce):
             x.sum().backward()
 
 
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_out_of_place_scatter_reduce_argument(reduce):
+    """Tensor.scatter and torch.scatter take scatter_'s reduce= too: the input is left as it was, the result has
+    PyTorch's values, and backward through it raises PyTorch's error (the op has no derivative)."""
+    a, src = np.arange(12.0).reshape(3, 4), np.full((2, 4), 3.0)
+    idx = np.array([[1, 2, 0, 1], [1, 0, 0, 2]])
+    for src_e, src_t in [(ember.tensor(src), torch.tensor(src)), (2.0, 2.0)]:
+        x_e, x_t = ember.tensor(a), torch.tensor(a)
+        assert_close(x_e.scatter(0, ember.tensor(idx), src_e, reduce=reduce),
+                     x_t.scatter(0, torch.tensor(idx), src_t, reduce=reduce))
+        assert_close(ember.scatter(x_e, 0, ember.tensor(idx), src_e, reduce=reduce),
+                     torch.scatter(x_t, 0, torch.tensor(idx), src_t, reduce=reduce))
+        assert_close(x_e, torch.tensor(a))
+    messages = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        out = x.scatter(0, m.tensor(idx), m.tensor(src, requires_grad=True), reduce=reduce)
+        assert out.requires_grad
+        with pytest.raises(RuntimeError) as info:
+            out.sum().backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
 @pytest.mark.parametrize("make", [
     lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 0]), m.ones(2, 3)),
     lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 5]), m.ones(2, 4)),
