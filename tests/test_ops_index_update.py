@@ -175,6 +175,27 @@ def test_fill_diagonal_errors_as_torch(shape):
             m.zeros(shape).fill_diagonal_(1)
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+@pytest.mark.parametrize("dt", ["float32", "float64", "int16", "uint8", "bool", "int32", "int64"])
+@pytest.mark.parametrize("op", ["index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
+                                "index_reduce", "index_reduce_"])
+def test_index_op_dtype_checked_as_pytorch(op, dt):
+    """Each index op's own index dtypes and error: index_add/index_reduce take int32 and int64 (RuntimeError
+    naming the dtype), index_copy only int64 (RuntimeError), index_fill only int64 (IndexError). A float index
+    was refused with another type and message, an int32 one taken by index_copy and index_fill."""
+    def run(lib):
+        x = lib.zeros(3, 2)
+        idx = lib.tensor([0, 2]).to(getattr(lib, dt))
+        args = {"index_add": (lib.ones(2, 2),), "index_copy": (lib.ones(2, 2),), "index_fill": (1.5,),
+                "index_reduce": (lib.ones(2, 2) * 2, "prod")}[op.rstrip("_")]
+        try:
+            return getattr(x, op)(0, idx, *args).tolist()
+        except Exception as err:  # noqa: BLE001 (the type and message are compared)
+            return type(err).__name__, str(err)
+
+    assert run(ember) == run(torch)
+
+
 @pytest.mark.parametrize("dt", ["float32", "int16", "uint8", "int8", "bool", "int32", "int64"])
 @pytest.mark.parametrize("op", ["scatter", "scatter_add", "scatter_reduce", "gather", "index_select"])
 def test_index_dtype_checked_as_pytorch(op, dt):
