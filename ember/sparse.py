@@ -22,8 +22,8 @@ from ._tensor import Tensor, _wrap_dim
 from ._warnings import warn_once
 from .autograd.graph import shown_as
 
-__all__ = ["mm", "sum", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
-           "ShortTensor", "IntTensor", "LongTensor"]
+__all__ = ["mm", "addmm", "sum", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+           "CharTensor", "ShortTensor", "IntTensor", "LongTensor"]
 
 
 def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
@@ -41,6 +41,14 @@ def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
     if sparse_first != (mat2.layout is not strided):  # PyTorch's nodes: its sparse addmm, or that of the transposes
         shown_as(out, "SparseAddmmBackward0" if sparse_first else "TransposeBackward0")
     return out
+
+
+def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """``beta * mat + alpha * (mat1 @ mat2)`` for a sparse (COO, CSR or CSC) or dense ``mat1``: ``torch.addmm``
+    itself, which takes a sparse operand (differentiable in ``mat`` and the dense ``mat2``)."""
+    from .ops.linalg import addmm as dense_or_sparse_addmm
+
+    return shown_as(dense_or_sparse_addmm(mat, mat1, mat2, beta=beta, alpha=alpha), "SparseAddmmBackward0")
 
 
 def sum(input: Tensor, dim=None, dtype=None) -> Tensor:

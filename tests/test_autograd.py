@@ -334,6 +334,19 @@ def test_post_accumulate_grad_hook():
         (x * 2).register_post_accumulate_grad_hook(lambda p: None)
 
 
+@pytest.mark.parametrize("returned", ["tuple", "tensor", "number"])
+def test_post_accumulate_grad_hook_must_return_none(returned):
+    """A post-accumulate-grad hook that returns something (a training step written as a lambda returning a tuple)
+    stops backward with PyTorch's error, after the gradient was accumulated, as in PyTorch."""
+    def run(m):
+        x = m.ones(2, requires_grad=True)
+        x.register_post_accumulate_grad_hook(
+            {"tuple": lambda p: (p.grad, None), "tensor": lambda p: p.grad * 2, "number": lambda p: 3}[returned])
+        (x * 2).sum().backward()
+
+    assert_same_error(run)
+
+
 def test_hooks_see_grad_before_accumulation():
     x = ember.ones(2, requires_grad=True)
     x.grad = ember.full((2,), 5.0)

@@ -115,6 +115,25 @@ def test_draws_are_pytorchs_and_reparameterised(name):
         _close(e[i], t[i], f"{name} item {i}")
 
 
+@pytest.mark.parametrize("name, params", [("Cauchy", [np.array([0.0, 1.5, -2.0]), np.array([0.5, 2.0, 1.0])]),
+                                           ("HalfCauchy", [np.array([0.5, 2.0, 1.0])])])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cauchy_draws_are_pytorchs(name, params, dtype):
+    """Cauchy and HalfCauchy draw through cauchy_() as PyTorch's do: the same seed gives PyTorch's samples (and
+    leaves the generator where PyTorch's leaves it), with PyTorch's gradients with respect to the parameters."""
+    out = []
+    for m in (torch, ember):
+        tensors = [m.tensor(a.astype(dtype), requires_grad=True) for a in params]
+        m.manual_seed(7)
+        draw = getattr(m.distributions, name)(*tensors).rsample((4,))
+        (draw * m.arange(1.0, 5.0, dtype=getattr(m, dtype)).reshape(4, 1)).sum().backward()
+        plain = getattr(m.distributions, name)(*tensors).sample((2,))
+        out.append([draw, plain, m.rand(3), *[p.grad for p in tensors]])
+    t, e = out
+    for i, (a, b) in enumerate(zip(e, t)):
+        _close(a, b, f"{name} item {i}", rtol=1e-6 if dtype == "float32" else 1e-12)
+
+
 def test_float32_parameters_and_logits():
     """float32 parameters give float32 scores (the same ones); ContinuousBernoulli from logits as from probs."""
     out = []

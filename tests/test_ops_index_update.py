@@ -95,6 +95,31 @@ def test_scatter_reduce_argument(reduce):
             x.sum().backward()
 
 
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_out_of_place_scatter_reduce_argument(reduce):
+    """Tensor.scatter and torch.scatter take scatter_'s reduce= too: the input is left as it was, the result has
+    PyTorch's values, and backward through it raises PyTorch's error (the op has no derivative)."""
+    a, src = np.arange(12.0).reshape(3, 4), np.full((2, 4), 3.0)
+    idx = np.array([[1, 2, 0, 1], [1, 0, 0, 2]])
+    for src_e, src_t in [(ember.tensor(src), torch.tensor(src)), (2.0, 2.0)]:
+        x_e, x_t = ember.tensor(a), torch.tensor(a)
+        assert_close(x_e.scatter(0, ember.tensor(idx), src_e, reduce=reduce),
+                     x_t.scatter(0, torch.tensor(idx), src_t, reduce=reduce))
+        assert_close(ember.scatter(x_e, 0, ember.tensor(idx), src_e, reduce=reduce),
+                     torch.scatter(x_t, 0, torch.tensor(idx), src_t, reduce=reduce))
+        assert_close(x_e, torch.tensor(a))
+    messages = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        out = x.scatter(0, m.tensor(idx), m.tensor(src, requires_grad=True), reduce=reduce)
+        assert out.requires_grad
+        with pytest.raises(RuntimeError) as info:
+            out.sum().backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
 @pytest.mark.parametrize("make", [
     lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 0]), m.ones(2, 3)),
     lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 5]), m.ones(2, 4)),
@@ -148,6 +173,27 @@ def test_fill_diagonal_errors_as_torch(shape):
     for m in (ember, torch):
         with pytest.raises(RuntimeError, match="dimensions"):
             m.zeros(shape).fill_diagonal_(1)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+@pytest.mark.parametrize("dt", ["float32", "float64", "int16", "uint8", "bool", "int32", "int64"])
+@pytest.mark.parametrize("op", ["index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
+                                "index_reduce", "index_reduce_"])
+def test_index_op_dtype_checked_as_pytorch(op, dt):
+    """Each index op's own index dtypes and error: index_add/index_reduce take int32 and int64 (RuntimeError
+    naming the dtype), index_copy only int64 (RuntimeError), index_fill only int64 (IndexError). A float index
+    was refused with another type and message, an int32 one taken by index_copy and index_fill."""
+    def run(lib):
+        x = lib.zeros(3, 2)
+        idx = lib.tensor([0, 2]).to(getattr(lib, dt))
+        args = {"index_add": (lib.ones(2, 2),), "index_copy": (lib.ones(2, 2),), "index_fill": (1.5,),
+                "index_reduce": (lib.ones(2, 2) * 2, "prod")}[op.rstrip("_")]
+        try:
+            return getattr(x, op)(0, idx, *args).tolist()
+        except Exception as err:  # noqa: BLE001 (the type and message are compared)
+            return type(err).__name__, str(err)
+
+    assert run(ember) == run(torch)
 
 
 @pytest.mark.parametrize("dt", ["float32", "int16", "uint8", "int8", "bool", "int32", "int64"])

@@ -38,8 +38,8 @@ class IndexingMethods:
     def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
         return ops.indexing.scatter_add(self, dim, index, src)
 
-    def scatter(self, dim: int, index: Tensor, src) -> Tensor:
-        return ops.indexing.scatter(self, dim, index, src)
+    def scatter(self, dim: int, index: Tensor, src, *, reduce: str | None = None) -> Tensor:
+        return ops.indexing.scatter(self, dim, index, src, reduce=reduce)
 
     def index_select(self, dim: int, index: Tensor) -> Tensor:
         return ops.indexing.index_select(self, dim, index)

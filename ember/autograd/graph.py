@@ -1169,9 +1169,19 @@ class AccumulateGrad(Node):
         if var._post_acc_hooks:
             started = trace.start()
             for hook in tuple(var._post_acc_hooks):
-                hook(var)
+                refuse_post_accumulate_result(hook(var))
             trace.finish("post-accumulate-grad hooks", "hooks", started)
         return ()
+
+
+def refuse_post_accumulate_result(result) -> None:
+    """PyTorch's errors for a post-accumulate-grad hook that returns something: it acts on the leaf (its ``.grad``),
+    there is no gradient to replace."""
+    if result is None:
+        return
+    if isinstance(result, Tensor):
+        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+    raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
 
 
 class CastEdge(tuple):

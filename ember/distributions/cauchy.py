@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .._creation import empty
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_params
@@ -37,10 +38,9 @@ class Cauchy(Distribution):
         return self.loc * 0 + float("inf")
 
     def rsample(self, sample_shape=()):
-        from .._creation import rand
-
-        u = rand(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype)
-        return self.loc + self.scale * (math.pi * (u - 0.5)).tan()
+        # PyTorch's draw (cauchy_() in the location's dtype): the same seed gives PyTorch's samples
+        eps = empty(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype).cauchy_()
+        return self.loc + eps * self.scale
 
     def log_prob(self, value):
         if self._validate_args:

@@ -34,11 +34,24 @@ _BOUNDS = {"index_add": (RuntimeError, IndexError, False), "index_copy": (IndexE
            "index_fill": (IndexError, RuntimeError, True), "index_reduce": (IndexError, IndexError, False)}
 
 
+# The index dtypes each op's kernel takes, and PyTorch's error for another ({} is its scalar type name)
+_INDEX_DTYPES = {
+    "index_add": ("int32", "int64", RuntimeError, "index_add_(): Expected dtype int32/int64 for index but got: {}"),
+    "index_reduce": ("int32", "int64", RuntimeError,
+                     "index_reduce_(): Expected dtype int32/int64 for index but got: {}"),
+    "index_copy": ("int64", RuntimeError, "index_copy_(): Expected a long tensor for index, but got {}"),
+    "index_fill": ("int64", IndexError, "index_fill_(): Expected dtype int64 for index."),
+}
+
+
 def _index_arg(x: Tensor, dim: int, index: Tensor, name: str, bounds: bool = True):
     """(wrapped dim, 1-D int64 index array), with PyTorch's errors for bad indices (their range checked unless
     ``bounds`` is False: index_add and index_copy check it after the source, ``_check_bounds``)."""
-    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
-        raise IndexError(f"{name}(): Expected dtype int64 for index (got {getattr(index, 'dtype', type(index))})")
+    if not isinstance(index, Tensor):
+        raise IndexError(f"{name}(): Expected dtype int64 for index (got {type(index).__name__})")
+    *allowed, error, message = _INDEX_DTYPES[name]
+    if index._data.dtype.name not in allowed:
+        raise error(message.format(SCALAR_TYPE_NAMES.get(index._data.dtype.name, index.dtype)))
     error, not_vector, negative = _BOUNDS[name]
     if index._data.ndim > 1:
         raise not_vector(f"{name}_(): Index is supposed to be a vector (or a scalar), got shape {list(index.shape)}")

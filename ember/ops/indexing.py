@@ -1060,8 +1060,18 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return version_checked(ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim)), index, reader=1)
 
 
-def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
-    """Out-of-place scatter (no gradient to ``src`` through overwritten duplicates)."""
+def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = None) -> Tensor:
+    """Out-of-place scatter (no gradient to ``src`` through overwritten duplicates). ``reduce="add"``/``"multiply"``
+    combine ``src`` with x's values (``scatter_``'s rule, on a copy); as in PyTorch that result has no derivative:
+    it is recorded when an operand requires grad, and backward through it raises."""
+    if reduce is not None:
+        from ..autograd.grad_mode import no_grad
+        from .elementwise import without_derivative
+        from .index_update import scatter_
+
+        with no_grad():
+            combined = scatter_(x.clone(), dim, index, src, reduce=reduce)
+        return without_derivative(combined, "scatter", x, src)
     idx = _check_index(index, "scatter")
     d = _wrap_dim(dim, x._data.ndim)
     if isinstance(src, Tensor) and src._data.dtype != x._data.dtype:

@@ -613,9 +613,14 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alph
     require_tensors("addmm", 2, mat1=mat1, mat2=mat2)
     if mat1.layout is not strided or mat2.layout is not strided:  # a sparse operand: its product, then the sum
         from .elementwise import add, mul
+        from .indexing import where
 
         product = mm(mat1, mat2)
-        return add(mul(input, beta), product if alpha == 1 else mul(product, alpha))
+        product = product if alpha == 1 else mul(product, alpha)
+        if beta == 0:  # PyTorch's rule: input is not read (its NaN and inf stay out), its gradient is zero
+            nowhere = Tensor._make(xp.zeros(input._data.shape, bool))
+            return shown_as(add(where(nowhere, input, 0), product), "AddmmBackward0")
+        return shown_as(add(mul(input, beta), product), "AddmmBackward0")  # (PyTorch's one node)
     _check_dims("mm", mat1, 2)
     _check_dims("mm", mat2, 2)
     _check_same_dtype(input, mat1, mat2, "addmm")
