@@ -133,7 +133,11 @@ TARGETS = {
                                 "tests/test_result_versions.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
-                                     "tests/test_reducer_interface.py"],
+                                     "tests/test_reducer_interface.py",
+                                     # (a leaf's first gradient laid out as PyTorch's AccumulateGrad: leaf_layout_copy,
+                                     # a size-1 dimension's stride, and the store's slots laid out the same way)
+                                     "tests/test_leaf_grad_layout.py", "tests/test_grad_store_size_one_strides.py",
+                                     "tests/test_grad_store_layout.py"],
     "ember/autograd/recorded.py": ["tests/test_higher_order.py", "tests/test_higher_order_tensor.py",
                                    "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py",
                                    "tests/test_higher_order_recorded.py",
