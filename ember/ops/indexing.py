@@ -716,7 +716,7 @@ def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
         return
     if tracked and x.grad_fn is not None and x.grad_fn.returns_inputs:
         raise RuntimeError(
-            f"Output {x._output_nr} of {x.grad_fn.name().removesuffix('Backward')} is a view and is being modified "
+            f"Output {x._output_nr} of {_graph.forward_op_name(x.grad_fn.name())} is a view and is being modified "
             "inplace. This view was created inside a custom Function (or because an input was returned as-is) and "
             "the autograd logic to handle view+inplace would override the custom backward associated with the "
             "custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
