@@ -144,7 +144,11 @@ TARGETS = {
                                 "tests/test_elementwise_broadcast_layout.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
-                                     "tests/test_reducer_interface.py"],
+                                     "tests/test_reducer_interface.py",
+                                     # (a leaf's first gradient laid out as PyTorch's AccumulateGrad: leaf_layout_copy,
+                                     # a size-1 dimension's stride, and the store's slots laid out the same way)
+                                     "tests/test_leaf_grad_layout.py", "tests/test_grad_store_size_one_strides.py",
+                                     "tests/test_grad_store_layout.py"],
     "ember/autograd/recorded.py": ["tests/test_higher_order.py", "tests/test_higher_order_tensor.py",
                                    "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py",
                                    "tests/test_higher_order_recorded.py",
@@ -250,7 +254,10 @@ TARGETS = {
                             # (the deprecated number-first forms of the addmm family: torch.addmm(2, x, m1, m2))
                             "tests/test_deprecated_number_first_overloads.py",
                             # (addr of mixed dtypes: each gradient in its input's dtype, a real input's real part)
-                            "tests/test_addr_mixed_dtype_gradients.py"],
+                            "tests/test_addr_mixed_dtype_gradients.py",
+                            # (half-precision addmv: alpha taken in the half type, float16's alpha-1 fast path, beta 0
+                            # ignoring the input's nan)
+                            "tests/test_addmv_half_rounding.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)

@@ -84,3 +84,44 @@ def test_saved_tensor_changed_in_place_message_as_torch(case, dtype):
     if "softmax" in case and dtype.startswith("complex"):
         pytest.skip("PyTorch has no complex softmax")
     assert _message(ember, case, dtype) == _message(torch, case, dtype)
+
+
+def _function_named(m, name):
+    def forward(ctx, x):
+        return x * 2
+
+    def backward(ctx, g):
+        return g * 2
+
+    return type(name, (m.autograd.Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+def _creator_message(m, case):
+    """The message for an output of ``case``'s creator (a custom Function named so, a node numbered 1, or
+    CopyBackwards) saved by sin and then changed in place without recording: the creator stays the node named."""
+    x = m.ones(2, 3, requires_grad=True)
+    if case == "prod along a dim":
+        y = x.prod(1)  # ProdBackward1
+    elif case == "copy_ into a tensor without history":
+        y = m.zeros(2, 3)
+        y.copy_(x * 1)  # torch::autograd::CopyBackwards
+    else:
+        y = _function_named(m, case).apply(x)  # its node: the class's name and Backward, no number
+    w = y.sin()
+    with m.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError) as err:
+        w.sum().backward()
+    return y.grad_fn.name(), str(err.value)
+
+
+@pytest.mark.parametrize("case", ["Double", "Scale2", "Backward", "BackwardScale", "ScaleBackward", "Scale0",
+                                  "prod along a dim", "copy_ into a tensor without history"])
+def test_saved_output_changed_in_place_names_its_forward_op_as_torch(case):
+    """PyTorch names the op by its node's name without the last ``Backward`` and the digits after it (the number
+    kept unless 0): a custom Function's DoubleBackward is Double, ProdBackward1 Prod1, and CopyBackwards (a letter
+    after Backward) keeps its name."""
+    name, message = _creator_message(ember, case)
+    expected_name, expected = _creator_message(torch, case)
+    assert name == expected_name
+    assert message == expected

@@ -98,6 +98,17 @@ def _backward_name(n: str) -> str:
     return n if n[-1:].isdigit() and n[-9:-1] == "Backward" else f"{n}Backward0"
 
 
+def forward_op_name(name: str) -> str:
+    """A node's name as PyTorch's messages name its forward op (its ``Node::forward_op_name``): without the suffix
+    ``Backward`` and the digits after its last occurrence, the number kept unless it is 0 (MulBackward0 -> Mul,
+    ProdBackward1 -> Prod1, a custom Function's DoubleBackward -> Double); a name whose last ``Backward`` is
+    followed by anything but digits (CopyBackwards), or that has none (CopySlices), is kept whole."""
+    op, backward, number = name.rpartition("Backward")
+    if not backward or number and not number.isdigit():
+        return name
+    return op if number in ("", "0") else op + number
+
+
 def torch_named(name: str):
     """Class decorator: the node's type reads as PyTorch's (``type(y.grad_fn).__name__``, ``repr``, a printed
     tensor's ``grad_fn=<AddBackward0>``); its ``__qualname__`` keeps ember's name, by which ember's own tables
@@ -361,8 +372,7 @@ class Node:
                 # worked out once per class: every view of a view in grad mode pays this line
                 label = _view_labels.get(cls) if not cls.label_varies else None
                 if label is None:
-                    label = node.name()
-                    label = label[:-9] if label.endswith("Backward0") else label.replace("Backward", "")
+                    label = forward_op_name(node.name())
                     if not cls.label_varies:
                         _view_labels[cls] = label
                 result._view_creation = ("of", src._view_creation, label)
@@ -1099,11 +1109,7 @@ def _modified_message(node: Node, array, source, counter, expected: int) -> str:
         elif edge is not None and not isinstance(edge[0], AccumulateGrad):
             creator, nr = edge[0].name(), edge[1]  # (name(): PyTorch's names CopySlices in torch::autograd::)
         if creator is not None:
-            # PyTorch's message drops "Backward" from the node's name, and its number where that is 0 (Add, Prod1)
-            op, backward, number = creator.rpartition("Backward")
-            if backward and number.isdigit():
-                creator = op if number == "0" else op + number
-            what += f", which is output {nr} of {creator},"
+            what += f", which is output {nr} of {forward_op_name(creator)},"  # (Add, Prod1, a Function's name)
     hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
             "in question was changed in there or anywhere later. Good luck!" if _GradState.anomaly else
             "enable anomaly detection to find the operation that failed to compute its gradient, with "

@@ -731,7 +731,7 @@ def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
     if not _GradState.enabled:
         return
     if tracked and x.grad_fn is not None and x.grad_fn.returns_inputs:
-        raise RuntimeError(custom_function_view_error(x.grad_fn.name().removesuffix("Backward"), x._output_nr))
+        raise RuntimeError(custom_function_view_error(_graph.forward_op_name(x.grad_fn.name()), x._output_nr))
     base = x._base
     # (a view requiring grad as its base does, made under no_grad or by a custom Function: its error first)
     if base is not None and (x._view_creation == "no_grad" or in_custom_function(x._view_creation)):

@@ -466,7 +466,14 @@ class _AddedProduct(Node):
             out = out * alpha
         if beta == 0:
             return xp.broadcast_to(out, xp.broadcast_shapes(input.shape, out.shape)).copy()
-        return out + (input if beta == 1 else input * beta)
+        return out + (input if beta == 1 else input * self.input_scale(beta, a))
+
+    def input_scale(self, beta, a):
+        """``beta`` as the forward multiplies the added input by: in bfloat16/float16 with nothing to sum (an inner
+        dimension of 0, or addbmm's batch of 0: ``a`` empty), PyTorch's CPU kernels scale the input alone
+        (``result.mul_(beta)``), beta taken in the half type; otherwise beta as given."""
+        low = self.half_dtype
+        return beta if low is None or a.size else xp.float32(xp.asarray(beta, low))
 
     def backward(self, g):
         a, b = self.saved
@@ -527,8 +534,7 @@ class Addbmm(_AddedProduct):
             part = xp.matmul(a[i], b[i])
             part = part if alpha == 1 else part * alpha
             if out is None:
-                added = xp.broadcast_to(input, part.shape) if beta == 0 else input if beta == 1 else input * beta
-                out = part if beta == 0 else part + added
+                out = part if beta == 0 else part + (input if beta == 1 else input * self.input_scale(beta, a))
             else:
                 out = out + part
             if i + 1 < a.shape[0]:  # (the last one is rounded by the node)
