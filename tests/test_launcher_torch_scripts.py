@@ -95,7 +95,7 @@ def test_a_rank_without_pytorch_runs_the_torch_script_on_ember(tmp_path):
 
 
 @pytest.mark.parametrize("module, expected", [
-    ("torch.utils.collect_env", "torch.utils.collect_env is not implemented in ember"),
+    ("torch.utils.mobile_optimizer", "torch.utils.mobile_optimizer is not implemented in ember"),
     ("torch.no_such_module", "torch.no_such_module is not implemented in ember"),
 ])
 def test_compat_runner_names_a_missing_torch_module(module, expected):

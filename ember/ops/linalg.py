@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, cast_gradient, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor
+from .elementwise import require_tensor
 
 
 class MatMul(Node):
@@ -156,8 +157,6 @@ _NODE_BY_NDIMS = {(2, 2): _MatrixTimesMatrix, (1, 1): _VectorDotVector, (2, 1): 
 
 @lower_precision
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    from .elementwise import require_tensor
-
     require_tensor("matmul", a, 1, "input")
     require_tensor("matmul", b)
     return _matmul(a, b)
@@ -301,8 +300,6 @@ def require_tensors(name: str, first_position: int, **operands) -> None:
     """PyTorch's TypeError for a product's operand that is not a tensor (``mm(): argument 'mat2' (position 2) must
     be Tensor, not list``): ``operands`` by PyTorch's names, in its order, the first at ``first_position`` (a
     method's first operand after ``self`` is its position 1, the function's 2)."""
-    from .elementwise import require_tensor
-
     for position, (argument, value) in enumerate(operands.items(), first_position):
         require_tensor(name, value, position, argument)
 
