@@ -167,3 +167,21 @@ def test_integer_scales_at_the_edges_of_the_results_range_as_pytorch(op, dt, bit
             except RuntimeError as err:
                 outcomes.append(str(err))
         assert outcomes[1] == outcomes[0], kw
+
+
+@pytest.mark.parametrize("op", ["addmm", "addmv", "baddbmm", "addbmm"])
+@pytest.mark.parametrize("dt", ["uint8", "int8"])
+def test_float_scales_are_range_checked_before_truncation_as_pytorch(op, dt):
+    # c10 checks a double against the integer type's range before truncating it: -0.5 and -1.5 overflow a uint8 and
+    # 255.9 too, where an int -1 wraps to 255 (ember had wrapped int(-1.5) = -1); -128.5 and 127.9 overflow an int8
+    values = (-0.5, -1.5, 255.9, 256.0, 2.7) if dt == "uint8" else (-128.5, 127.9, -128.0, 127.0, -1.5)
+    for value in values:
+        for kw in ({"alpha": value}, {"beta": value}):
+            outcomes = []
+            for lib in (torch, ember):
+                try:
+                    out = _product_with_scales(lib, op, dt, kw)
+                    outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
+                except RuntimeError as err:
+                    outcomes.append(str(err))
+            assert outcomes[1] == outcomes[0], kw

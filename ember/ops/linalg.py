@@ -9,6 +9,7 @@ from .._dtype import (
     C_INTEGER_NAMES,
     CPP_TYPE_NAMES,
     SCALAR_TYPE_NAMES,
+    checked_fill,
     dtype,
     integer_scalar,
     not_implemented_for,
@@ -412,10 +413,10 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     """beta and alpha as PyTorch's kernels for a result of dtype ``d`` take them. For a dtype that is not complex, a
     complex one is read as its real part, refused where it has an imaginary part (the error names the C type it
     would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
-    integer dtype then converted to it as PyTorch's checked conversion does (a float truncated toward zero; a
-    negative value wraps into an unsigned type while its magnitude fits, -1 -> 255; anything else outside the range
-    an error, naming the type as c10 does: ``int`` for int32); an int past uint64 PyTorch's OverflowError (its
-    argument parser's) for any dtype."""
+    integer dtype then converted to it as PyTorch's checked conversion does (a float inside the type's range
+    truncated toward zero, outside it an error: -0.5 and 255.9 for uint8; a negative int wraps into an unsigned type
+    while its magnitude fits, -1 -> 255; any other int outside the range an error, naming the type as c10 does:
+    ``int`` for int32); an int past uint64 PyTorch's OverflowError (its argument parser's) for any dtype."""
     beta, alpha = _python_numbers(beta, alpha)
     scalar_ints((beta, alpha))
     if d.is_complex or d.name not in C_INTEGER_NAMES and not (_is_complex(beta) or _is_complex(alpha)):
@@ -428,6 +429,8 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
                 raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
             value = value.real
         if d.name in C_INTEGER_NAMES:
+            if value.__class__ is float:  # (c10 checks a double against the range before truncating: -0.5 and
+                checked_fill(value, d.np)  # 255.9 overflow a uint8, where an int -1 wraps to 255)
             value = int(integer_scalar(int(value), d.np))
         scalars.append(value)
     return tuple(scalars)
