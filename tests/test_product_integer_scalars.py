@@ -148,6 +148,19 @@ def test_scales_as_pytorchs_scalars(op, scales, dt):
     assert outcomes[1] == outcomes[0]
 
 
+def _assert_scales_as_pytorch(op, dt, kw):
+    """The product ``op`` on a ``dt`` result with the scales ``kw``: ember's result (dtype, values) or RuntimeError
+    message, PyTorch's."""
+    outcomes = []
+    for lib in (torch, ember):
+        try:
+            out = _product_with_scales(lib, op, dt, kw)
+            outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
+        except RuntimeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0], kw
+
+
 @pytest.mark.parametrize("op", ["addmm", "addmv", "addr", "baddbmm", "addbmm"])
 @pytest.mark.parametrize("dt,bits", [("uint8", 8), ("int8", 8), ("int16", 16), ("int32", 32), ("int64", 64)])
 def test_integer_scales_at_the_edges_of_the_results_range_as_pytorch(op, dt, bits):
@@ -159,14 +172,7 @@ def test_integer_scales_at_the_edges_of_the_results_range_as_pytorch(op, dt, bit
     for kw in ({"alpha": top}, {"alpha": top + 1}, {"beta": bottom}, {"beta": bottom - 1}, {"alpha": -1},
                {"beta": -1, "alpha": bottom}):
         kw = {k: v for k, v in kw.items() if -(2 ** 63) <= v < 2 ** 64}  # (past them: the parser's own error)
-        outcomes = []
-        for lib in (torch, ember):
-            try:
-                out = _product_with_scales(lib, op, dt, kw)
-                outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
-            except RuntimeError as err:
-                outcomes.append(str(err))
-        assert outcomes[1] == outcomes[0], kw
+        _assert_scales_as_pytorch(op, dt, kw)
 
 
 @pytest.mark.parametrize("op", ["addmm", "addmv", "baddbmm", "addbmm"])
@@ -177,11 +183,4 @@ def test_float_scales_are_range_checked_before_truncation_as_pytorch(op, dt):
     values = (-0.5, -1.5, 255.9, 256.0, 2.7) if dt == "uint8" else (-128.5, 127.9, -128.0, 127.0, -1.5)
     for value in values:
         for kw in ({"alpha": value}, {"beta": value}):
-            outcomes = []
-            for lib in (torch, ember):
-                try:
-                    out = _product_with_scales(lib, op, dt, kw)
-                    outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
-                except RuntimeError as err:
-                    outcomes.append(str(err))
-            assert outcomes[1] == outcomes[0], kw
+            _assert_scales_as_pytorch(op, dt, kw)
