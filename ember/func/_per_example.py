@@ -21,7 +21,7 @@ from .._kernels.policy import policy
 from .._parallel import matmul, parallel_for, stack_matmul
 from ..autograd.graph import Node
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
-from ..nn._ops.conv import offsets, out_size, pad_spatial, window
+from ..nn._ops.conv_geometry import offsets, out_size, pad_spatial, window
 
 
 def _matmul(a, b):

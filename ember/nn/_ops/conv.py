@@ -43,7 +43,7 @@ from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
 from ...ops.shape import cat
 from . import conv_nchw, winograd
-from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
+from .conv_geometry import crop_spatial, offsets, out_size, window
 from .conv_layout import as_pytorch_lays_out, batch_last_padded, from_batch_last, to_batch_last, to_nchw
 from .linear import _check_same_dtype
 
@@ -288,7 +288,7 @@ class ConvNd(Node):
             out, cols, layout = forward_batch_last(xb, w, stride, dilation, groups, needs is not None and needs[1])
             out = to_nchw(out, b)  # contiguous (N, O, *out), as PyTorch's
         else:  # im2col in PyTorch's layout, no layout copies
-            out, cols = conv_nchw.forward(pad_spatial(x, pads), w, b, stride, dilation, groups)
+            out, cols = conv_nchw.forward(x, w, b, stride, dilation, groups, pads)
             layout = _NCHW
         self.saved = (cols, w, x)  # x: for create_graph, and backward's check that it was not modified in place
         self.meta = (x.shape[2:], stride, pads, dilation, groups, layout)
@@ -364,7 +364,7 @@ def _backward_nchw(g, cols, w, needs, in_sp, stride, pads, dilation, groups: int
         if nw:
             gw = conv_nchw.weight_grad(cols, g, w.shape, groups)
         if tpads is not None:  # stride 1: g (padded) with the flipped kernel
-            gx, _ = conv_nchw.forward(pad_spatial(g, tpads), _flipped(w, groups), None, stride, dilation, groups)
+            gx, _ = conv_nchw.forward(g, _flipped(w, groups), None, stride, dilation, groups, tpads)
         elif nx:
             gx = conv_nchw.input_grad(g, w, in_sp, stride, pads, dilation, groups)
     if nb:

@@ -30,9 +30,18 @@ def pad_spatial(x, pads, value=0):
     if not any(lo or hi for lo, hi in pads):
         return x
     out = xp.empty_like(x, shape=(*x.shape[:2], *(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))))
-    out[...] = value
-    out[(slice(None),) * 2 + tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[2:], pads))] = x
+    pad_spatial_into(x, pads, out, value)
     return out
+
+
+def pad_spatial_into(x, pads, out, value=0) -> None:
+    """Write x padded by ``pads`` = ((lo, hi), ...) along its spatial dims into ``out``: its borders set to
+    ``value``, then x copied inside them (so that a block of samples can be padded by the thread that uses it)."""
+    for d, (lo, hi) in enumerate(pads):
+        lead = (slice(None),) * (d + 2)
+        out[lead + (slice(0, lo),)] = value
+        out[lead + (slice(out.shape[d + 2] - hi, None),)] = value
+    out[(slice(None),) * 2 + tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[2:], pads))] = x
 
 
 def crop_spatial(g, pads, lead: int = 2):

@@ -25,12 +25,17 @@ from ..._backend import xp
 from ..._kernels import im2col as compiled
 from ..._kernels.policy import policy
 from ..._parallel import Rows, gemm_block, matmul_blocks, parallel_for, parallel_for_all, run_rows
-from .conv_geometry import crop_spatial, offsets, out_size, window
+from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial_into, window
 
 
-def forward(xpad, w, b, stride, dilation, groups: int):
-    """Cross-correlate the padded xpad (N, C, *padded) with w (O, C/G, *k), plus b (O,) when given: (out
-    (N, O, *out), contiguous; cols (N, C, *k, *out), what ``weight_grad`` reads)."""
+def forward(x, w, b, stride, dilation, groups: int, pads=None):
+    """Cross-correlate x (N, C, *sp) padded by ``pads`` ((lo, hi), ...; None: unpadded) with w (O, C/G, *k), plus
+    b (O,) when given: (out (N, O, *out), contiguous; cols (N, C, *k, *out), what ``weight_grad`` reads). Each block
+    of samples is padded by the thread that computes it, in the same split as its im2col and GEMMs (one hand-off
+    per convolution, no pass over the whole input on the calling thread first)."""
+    padded = pads is not None and any(lo or hi for lo, hi in pads)
+    xpad = xp.empty((*x.shape[:2], *(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads))), x.dtype) if padded \
+        else x
     n, c = xpad.shape[:2]
     o, kernel = w.shape[0], w.shape[2:]
     out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
@@ -45,7 +50,9 @@ def forward(xpad, w, b, stride, dilation, groups: int):
 
     fast = _compiled(xpad, cols)
 
-    def run(lo: int, hi: int) -> None:  # samples lo..hi: im2col, then each sample's GEMM into its output block
+    def run(lo: int, hi: int) -> None:  # samples lo..hi: padding, im2col, then each sample's GEMM into its block
+        if padded:
+            pad_spatial_into(x[lo:hi], pads, xpad[lo:hi])
         if fast:
             compiled.im2col2d_nchw(xpad[lo:hi], *stride, *dilation, cols[lo:hi])
         else:
@@ -128,21 +135,21 @@ def _input_grad_rows(g, w, in_sp, stride, pads, dilation, groups: int):
     dview = dcols.reshape(n, c, *kernel, *out_sp)
     block = gemm_block(wt.shape[-2], wt.shape[-1], gm.shape[-1])
     fast = _compiled(gxpad, dcols)
+    cropped = any(lo or hi for lo, hi in pads)
+    gx = xp.empty((n, c, *in_sp), g.dtype) if cropped else gxpad
 
     def run(lo: int, hi: int) -> None:  # samples lo..hi: their column gradients, added back in kernel offset order
         matmul_blocks(wt, gm[lo:hi], dcols[lo:hi], block)
         dst = gxpad[lo:hi]
         if fast:
             compiled.col2im2d_nchw(dview[lo:hi], *stride, *dilation, dst)
-            return
-        for offs in offsets(kernel):
-            dst[window(offs, out_sp, stride, dilation, 2, 0)] += dview[(slice(lo, hi), slice(None)) + offs]
+        else:
+            for offs in offsets(kernel):
+                dst[window(offs, out_sp, stride, dilation, 2, 0)] += dview[(slice(lo, hi), slice(None)) + offs]
+        if cropped:  # the padding cropped off by the thread that computed these samples, not after on the caller
+            gx[lo:hi] = crop_spatial(dst, pads)
 
-    def finish():
-        gx = crop_spatial(gxpad, pads)
-        return gx if gx.flags.c_contiguous else xp.ascontiguousarray(gx)
-
-    return Rows(run, n, dcols.size + gxpad.size), finish
+    return Rows(run, n, dcols.size + gxpad.size), lambda: gx
 
 
 def grads(cols, g, w, in_sp, stride, pads, dilation, groups: int):
