@@ -76,3 +76,53 @@ def test_enable_grad_decorator_inside_inference_mode_records_nothing():
         return enabled, y.requires_grad, m.is_grad_enabled()
 
     assert run(ember) == run(torch)
+
+
+def _generator_steps(m, decorator):
+    x = m.ones(2, requires_grad=True)
+    seen = []
+
+    @decorator(m)
+    def steps(n):
+        got = None
+        for i in range(n):
+            try:
+                got = yield (x * i).requires_grad, m.is_grad_enabled(), got
+            except KeyError:
+                seen.append(("caught", m.is_grad_enabled()))
+        return "done"
+
+    gen = steps(3)
+    seen.append(next(gen))
+    seen.append(("between", m.is_grad_enabled(), (x * 2).requires_grad))
+    seen.append(gen.send("sent"))
+    seen.append(gen.throw(KeyError("k")))
+    try:
+        next(gen)
+    except StopIteration as stop:
+        seen.append(("returned", stop.value))
+    closing = steps(2)
+    next(closing)
+    closing.close()
+    seen.append(m.is_grad_enabled())
+    return seen
+
+
+DECORATORS = {
+    "no_grad()": lambda m: m.no_grad(),
+    "no_grad bare": lambda m: m.no_grad,
+    "enable_grad() in no_grad": lambda m: m.enable_grad(),
+    "inference_mode()": lambda m: m.inference_mode(),
+    "set_grad_enabled(False)": lambda m: m.set_grad_enabled(False),
+}
+
+
+@pytest.mark.parametrize("name", list(DECORATORS))
+def test_decorated_generator_runs_each_step_in_the_mode_as_pytorch(name):
+    def run(m):
+        if name.endswith("in no_grad"):
+            with m.no_grad():
+                return _generator_steps(m, DECORATORS[name])
+        return _generator_steps(m, DECORATORS[name])
+
+    assert run(ember) == run(torch)

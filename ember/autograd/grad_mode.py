@@ -11,6 +11,7 @@ as PyTorch's.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
@@ -58,8 +59,60 @@ def _restore_grad_mode(prev: tuple[bool, bool]) -> None:
     _GradState.enabled, _GradState.requested = prev
 
 
+def _decorated(fn: _F, mode: Callable[[], Any]) -> _F:
+    """``fn`` run inside the context manager ``mode()`` makes, as PyTorch's grad-mode decorators: a generator
+    function's body runs inside it at each step (each ``next``, ``send``, ``throw`` and ``close``), between
+    steps the caller's mode holds."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def stepped(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with mode():
+                    value = gen.send(None)
+                while True:
+                    try:
+                        sent = yield value
+                    except GeneratorExit:
+                        with mode():
+                            gen.close()
+                        raise
+                    except BaseException as err:  # (thrown into this generator: passed on to fn's)
+                        with mode():
+                            value = gen.throw(err)
+                    else:
+                        with mode():
+                            value = gen.send(sent)
+            except StopIteration as stop:
+                return stop.value
+
+        return stepped  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mode():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class _Mode:
+    """Grad mode set to ``target`` for a ``with`` block (what a decorator enters at each call)."""
+
+    __slots__ = ("_target", "_prev")
+
+    def __init__(self, target: bool) -> None:
+        self._target = target
+
+    def __enter__(self) -> None:
+        self._prev = _set_grad_mode(self._target)
+
+    def __exit__(self, *exc: Any) -> None:
+        _restore_grad_mode(self._prev)
+
+
 class _GradModeContext:
-    """Base for the grad-mode context managers; also usable as a decorator."""
+    """Base for the grad-mode context managers; also usable as a decorator (of a generator function too)."""
 
     _target = True
 
@@ -70,15 +123,8 @@ class _GradModeContext:
         _restore_grad_mode(self._prev)
 
     def __call__(self, fn: _F) -> _F:
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            prev = _set_grad_mode(self._target)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _restore_grad_mode(prev)
-
-        return wrapper
+        target = self._target
+        return _decorated(fn, lambda: _Mode(target))
 
 
 class _BareDecoratable(_GradModeContext):
@@ -153,13 +199,7 @@ class inference_mode(_GradModeContext):
 
     def __call__(self, fn: _F) -> _F:
         mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(mode):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return _decorated(fn, lambda: inference_mode(mode))
 
 
 def is_inference_mode_enabled() -> bool:
