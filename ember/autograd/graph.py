@@ -511,6 +511,15 @@ class Node:
         with ``Backward0`` added."""
         return _backward_name(type(self).__name__)
 
+    @property
+    def metadata(self) -> dict:
+        """A dict for the caller's own data about this node, kept with it, as PyTorch's ``Node.metadata`` (made
+        on first use: a node per recorded op pays nothing for it)."""
+        found = self.__dict__.get("_metadata")
+        if found is None:
+            found = self.__dict__["_metadata"] = {}
+        return found
+
     def __init_subclass__(cls, **kwargs) -> None:
         # the type reads as name() does, as PyTorch's node types do (type(y.grad_fn).__name__ 'ConjBackward0', not
         # ember's class name 'Conj'); a class that names itself otherwise (name(), torch_named) keeps its own, and
