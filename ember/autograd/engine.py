@@ -223,6 +223,14 @@ def will_run(walk: _Walk, node: Node | None) -> bool:
     return walk.reach is None or node in walk.reach
 
 
+def inputs_given() -> bool:
+    """Whether the backward running on this thread computes only some gradients (``autograd.grad``, or
+    ``backward(inputs=...)``): PyTorch's reentrant checkpoint refuses to run inside one (``_is_checkpoint_valid``
+    is False there)."""
+    walk = current_walk()
+    return walk is not None and walk.reach is not None
+
+
 class _Walk:
     """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
 
