@@ -165,7 +165,7 @@ def _twice_keeping_gradient(m, made: list):
 def test_grad_returns_the_computed_gradient_and_copies_what_may_share_memory():
     """As PyTorch's, ``grad`` returns the gradient a backward made (no copy: per-sample gradients are megabytes);
     what may share memory with something else is copied: the grad_outputs passed through unchanged (PyTorch
-    returns them themselves), a sum's broadcast gradient (stride 0 in PyTorch), an input listed twice."""
+    returns them themselves), an input listed twice (a sum's broadcast gradient is expanded, as PyTorch's, its one element a copy)."""
     for m in (torch, ember):
         made: list = []
         x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -178,9 +178,12 @@ def test_grad_returns_the_computed_gradient_and_copies_what_may_share_memory():
     (g,) = ember.autograd.grad(x + 0, x, v)  # addition passes grad_outputs through: a copy, not v's memory
     g += 1
     np.testing.assert_array_equal(v.numpy(), [1.0, 1.0, 1.0])
-    (g,) = ember.autograd.grad(x.sum(), x)  # a broadcast gradient: a writeable copy
-    g += 1
-    np.testing.assert_array_equal(g.numpy(), [2.0, 2.0, 2.0])
+    for m in (torch, ember):  # a broadcast gradient: expanded (stride 0), in-place arithmetic refused
+        xm = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (g,) = m.autograd.grad(xm.sum(), xm)
+        assert g.stride() == (0,)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            g += 1
     a, b = ember.autograd.grad((x * 3).sum(), [x, x])
     a += 1
     np.testing.assert_array_equal(b.numpy(), [3.0, 3.0, 3.0])

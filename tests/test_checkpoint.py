@@ -167,3 +167,18 @@ def test_device_states_of_cpu_tensors_are_empty_and_restore_nothing_as_in_pytorc
     assert ember.equal(ember.get_rng_state(), state)
     with pytest.raises(RuntimeError, match="cuda:0"):
         ec.set_device_states([0], [state])
+
+
+@pytest.mark.parametrize("how", ["autograd.grad", "backward(inputs=...)"])
+def test_reentrant_checkpoint_refuses_a_backward_of_some_inputs_as_pytorch(how):
+    messages = []
+    for m in (torch, ember):
+        x = m.ones(3, requires_grad=True)
+        y = m.utils.checkpoint.checkpoint(lambda t: t.sin(), x, use_reentrant=True)
+        with pytest.raises(RuntimeError) as caught:
+            if how == "autograd.grad":
+                m.autograd.grad(y.sum(), x)
+            else:
+                y.sum().backward(inputs=[x])
+        messages.append(str(caught.value))
+    assert messages[1] == messages[0]

@@ -93,3 +93,47 @@ def test_a_vmap_staticmethod_is_called_as_pytorchs():
         results.append((out.numpy(), seen))
     np.testing.assert_allclose(results[1][0], results[0][0])
     assert results[1][1] == results[0][1] == [(3, "error", (0, None))]
+
+
+def _product(m, seen: list):
+    class Product(m.autograd.Function):
+        @staticmethod
+        def forward(a, b):
+            return a * b
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+        @staticmethod
+        def vmap(info, in_dims, a, b):
+            seen.append((info.batch_size, in_dims, tuple(a.shape), tuple(b.shape), a.stride()))
+            a = a.unsqueeze(0) if in_dims[0] is None else a.movedim(in_dims[0], 0)
+            b = b.unsqueeze(0) if in_dims[1] is None else b.movedim(in_dims[1], 0)
+            return a * b, 0
+
+    return Product
+
+
+# (vmap's in_dims, the batched input made how: its batch dim is then where the caller had it, as PyTorch's)
+IN_DIMS_CASES = {
+    "(1, None)": ((1, None), lambda m: (m.arange(6.0).reshape(3, 2), m.arange(3.0))),
+    "(None, 1)": ((None, 1), lambda m: (m.arange(3.0), m.arange(6.0).reshape(3, 2))),
+    "(1, 0)": ((1, 0), lambda m: (m.arange(6.0).reshape(3, 2), m.arange(6.0).reshape(2, 3))),
+    "(-1, None) of 3-d": ((-1, None), lambda m: (m.arange(12.0).reshape(2, 3, 2), m.arange(3.0).reshape(1, 3))),
+}
+
+
+@pytest.mark.parametrize("case", list(IN_DIMS_CASES))
+def test_a_vmap_staticmethod_gets_the_callers_in_dims(case):
+    in_dims, make = IN_DIMS_CASES[case]
+    results = []
+    for m in (torch, ember):
+        seen: list = []
+        out = m.func.vmap(_product(m, seen).apply, in_dims=in_dims)(*make(m))
+        results.append((out.tolist(), seen))
+    assert results[1] == results[0]

@@ -182,8 +182,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         elif _own_array(g, given):
             given.append(g)  # (an input listed twice gets a copy the second time)
             result.append(Tensor._make(g))
+        elif type(g) is SparseCOO:
+            result.append(as_tensor(g.copy()))
         else:
-            result.append(as_tensor(g.copy() if type(g) is SparseCOO else xp.array(g, copy=True)))
+            result.append(Tensor._make(_copied_keeping_broadcast(g)))
     if _meta.made[0]:  # a meta input's (constant) gradient is a meta tensor, as PyTorch's
         result = [Tensor._make(_meta.meta_array(r.shape, r._data.dtype)) if r is not None and r.grad_fn is None
                   and _meta.is_meta(t._data) else r for r, t in zip(result, inputs)]
@@ -202,6 +204,18 @@ def _own_array(g, given: list) -> bool:
         if a is g:
             return False
     return True
+
+
+def _copied_keeping_broadcast(g):
+    """A copy of the gradient array ``g`` that keeps its broadcast dims broadcast: ``sum``'s gradient is its
+    output gradient expanded (strides 0), and PyTorch returns that expanded tensor (not contiguous; in-place
+    arithmetic on it raises PyTorch's "more than one element ... refers to a single memory location"). Only the
+    elements ``g`` holds are copied, then expanded again, so the result shares no memory with a saved array or a
+    grad_output, as the plain copy of a gradient that is not broadcast."""
+    if 0 not in g.strides or g.size <= 1:
+        return xp.array(g, copy=True)
+    held = g[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in g.strides)]
+    return xp.broadcast_to(xp.array(held, copy=True), g.shape)
 
 
 def _unused(i: int, t: Tensor) -> RuntimeError:

@@ -34,6 +34,7 @@ class _Callbacks(threading.local):
 
     def __init__(self) -> None:
         self.stack: list[list[Callable[[], None]]] = []
+        self.walks: list[_Walk] = []  # the backward walks in progress, innermost last (current_walk)
 
 
 _callbacks = _Callbacks()
@@ -205,10 +206,35 @@ def _retain_grads(node: Node, grads: list) -> None:
             add_to_grad(tensor, grads[nr])
 
 
+_walk_serials = itertools.count()
+
+
+def current_walk() -> _Walk | None:
+    """The backward running on this thread (the innermost, where one runs inside a hook), or None."""
+    walks = _callbacks.walks
+    return walks[-1] if walks else None
+
+
+def will_run(walk: _Walk, node: Node | None) -> bool:
+    """Whether ``node`` runs in the backward ``walk``: reached from its roots and, with inputs given, on a path to
+    them (PyTorch's ``_will_engine_execute_node``)."""
+    if node is None or (node not in walk.deps and node not in walk.roots):
+        return False
+    return walk.reach is None or node in walk.reach
+
+
+def inputs_given() -> bool:
+    """Whether the backward running on this thread computes only some gradients (``autograd.grad``, or
+    ``backward(inputs=...)``): PyTorch's reentrant checkpoint refuses to run inside one (``_is_checkpoint_valid``
+    is False there)."""
+    walk = current_walk()
+    return walk is not None and walk.reach is not None
+
+
 class _Walk:
     """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
 
-    __slots__ = ("buffers", "deps", "ready", "order", "reach")
+    __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "serial")
 
     def __init__(self, roots) -> None:
         self.reach: set | None = None  # with inputs given: the nodes on a path to them (``_reaching``)
@@ -216,6 +242,8 @@ class _Walk:
         for (node, nr), grad in roots:
             self.add(node, nr, grad)
         root_nodes = list(self.buffers)
+        self.roots = root_nodes
+        self.serial = next(_walk_serials)  # (tells one backward from the next, as PyTorch's graph task id)
         self.deps = _count_dependencies(root_nodes)
         self.order = itertools.count()  # tie-break for equal priorities, so the order stays deterministic
         self.ready = [(-n.seq, next(self.order), n) for n in root_nodes if self.deps.get(n, 0) == 0]
@@ -352,6 +380,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     callbacks: list[Callable[[], None]] = []
     stack = _callbacks.stack
     stack.append(callbacks)
+    _callbacks.walks.append(walk)
     prev_grad_mode, prev_higher_order = _GradState.enabled, _GradState.higher_order
     _GradState.enabled = create_graph if grad_mode is None else grad_mode  # backward math is recorded only for
     _GradState.higher_order = create_graph  # create_graph
@@ -396,4 +425,5 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
         quiet_exit(quiet)
         _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order
         stack.pop()
+        _callbacks.walks.pop()
     return captured

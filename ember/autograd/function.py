@@ -339,7 +339,8 @@ class Function:
         rule: forward (and so backward) of each example, as the Function defines them for one; ember runs the
         Function once per example (each call records its own graph) and stacks the results, without the
         fallback's warning, as PyTorch's rule has none. A ``vmap`` staticmethod of its own is called as PyTorch
-        calls it, ``vmap(info, in_dims, *inputs)`` (each batched input's batch dim is 0 in ember), returning the
+        calls it, ``vmap(info, in_dims, *inputs)`` (a batched input's batch dim where vmap's caller had it, its
+        in_dim, for an input of vmap itself; 0 for a tensor an op inside made), returning the
         outputs and their batch dims (one for all, or one each, None: not batched). Neither is PyTorch's
         error."""
         from ..func import _batched
@@ -347,10 +348,9 @@ class Function:
         if getattr(cls, "generate_vmap_rule", False):
             return _batched.at_level(level, _batched.per_example, cls.__name__, cls.apply, level, args, kwargs)
         if callable(getattr(cls, "vmap", None)):
-            values, in_dims = zip(*(_batched.peel(a, level) for a in args)) if args else ((), ())
+            values, in_dims = zip(*(_batched.peel_as_given(a, level) for a in args)) if args else ((), ())
             info = VmapInfo(_batched.batch_size(level), _batched.randomness(level))
-            outputs, out_dims = _batched.at_level(level, cls.vmap, info, tuple(0 if b else None for b in in_dims),
-                                                  *values, **kwargs)
+            outputs, out_dims = _batched.at_level(level, cls.vmap, info, in_dims, *values, **kwargs)
             single = not isinstance(outputs, tuple)
             outs = (outputs,) if single else outputs
             dims = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims

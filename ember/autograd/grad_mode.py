@@ -11,6 +11,7 @@ as PyTorch's.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
@@ -25,6 +26,9 @@ class _ThreadGradState(threading.local):
     """Grad mode per thread: a thread reads the class's values until it sets its own."""
 
     enabled = True
+    # Grad mode turned on inside inference mode (``enable_grad()`` there): ``is_grad_enabled()`` says True, as
+    # PyTorch's, but ops record nothing (``enabled`` stays False), as inference mode excludes autograd in PyTorch.
+    requested = False
     # True while a create_graph backward runs on this thread: gradients are recorded tensors (recorded.py).
     higher_order = False
     # Process-wide (set on the class by ember.autograd.set_detect_anomaly, read through any thread's state).
@@ -36,33 +40,91 @@ _GradState = _ThreadGradState()
 
 
 def is_grad_enabled() -> bool:
-    """True when ops record the autograd graph."""
-    return _GradState.enabled
+    """Whether grad mode is on (ops record the autograd graph, except inside inference mode)."""
+    return _GradState.enabled or _GradState.requested
+
+
+def _set_grad_mode(mode: bool) -> tuple[bool, bool]:
+    """Set grad mode on this thread; returns the previous state for ``_restore_grad_mode``. Inside inference mode,
+    turning it on is only reported (``is_grad_enabled``): ops still record nothing, as PyTorch's."""
+    prev = _GradState.enabled, _GradState.requested
+    if mode and _inference.state.enabled:
+        _GradState.enabled, _GradState.requested = False, True
+    else:
+        _GradState.enabled, _GradState.requested = mode, False
+    return prev
+
+
+def _restore_grad_mode(prev: tuple[bool, bool]) -> None:
+    _GradState.enabled, _GradState.requested = prev
+
+
+def _decorated(fn: _F, mode: Callable[[], Any]) -> _F:
+    """``fn`` run inside the context manager ``mode()`` makes, as PyTorch's grad-mode decorators: a generator
+    function's body runs inside it at each step (each ``next``, ``send``, ``throw`` and ``close``), between
+    steps the caller's mode holds."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def stepped(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with mode():
+                    value = gen.send(None)
+                while True:
+                    try:
+                        sent = yield value
+                    except GeneratorExit:
+                        with mode():
+                            gen.close()
+                        raise
+                    except BaseException as err:  # (thrown into this generator: passed on to fn's)
+                        with mode():
+                            value = gen.throw(err)
+                    else:
+                        with mode():
+                            value = gen.send(sent)
+            except StopIteration as stop:
+                return stop.value
+
+        return stepped  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mode():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class _Mode:
+    """Grad mode set to ``target`` for a ``with`` block (what a decorator enters at each call)."""
+
+    __slots__ = ("_target", "_prev")
+
+    def __init__(self, target: bool) -> None:
+        self._target = target
+
+    def __enter__(self) -> None:
+        self._prev = _set_grad_mode(self._target)
+
+    def __exit__(self, *exc: Any) -> None:
+        _restore_grad_mode(self._prev)
 
 
 class _GradModeContext:
-    """Base for the grad-mode context managers; also usable as a decorator."""
+    """Base for the grad-mode context managers; also usable as a decorator (of a generator function too)."""
 
     _target = True
 
     def __enter__(self) -> None:
-        self._prev = _GradState.enabled
-        _GradState.enabled = self._target
+        self._prev = _set_grad_mode(self._target)
 
     def __exit__(self, *exc: Any) -> None:
-        _GradState.enabled = self._prev
+        _restore_grad_mode(self._prev)
 
     def __call__(self, fn: _F) -> _F:
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            prev = _GradState.enabled
-            _GradState.enabled = self._target
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _GradState.enabled = prev
-
-        return wrapper
+        target = self._target
+        return _decorated(fn, lambda: _Mode(target))
 
 
 class _BareDecoratable(_GradModeContext):
@@ -99,11 +161,15 @@ class set_grad_enabled(_GradModeContext):
 
     def __init__(self, mode: bool) -> None:
         self._target = bool(mode)
-        self._prev = _GradState.enabled
-        _GradState.enabled = self._target
+        self._prev = _set_grad_mode(self._target)
 
     def __enter__(self) -> None:
         pass
+
+    def __call__(self, fn: _F) -> _F:
+        # as a decorator, the mode set at once by ``__init__`` is undone: it applies inside ``fn`` only (PyTorch's)
+        _restore_grad_mode(self._prev)
+        return super().__call__(fn)
 
 
 class inference_mode(_GradModeContext):
@@ -124,22 +190,16 @@ class inference_mode(_GradModeContext):
         self._target = not self.mode
 
     def __enter__(self) -> None:
-        self._prev = (_GradState.enabled, _inference.set_enabled(self.mode))
-        _GradState.enabled = self._target
+        self._prev = (_GradState.enabled, _GradState.requested, _inference.set_enabled(self.mode))
+        _GradState.enabled, _GradState.requested = self._target, False
 
     def __exit__(self, *exc: Any) -> None:
-        _GradState.enabled = self._prev[0]
-        _inference.set_enabled(self._prev[1])
+        _GradState.enabled, _GradState.requested = self._prev[0], self._prev[1]
+        _inference.set_enabled(self._prev[2])
 
     def __call__(self, fn: _F) -> _F:
         mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(mode):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return _decorated(fn, lambda: inference_mode(mode))
 
 
 def is_inference_mode_enabled() -> bool:

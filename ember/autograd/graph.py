@@ -32,6 +32,7 @@ from .._tensor import Tensor, _empty_strides, _fill
 from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
+from .multi_grad_hook import register_multi_grad_hook  # noqa: F401 (torch's name)
 from .recorded import RecordedArray, accumulate_recorded, hooked_grad
 from .saved_hooks import _stack as _saved_hooks_stack
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
@@ -509,6 +510,15 @@ class Node:
         """PyTorch's name of the node: the class's own when it is one (``SplitBackward0``), else the class name
         with ``Backward0`` added."""
         return _backward_name(type(self).__name__)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the caller's own data about this node, kept with it, as PyTorch's ``Node.metadata`` (made
+        on first use: a node per recorded op pays nothing for it)."""
+        found = self.__dict__.get("_metadata")
+        if found is None:
+            found = self.__dict__["_metadata"] = {}
+        return found
 
     def __init_subclass__(cls, **kwargs) -> None:
         # the type reads as name() does, as PyTorch's node types do (type(y.grad_fn).__name__ 'ConjBackward0', not
@@ -1046,23 +1056,26 @@ def _drop_unread(saved: tuple, readers: tuple, needs: tuple) -> tuple:
             if s is a and j not in dropped:  # the same array, read for a needed gradient: it stays
                 break
         else:
-            out[k] = _stand_in(a.shape, a.dtype)
+            out[k] = _stand_in(a.shape, a.dtype, a.strides)
     return tuple(out)
 
 
 _STAND_INS: dict = {}
 
 
-def _stand_in(shape: tuple, dtype):
+def _stand_in(shape: tuple, dtype, strides: tuple):
     """A read-only array of ``shape`` and ``dtype`` over one element (all strides 0), NaN where the dtype has
-    it, else 0; shared by every node that drops an entry of that shape and dtype (a step's shapes repeat)."""
-    key = (shape, dtype)
+    it, else 0, remembering the dropped array's ``strides`` (``held_strides``: PyTorch's matrix products keep an
+    operand's layout for a gradient that does not read its values); shared by every node that drops an entry of
+    that shape, dtype and layout (a step's shapes repeat)."""
+    key = (shape, dtype, strides)
     arr = _STAND_INS.get(key)
     if arr is None:
         if len(_STAND_INS) >= 512:  # many distinct shapes (varying lengths): start over, not grow without bound
             _STAND_INS.clear()
         fill = xp.full(1, xp.nan if dtype.kind in "fc" else 0, dtype=dtype)
         arr = _STAND_INS[key] = Unread(shape, dtype, buffer=fill, strides=(0,) * len(shape))
+        arr.held_strides = strides
         arr.flags.writeable = False
     return arr
 
@@ -1078,7 +1091,9 @@ def _own_positions(inputs, saved, arrays) -> set:
 
 class Unread(xp.ndarray):
     """The stand-in for a saved entry that no computed gradient reads (``Node.saved_for``): not a saved tensor,
-    so saved-tensor hooks do not see it."""
+    so saved-tensor hooks do not see it. ``held_strides``: the dropped array's strides in bytes."""
+
+    held_strides: tuple = ()
 
 
 def _modified_message(node: Node, array, source, counter, expected: int) -> str:

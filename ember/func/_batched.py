@@ -123,7 +123,9 @@ def inplace_error(name: str) -> RuntimeError:
 class BatchedTensor(Tensor):
     """One example of a batch, inside ``vmap`` (see the module docstring). Not constructed by users."""
 
-    __slots__ = ("_value", "_level")
+    # ``_in_dim``: where vmap's caller had this input's batch dim (its in_dim; the value holds it at dim 0), which
+    # a custom Function's ``vmap`` staticmethod is given as PyTorch's is; 0 for every tensor an op made
+    __slots__ = ("_value", "_level", "_in_dim")
     _c_type_name = "Tensor"  # (the type PyTorch's messages name: its examples inside vmap are plain Tensors)
 
     # Shadows Tensor's ``_data`` slot: ember code reading the array directly has no batching rule.
@@ -298,6 +300,7 @@ def wrap(value: Tensor, level: int) -> BatchedTensor:
     t = object.__new__(BatchedTensor)
     t._value = value
     t._level = level
+    t._in_dim = 0
     t._grad = None
     t._hooks = None
     t._base = None
@@ -313,6 +316,16 @@ def wrap_out(out, level: int):
     if isinstance(out, (tuple, list)):
         return type(out)(wrap_out(o, level) for o in out)
     return out
+
+
+def peel_as_given(x, level: int) -> tuple[Any, int | None]:
+    """``x``'s batch value with its batch dim where vmap's caller had it (an input's in_dim, else 0), and that dim;
+    ``x`` and None if it is not batched at ``level`` (the arguments of a custom Function's ``vmap`` staticmethod,
+    as PyTorch's)."""
+    if type(x) is BatchedTensor and x._level == level:
+        dim = x._in_dim
+        return (x._value.movedim(0, dim) if dim else x._value), dim
+    return x, None
 
 
 def peel(x, level: int) -> tuple[Any, bool]:

@@ -146,6 +146,7 @@ def shape_inplace(name, op, level, args, kwargs):
     """In-place shape changes: the wrapper takes the new batch value."""
     result = getattr(args[0], name[:-1])(*args[1:], **kwargs)
     args[0]._value = result._value
+    args[0]._in_dim = 0  # (the batch dim is at 0 of the new value, no longer where the caller had it)
     return args[0]
 
 

@@ -147,6 +147,9 @@ def _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwa
         # the input itself, and a function returning it returns the input)
         inputs = [a if d is None else wrap(a if d == 0 else a.movedim(d, 0), level)
                   for a, d in zip(flat_args, flat_dims)]
+        for t, d in zip(inputs, flat_dims):
+            if d:  # (where the caller had the batch dim: a custom Function's vmap staticmethod is told so)
+                t._in_dim = d
         try:
             try:
                 outputs = func(*tree_unflatten(inputs, spec), **kwargs)

@@ -21,7 +21,7 @@ from .._parallel import stack_matmul
 from .._size import broadcast_mismatch
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..autograd.graph import Node, cast_gradient, shown_as, torch_named
+from ..autograd.graph import Node, Unread, cast_gradient, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor
 from .elementwise import require_tensor
 
@@ -103,6 +103,8 @@ def strides_of(value) -> tuple:
     """A formula operand's strides in elements, as its tensor's ``stride()``."""
     if value.__class__ is RecordedArray:
         return value.t.stride()
+    if value.__class__ is Unread:  # (an operand not kept: the layout it had)
+        return tuple(n // value.itemsize for n in value.held_strides)
     return tuple(n // value.itemsize for n in value.strides)
 
 
@@ -149,7 +151,42 @@ class _MatrixTimesBatch(MatMul):
 
 @torch_named("UnsafeViewBackward0")
 class _Batched(MatMul):  # (PyTorch folds the batches into one matrix product and views the result)
-    pass
+    def backward(self, g):
+        a, b = self.saved
+        if g.__class__ is RecordedArray and b.ndim <= 2 and a.ndim > 2:
+            return _folded_backward_recorded(g, a, b, self.needs_input_grad)
+        return MatMul.backward(self, g)
+
+
+def _folded_backward_recorded(g, a, b, needs) -> tuple:
+    """Under create_graph, the gradients of a stack of matrices ``a`` times one matrix or vector ``b`` as PyTorch
+    records them: its matmul folds ``a`` into one matrix (``a.view(-1, k)``), multiplies (``mm`` / ``mv``) and
+    views the product back, so its gradients are mm's (``mm_mat1_backward`` / ``mm_mat2_backward``) or mv's
+    (``grad.ger(vec)``, ``self.t().mv(grad)``) of the output gradient folded the same way, ``a``'s viewed back to
+    ``a``'s shape. (``a`` itself is not kept where only its gradient is computed: its shape is the output's with
+    ``b``'s rows last.)"""
+    gt, bt = formula_tensor(g), formula_tensor(b)
+    rows = bt.shape[0]
+    vector = bt.ndim == 1
+    g2 = gt.reshape(-1) if vector else gt.reshape(-1, gt.shape[-1])
+    a_shape = (*gt.shape, rows) if vector else (*gt.shape[:-1], rows)
+    if not needs[1] and not vector and not _folds_as_view(a):
+        # PyTorch folds only where ``b`` requires grad or ``a`` views as one matrix: else its matmul expands ``b``
+        # to a batch and multiplies with ``bmm``, whose formula records a's gradient
+        g3 = gt.reshape(-1, *gt.shape[-2:])
+        ga = g3.bmm(bt.expand(g3.shape[0], *bt.shape).transpose(1, 2).conj()).view(a_shape)
+        return RecordedArray(ga), None
+    # the folded ``a`` (read where b's gradient is computed; else not kept, and then not column-major, as in
+    # ``_mm_backward_recorded``)
+    a2 = formula_tensor(a).reshape(-1, rows) if needs[1] else None
+    ga = gb = None
+    if needs[0]:
+        a2_column_major = a2 is not None and column_major(*a2.stride(), a2.shape[0])
+        ga = (g2.view(-1, 1) * bt.conj()) if vector else mm_mat1_backward(g2, bt, a2_column_major)
+        ga = ga.view(a_shape)
+    if needs[1]:
+        gb = a2.t().conj().mv(g2) if vector else mm_mat2_backward(g2, a2, _column_major(b))
+    return (None if ga is None else RecordedArray(ga)), (None if gb is None else RecordedArray(gb))
 
 
 _NODE_BY_NDIMS = {(2, 2): _MatrixTimesMatrix, (1, 1): _VectorDotVector, (2, 1): _MatrixTimesVector,
@@ -247,6 +284,16 @@ def _folding_copies(b: Tensor) -> bool:
     except ValueError:
         return True
     return False
+
+
+def _folds_as_view(a) -> bool:
+    """Whether a formula operand's dims but the last view as one (PyTorch's matmul folds a stack into one matrix
+    without a copy): each stride its successor's times that dim's size (of the layout it had, where not kept)."""
+    strides, shape = strides_of(a), a.shape
+    for i in range(len(shape) - 2):
+        if strides[i] != strides[i + 1] * shape[i + 1]:
+            return False
+    return True
 
 
 def _batch_viewed(a) -> bool:

@@ -107,9 +107,9 @@ class Mean(Node):
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim)
-        if is_recorded(g):  # (create_graph: PyTorch's grad.expand(sizes) / numel, a tensor of its own, not a view)
-            return (xp.broadcast_to(g, self.shape) / g.dtype.type(self.count),)
-        return (xp.broadcast_to(g / g.dtype.type(self.count), self.shape),)
+        # PyTorch's grad.expand(sizes) / numel: a tensor of its own, not an expanded view (autograd.grad returns it:
+        # contiguous, writable in place)
+        return (xp.broadcast_to(g, self.shape) / g.dtype.type(self.count),)
 
 
 def _finite_mean(x, axes, keepdim: bool):

@@ -28,6 +28,7 @@ from .._device import device as _device
 from .._missing import module_getattr
 from .._tensor import Tensor
 from ..autograd import backward as _backward
+from ..autograd.engine import inputs_given
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
 from ..autograd.saved_hooks import saved_tensors_hooks
@@ -99,6 +100,11 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        if inputs_given():  # (PyTorch's refusal: its rerun's own backward would fill every leaf's .grad)
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an `inputs` "
+                "parameter to .backward(). To resolve this error, you can either set use_reentrant=False, or call "
+                ".backward() without passing the `inputs` argument.")
         saved = iter(ctx.saved_tensors)
         inputs = []
         for a in ctx.inputs:

@@ -1,0 +1,72 @@
+"""``autograd.graph.register_multi_grad_hook`` against PyTorch: ``mode="all"`` calls the hook once per backward with
+every tensor's gradient (None for one that backward does not compute), ``mode="any"`` with the first gradient, once
+per backward; leaves and intermediate tensors, ``backward``, ``autograd.grad`` with some of the tensors as inputs,
+the handle's ``remove``, and PyTorch's errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _values(grads):
+    if grads is None:
+        return None
+    if isinstance(grads, (tuple, list)):
+        return tuple(_values(g) for g in grads)
+    return np.round(np.asarray(grads.tolist()), 5).tolist()
+
+
+def _scenario(m, name):
+    a = m.tensor([1.0, 2.0], requires_grad=True)
+    b = m.tensor([3.0, -1.0], requires_grad=True)
+    seen = []
+    if name == "all, leaves, two backwards":
+        m.autograd.graph.register_multi_grad_hook((a, b), lambda gs: seen.append(_values(gs)))
+        (a * 2).sum().backward()
+        (a * b).sum().backward()
+    elif name == "all, intermediates":
+        h, k = a.sin(), (a * b).exp()
+        m.autograd.graph.register_multi_grad_hook((h, k), lambda gs: seen.append(_values(gs)))
+        (h * k).sum().backward()
+    elif name == "all, autograd.grad of one intermediate":
+        h, k = a * 2, b * 3
+        m.autograd.graph.register_multi_grad_hook((h, k), lambda gs: seen.append(_values(gs)))
+        seen.append(_values(m.autograd.grad((h * k).sum(), h)))
+    elif name == "all, removed":
+        handle = m.autograd.graph.register_multi_grad_hook((a, b), lambda gs: seen.append(_values(gs)))
+        (a * b).sum().backward()
+        handle.remove()
+        (a * b).sum().backward()
+    elif name == "any, two backwards":
+        m.autograd.graph.register_multi_grad_hook((a, b), lambda g: seen.append(_values(g)), mode="any")
+        (a * b).sum().backward()
+        (b * 3).sum().backward()
+    elif name == "any, intermediates":
+        h, k = a * 2, a * 3
+        m.autograd.graph.register_multi_grad_hook((h, k), lambda g: seen.append(_values(g)), mode="any")
+        (h * k).sum().backward()
+    seen.append(_values(a.grad))
+    seen.append(_values(b.grad))
+    return seen
+
+
+SCENARIOS = ["all, leaves, two backwards", "all, intermediates", "all, autograd.grad of one intermediate", "all, removed",
+             "any, two backwards", "any, intermediates"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_multi_grad_hook_as_pytorch(name):
+    assert _scenario(ember, name) == _scenario(torch, name)
+
+
+def test_multi_grad_hook_mode_error_as_pytorch():
+    messages = []
+    for m in (torch, ember):
+        with pytest.raises(ValueError) as caught:
+            m.autograd.graph.register_multi_grad_hook((m.ones(2, requires_grad=True),), print, mode="some")
+        messages.append(str(caught.value))
+    assert messages[1] == messages[0]
