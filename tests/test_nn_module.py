@@ -75,6 +75,29 @@ def test_load_state_dict_strict_and_incompatible_keys():
         e.load_state_dict(sd, strict=False)
 
 
+def test_unexpected_keys_are_listed_in_pytorchs_module_order():
+    """PyTorch reports an unexpected key from the deepest module on its path, modules parents first: a key under
+    a later module comes after one under an earlier module whatever the dict's order (ember kept the dict's)."""
+    def build(m):
+        net = m.nn.Sequential(m.nn.Linear(2, 2), m.nn.Sequential(m.nn.Linear(2, 2), m.nn.Tanh()))
+        net.scales = m.nn.ParameterList([m.nn.Parameter(m.ones(1))])
+        return net
+
+    keys = ["scales.1", "stray", "1.0.extra", "1.1.weight", "0.other", "1.2.bias", "1.junk"]
+    results = []
+    for m in (torch, ember):
+        sd = build(m).state_dict()
+        sd.update({k: m.zeros(1) for k in keys})
+        for strict in (False, True):
+            try:
+                result = build(m).load_state_dict(sd, strict=strict)
+                results.append((result.missing_keys, result.unexpected_keys))
+            except RuntimeError as e:
+                results.append(str(e).replace("torch.", "ember."))
+    assert results[2:] == results[:2]
+    assert results[0][1] == ["stray", "0.other", "1.2.bias", "1.junk", "1.0.extra", "1.1.weight", "scales.1"]
+
+
 def test_load_state_dict_copies_values_and_casts():
     lin = nn.Linear(2, 3)
     w = lin.weight
