@@ -3,6 +3,7 @@
 import copy
 import runpy
 import sys
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -319,6 +320,27 @@ def test_parameter_list_and_dict():
     assert list(pd) == ["b"]
     with pytest.raises(RuntimeError, match="should not be called"):
         pl()
+
+
+@pytest.mark.parametrize("kind", ["ParameterList", "ParameterDict"])
+def test_parameter_containers_repr_as_pytorch(kind):
+    """PyTorch's ParameterDict names each entry's legacy tensor type (``torch.FloatTensor``), its ParameterList the
+    dtype (``torch.float32``): ember's ParameterDict showed the dtype. A plain dict is added in sorted key order
+    (ember kept the dict's order, which also reordered named_parameters and the state_dict)."""
+    texts = []
+    for m in (torch, ember):
+        values = [m.nn.Parameter(m.ones(2, 2)), m.nn.Parameter(m.zeros(3, dtype=m.float64)),
+                  m.nn.Parameter(m.ones(1, dtype=m.complex64)), m.ones(2).to(m.int8), "text"]
+        if kind == "ParameterList":
+            container = m.nn.ParameterList(values[:2])
+        else:
+            container = m.nn.ParameterDict({"w": values[0], "d": values[1], "c": values[2]})
+            container.update(OrderedDict([("z", values[0]), ("b", values[1])]))
+            container.update([("y", values[0]), ("a", values[1])])
+            container.update(m.nn.ParameterDict(OrderedDict([("x2", values[0]), ("x1", values[1])])))
+            container["s"] = values[4]
+        texts.append((repr(container).replace("torch.", "ember."), list(container.state_dict())))
+    assert texts[1] == texts[0]
 
 
 def test_custom_module_forward_missing():
