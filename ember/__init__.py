@@ -389,7 +389,7 @@ from .ops.reduction import (
     sum,
     var,
 )
-from .ops.sampling import bernoulli, binomial, multinomial
+from .ops.sampling import bernoulli, binomial, multinomial, poisson
 from .ops.shape import (
     broadcast_to,
     cat,
@@ -813,7 +813,7 @@ __all__ = [
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
     "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
     "deg2rad", "rad2deg", "sinc", "i0", "renorm", "rsub",
-    "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "symeig",
+    "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "poisson", "symeig",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",
