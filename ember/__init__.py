@@ -556,6 +556,19 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _pt(a, b)
 
 
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether PyTorch's casting rules allow a result of dtype ``from_`` to be written into a tensor of dtype
+    ``to`` (what in-place ops and ``out=`` check): not complex into real, floating into integral, nor anything
+    but bool into bool; narrowing is allowed."""
+    from ._dtype import can_cast_result, to_np
+
+    for position, (name, value) in enumerate((("from_", from_), ("to", to)), 1):
+        if not isinstance(value, dtype):
+            raise TypeError(f"can_cast(): argument '{name}' (position {position}) must be torch.dtype, not "
+                            f"{type(value).__name__}")
+    return can_cast_result(to_np(from_), to_np(to))
+
+
 from ._checks import (  # noqa: E402  (torch._check and its kin)
     _check,
     _check_index,
@@ -791,7 +804,8 @@ __all__ = [
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pca_lowrank", "pdist", "permute", "pi", "pinverse",
     "polar",
-    "polygamma", "positive", "pow", "preserve_format", "prod", "profiler", "promote_types", "put", "qr", "quantile",
+    "polygamma", "positive", "pow", "preserve_format", "prod", "profiler", "promote_types", "can_cast", "put", "qr",
+    "quantile",
     "rand", "rand_like", "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save",
