@@ -312,12 +312,17 @@ def test_state_dict_round_trip(key):
     sched2 = make(ember.optim.lr_scheduler, opt2)
     sched2.load_state_dict(saved_sched)
     opt2.load_state_dict(saved_opt)
+    assert_same(flat(_steps_recorded(opt2, sched2, 12)), flat(full[9:]))
+
+
+def _steps_recorded(opt, sched, steps: int) -> list:
+    """``record(opt)`` after each of ``steps`` optimizer and scheduler steps."""
     seq = []
-    for _ in range(12):
-        opt2.step()
-        sched2.step()
-        seq.append(record(opt2))
-    assert_same(flat(seq), flat(full[9:]))
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        seq.append(record(opt))
+    return seq
 
 
 @pytest.mark.parametrize("key", sorted(SCHEDULERS))
@@ -351,12 +356,7 @@ def test_one_cycle_loads_pytorchs_state_dict():
             opt = make_opt(m, momentum=0.9)
         sched = S.OneCycleLR(opt, max_lr=0.5, total_steps=20)
         sched.load_state_dict(saved)
-        seq = []
-        for _ in range(12):
-            opt.step()
-            sched.step()
-            seq.append(record(opt))
-        seqs.append(seq)
+        seqs.append(_steps_recorded(opt, sched, 12))
     assert_same(flat(seqs[1]), flat(seqs[0]))
 
 
