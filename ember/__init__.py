@@ -240,6 +240,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
+from .ops.finite_differences import gradient
 from .ops.float_parts import frexp, ldexp, ldexp_, nextafter
 from .ops.gamma_fns import digamma, igamma, igammac, lgamma, mvlgamma, polygamma, xlogy
 from .ops.histogram import histc, histogram
@@ -774,7 +775,7 @@ __all__ = [
     "complex64", "concat", "concatenate", "conj", "conj_physical", "contiguous_format", "cos", "cosh",
     "corrcoef", "cosine_similarity", "count_nonzero", "cov", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod",
     "cumsum",
-    "cumulative_trapezoid", "det",
+    "cumulative_trapezoid", "gradient", "det",
     "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "empty_strided",
     "enable_grad",
