@@ -236,9 +236,11 @@ from .ops.elementwise import (
     ne,
     pow,
     remainder,
+    signbit,
     sub,
     true_divide,
 )
+from .ops.finite_differences import gradient
 from .ops.float_parts import frexp, ldexp, ldexp_, nextafter
 from .ops.gamma_fns import digamma, igamma, igammac, lgamma, mvlgamma, polygamma, xlogy
 from .ops.histogram import histc, histogram
@@ -389,7 +391,7 @@ from .ops.reduction import (
     sum,
     var,
 )
-from .ops.sampling import bernoulli, binomial, multinomial
+from .ops.sampling import bernoulli, binomial, multinomial, poisson
 from .ops.shape import (
     broadcast_to,
     cat,
@@ -554,6 +556,19 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     from ._dtype import promote_types as _pt
 
     return _pt(a, b)
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether PyTorch's casting rules allow a result of dtype ``from_`` to be written into a tensor of dtype
+    ``to`` (what in-place ops and ``out=`` check): not complex into real, floating into integral, nor anything
+    but bool into bool; narrowing is allowed."""
+    from ._dtype import can_cast_result, to_np
+
+    for position, (name, value) in enumerate((("from_", from_), ("to", to)), 1):
+        if not isinstance(value, dtype):
+            raise TypeError(f"can_cast(): argument '{name}' (position {position}) must be torch.dtype, not "
+                            f"{type(value).__name__}")
+    return can_cast_result(to_np(from_), to_np(to))
 
 
 from ._checks import (  # noqa: E402  (torch._check and its kin)
@@ -760,7 +775,7 @@ __all__ = [
     "complex64", "concat", "concatenate", "conj", "conj_physical", "contiguous_format", "cos", "cosh",
     "corrcoef", "cosine_similarity", "count_nonzero", "cov", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod",
     "cumsum",
-    "cumulative_trapezoid", "det",
+    "cumulative_trapezoid", "gradient", "det",
     "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "empty_strided",
     "enable_grad",
@@ -791,7 +806,8 @@ __all__ = [
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pca_lowrank", "pdist", "permute", "pi", "pinverse",
     "polar",
-    "polygamma", "positive", "pow", "preserve_format", "prod", "profiler", "promote_types", "put", "qr", "quantile",
+    "polygamma", "positive", "pow", "preserve_format", "prod", "profiler", "promote_types", "can_cast", "put", "qr",
+    "quantile",
     "rand", "rand_like", "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save",
@@ -811,9 +827,10 @@ __all__ = [
     "view_as_complex", "view_as_real", "vmap", "vstack", "row_stack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
+    "signbit",
     "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
     "deg2rad", "rad2deg", "sinc", "i0", "renorm", "rsub",
-    "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "symeig",
+    "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "poisson", "symeig",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",

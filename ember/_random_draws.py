@@ -310,6 +310,60 @@ def log_normal(g, n: int, mean: float, std: float) -> np.ndarray:
     return libm("exp", normal_scalar(g, n, mean, std))
 
 
+_INT64_MIN = -(2**63)
+
+
+def _as_int64(x: float) -> int:
+    """C's conversion of a double to int64 on x86: NaN, the infinities and anything out of range give INT64_MIN."""
+    return int(x) if math.isfinite(x) and -(2.0**63) <= x < 2.0**63 else _INT64_MIN
+
+
+@holding_lock
+def poisson(g, rates: np.ndarray) -> np.ndarray:
+    """``torch.poisson`` of the flat float64 ``rates`` (non-negative; in C order), one element after the other on
+    53-bit uniforms (a ``random64()`` each): 0 for a rate of 0 (no draw); below 10, Knuth's product of uniforms (the
+    count of uniforms whose running product stays above exp(-rate)); from 10 on, Hoermann's transformed rejection
+    (PTRS) with PyTorch's constants. Returns float64 counts."""
+    out = np.zeros(rates.size, _F64)
+    for i, lam in enumerate(rates.tolist()):
+        if lam == 0:
+            continue
+        if lam < 10:
+            limit, count, prod = math.exp(-lam), 0, 1.0
+            while True:
+                prod *= float(g.unit64(1)[0])
+                if prod <= limit:
+                    break
+                count += 1
+            out[i] = count
+            continue
+        out[i] = _poisson_ptrs(g, lam)
+    return out
+
+
+def _poisson_ptrs(g, lam: float) -> int:
+    """One Poisson draw for a rate of at least 10 by transformed rejection (Hoermann 1993), as PyTorch's (in
+    NumPy float64 scalars: a zero ``us`` divides to inf, and log(0) is -inf, as in C)."""
+    lam = _F64(lam)
+    slam, loglam = np.sqrt(lam), np.log(lam)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    log_invalpha = np.log(1.1239 + 1.1328 / (b - 3.4))
+    vr = 0.9277 - 3.6224 / (b - 2)
+    with np.errstate(all="ignore"):
+        while True:
+            u = _F64(g.unit64(1)[0]) - 0.5
+            v = _F64(g.unit64(1)[0])
+            us = 0.5 - abs(u)
+            k = _as_int64(float(np.floor((2 * a / us + b) * u + lam + 0.43)))
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if np.log(v) + log_invalpha - np.log(a / (us * us) + b) <= -lam + k * loglam - math.lgamma(k + 1.0):
+                return k
+
+
 @holding_lock
 def multinomial(g, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
     """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement and more than one

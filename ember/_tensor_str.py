@@ -23,14 +23,19 @@ from ._backend import xp
 from ._dtype import np_kind
 
 _PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
-_DEFAULTS = dict(_PRINT)
+# PyTorch's named profiles: each sets these four options (``sci_mode`` is set by every call, profile or not).
+_PROFILES = {
+    "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+    "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80},
+}
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None) -> None:
-    """Like ``torch.set_printoptions``; ``profile="default"`` restores the defaults."""
-    if profile == "default":
-        _PRINT.update(_DEFAULTS)
+    """Like ``torch.set_printoptions``: ``profile`` ("default", "short" or "full", as PyTorch's) sets the four
+    options first, then each option given overrides it; ``sci_mode`` is always set (``None``: automatic)."""
+    _PRINT.update(_PROFILES.get(profile, {}))
     for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
                  ("linewidth", linewidth)):
         if v is not None:
@@ -54,12 +59,12 @@ class _Formatter:
             absf = xp.abs(finite)
             lo, hi = float(absf.min()), float(absf.max())
             self.int_mode = bool(xp.all(finite == xp.ceil(finite)))
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
+            # A forced sci_mode decides the format the width is measured in, as PyTorch's.
+            self.sci_mode = (hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
+                             if _PRINT["sci_mode"] is None else bool(_PRINT["sci_mode"]))
             fmt = f".{p}e" if self.sci_mode else ".0f" if self.int_mode else f".{p}f"
             extra = 1 if self.int_mode and not self.sci_mode else 0  # the "." after an integer
             self.width = max(len(format(v, fmt)) for v in finite.tolist()) + extra
-        if _PRINT["sci_mode"] is not None:
-            self.sci_mode = _PRINT["sci_mode"]
 
     def format(self, value) -> str:
         if not self.floating:

@@ -312,12 +312,52 @@ def test_state_dict_round_trip(key):
     sched2 = make(ember.optim.lr_scheduler, opt2)
     sched2.load_state_dict(saved_sched)
     opt2.load_state_dict(saved_opt)
+    assert_same(flat(_steps_recorded(opt2, sched2, 12)), flat(full[9:]))
+
+
+def _steps_recorded(opt, sched, steps: int) -> list:
+    """``record(opt)`` after each of ``steps`` optimizer and scheduler steps."""
     seq = []
-    for _ in range(12):
-        opt2.step()
-        sched2.step()
-        seq.append(record(opt2))
-    assert_same(flat(seq), flat(full[9:]))
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        seq.append(record(opt))
+    return seq
+
+
+@pytest.mark.parametrize("key", sorted(SCHEDULERS))
+def test_state_dict_keys_are_pytorchs(key):
+    """Each scheduler's state_dict holds PyTorch's keys (ember's OneCycleLR held its own: _phases and
+    anneal_strategy for PyTorch's _schedule_phases and _anneal_func_type)."""
+    keys = []
+    for m in (torch, ember):
+        opt = make_opt(m, momentum=0.9)
+        sched = SCHEDULERS[key](m.optim.lr_scheduler, opt)
+        opt.step()
+        sched.step()
+        keys.append(sorted(sched.state_dict()))
+    assert keys[1] == keys[0]
+
+
+def test_one_cycle_loads_pytorchs_state_dict():
+    """A OneCycleLR state saved by PyTorch (three phases, linear annealing) loaded into one built with other
+    arguments follows the saved schedule, as PyTorch's own load does (ember kept its constructor's phases)."""
+    seqs = []
+    saved = None
+    for m in (torch, ember):
+        opt = make_opt(m, momentum=0.9)
+        S = m.optim.lr_scheduler
+        if saved is None:
+            sched = S.OneCycleLR(opt, max_lr=0.5, total_steps=20, three_phase=True, anneal_strategy="linear")
+            for _ in range(4):
+                opt.step()
+                sched.step()
+            saved = sched.state_dict()
+            opt = make_opt(m, momentum=0.9)
+        sched = S.OneCycleLR(opt, max_lr=0.5, total_steps=20)
+        sched.load_state_dict(saved)
+        seqs.append(_steps_recorded(opt, sched, 12))
+    assert_same(flat(seqs[1]), flat(seqs[0]))
 
 
 def test_lambda_state_dict_keeps_callable_objects():

@@ -3,6 +3,7 @@
 import copy
 import runpy
 import sys
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -73,6 +74,29 @@ def test_load_state_dict_strict_and_incompatible_keys():
     sd["fc1.bias"] = ember.zeros(5)
     with pytest.raises(RuntimeError, match="size mismatch for fc1.bias"):
         e.load_state_dict(sd, strict=False)
+
+
+def test_unexpected_keys_are_listed_in_pytorchs_module_order():
+    """PyTorch reports an unexpected key from the deepest module on its path, modules parents first: a key under
+    a later module comes after one under an earlier module whatever the dict's order (ember kept the dict's)."""
+    def build(m):
+        net = m.nn.Sequential(m.nn.Linear(2, 2), m.nn.Sequential(m.nn.Linear(2, 2), m.nn.Tanh()))
+        net.scales = m.nn.ParameterList([m.nn.Parameter(m.ones(1))])
+        return net
+
+    keys = ["scales.1", "stray", "1.0.extra", "1.1.weight", "0.other", "1.2.bias", "1.junk"]
+    results = []
+    for m in (torch, ember):
+        sd = build(m).state_dict()
+        sd.update({k: m.zeros(1) for k in keys})
+        for strict in (False, True):
+            try:
+                result = build(m).load_state_dict(sd, strict=strict)
+                results.append((result.missing_keys, result.unexpected_keys))
+            except RuntimeError as e:
+                results.append(str(e).replace("torch.", "ember."))
+    assert results[2:] == results[:2]
+    assert results[0][1] == ["stray", "0.other", "1.2.bias", "1.junk", "1.0.extra", "1.1.weight", "scales.1"]
 
 
 def test_load_state_dict_copies_values_and_casts():
@@ -296,6 +320,27 @@ def test_parameter_list_and_dict():
     assert list(pd) == ["b"]
     with pytest.raises(RuntimeError, match="should not be called"):
         pl()
+
+
+@pytest.mark.parametrize("kind", ["ParameterList", "ParameterDict"])
+def test_parameter_containers_repr_as_pytorch(kind):
+    """PyTorch's ParameterDict names each entry's legacy tensor type (``torch.FloatTensor``), its ParameterList the
+    dtype (``torch.float32``): ember's ParameterDict showed the dtype. A plain dict is added in sorted key order
+    (ember kept the dict's order, which also reordered named_parameters and the state_dict)."""
+    texts = []
+    for m in (torch, ember):
+        values = [m.nn.Parameter(m.ones(2, 2)), m.nn.Parameter(m.zeros(3, dtype=m.float64)),
+                  m.nn.Parameter(m.ones(1, dtype=m.complex64)), m.ones(2).to(m.int8), "text"]
+        if kind == "ParameterList":
+            container = m.nn.ParameterList(values[:2])
+        else:
+            container = m.nn.ParameterDict({"w": values[0], "d": values[1], "c": values[2]})
+            container.update(OrderedDict([("z", values[0]), ("b", values[1])]))
+            container.update([("y", values[0]), ("a", values[1])])
+            container.update(m.nn.ParameterDict(OrderedDict([("x2", values[0]), ("x1", values[1])])))
+            container["s"] = values[4]
+        texts.append((repr(container).replace("torch.", "ember."), list(container.state_dict())))
+    assert texts[1] == texts[0]
 
 
 def test_custom_module_forward_missing():

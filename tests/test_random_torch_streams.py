@@ -432,3 +432,36 @@ def test_distribution_samples(dtype, compiled):
                 d.Bernoulli(logits=p[0]).sample(), d.Geometric(p[0]).sample((3,)), d.Exponential(p[0] + 1).sample((2,)),
                 d.Exponential(p[1] + 1).rsample())
     same(make)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["float16"])
+def test_poisson_draws_pytorchs_counts(dtype):
+    """torch.poisson (and Poisson.sample, which calls it): PyTorch's counts for the same seed, below 10 (the product
+    of uniforms), from 10 on (transformed rejection), 0 and infinite rates, a strided input, a Generator; the
+    generator's state after is PyTorch's (ember had no torch.poisson, and Poisson.sample drew NumPy's numbers)."""
+    from torch import distributions as td
+
+    import ember.distributions as ed
+
+    rates = [0.5, 3.0, 0.0, 9.999, 10.0, 12.5, 100.0, 1e6, 0.01, float("inf")]
+
+    def make(m):
+        d = ed if m is ember else td
+        r = m.tensor(rates, dtype=getattr(m, dtype))
+        return (m.poisson(r), m.poisson(r[:4].expand(3, 4).t(), generator=m.Generator().manual_seed(5)),
+                m.poisson(m.rand(40, dtype=getattr(m, dtype)) * 30), d.Poisson(r[:7]).sample((2,)))
+    same(make)
+
+
+def test_poisson_gradient_and_errors():
+    """A sample of a rate that requires grad has PyTorch's PoissonBackward0 (zero gradient); a negative or NaN
+    rate and an integer input are PyTorch's errors."""
+    grads = []
+    for m in (torch, ember):
+        rate = m.tensor([2.0, 20.0], requires_grad=True)
+        out = m.poisson(rate)
+        (out * 3).sum().backward()
+        grads.append((type(out.grad_fn).__name__, rate.grad.tolist()))
+    assert grads[1] == grads[0]
+    for bad in ([1.0, -1.0], [float("nan")], [1, 2]):
+        assert_same_error(lambda m, bad=bad: m.poisson(m.tensor(bad)))

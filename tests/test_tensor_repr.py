@@ -64,6 +64,27 @@ def test_set_printoptions_precision():
         torch.set_printoptions(precision=4)
 
 
+@pytest.mark.parametrize("options", [
+    {"sci_mode": True}, {"sci_mode": True, "precision": 3, "linewidth": 100}, {"sci_mode": False},
+    {"profile": "short"}, {"profile": "full"}, {"profile": "full", "precision": 2}, {"linewidth": 40},
+])
+@pytest.mark.parametrize("expr", [
+    "t([-0.1792, 0.0037, 0.1330, -0.2704] * 4)", "t([1e-6, 1., 250.])", "t([0., 0.])", "t([3., -4.])",
+    "e.arange(1500.).reshape(30, 50) / 7", "t([[1, 2], [30, 4]])",
+])
+def test_set_printoptions_sci_mode_and_profiles(options, expr):
+    """A forced sci_mode sets the width the elements are padded to (positives got no leading space and rows were
+    laid out with the fixed-point width); "short" and "full" are PyTorch's profiles (they were ignored)."""
+    try:
+        ember.set_printoptions(**options)
+        torch.set_printoptions(**options)
+        e, t = _build(ember, expr), _build(torch, expr)
+        assert repr(e) == repr(t).replace("torch.", "ember."), f"\nember:\n{e!r}\ntorch:\n{t!r}"
+    finally:
+        ember.set_printoptions(profile="default")
+        torch.set_printoptions(profile="default")
+
+
 def test_repr_of_a_split_output_whose_base_changed_in_place():
     """PyTorch prints such a view (its grad_fn cannot be regenerated) with grad_fn=<Invalid>; reading it raised."""
     texts = []

@@ -29,6 +29,16 @@ CASES = [
  (lambda m: (m.tensor([math.inf]), m.tensor([math.inf])), {}),
  ((lambda m: ([1, 2], [1, 2, 3])), {}),
  ((lambda m: (3, 4)), {}),
+ # check_stride compares stride() after the shape, before the dtype (ember ignored it): a transposed copy, nested,
+ # with a shape or a dtype mismatch too
+ (lambda m: (m.ones(2, 3).t(), m.ones(3, 2)), {"check_stride": True}),
+ (lambda m: (m.ones(2, 3).t(), m.ones(3, 2)), {}),
+ (lambda m: (m.ones(3, 2), m.ones(3, 2)), {"check_stride": True}),
+ (lambda m: ({"w": [m.ones(4)[::2]]}, {"w": [m.ones(2)]}), {"check_stride": True}),
+ (lambda m: (m.ones(2, 3).t(), m.ones(3, 3)), {"check_stride": True}),
+ (lambda m: (m.ones(2, 3).t(), m.ones(3, 2, dtype=m.float64)), {"check_stride": True}),
+ (lambda m: (m.ones(2, 3).t(), m.ones(3, 2)), {"check_stride": True, "msg": "layout"}),
+ (lambda m: (1.0, 1.0), {"check_stride": True}),
 ]
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..autograd import no_grad
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _draw, broadcast_all, broadcast_params
+from .utils import broadcast_all, broadcast_params
 
 __all__ = ["Poisson"]
 
@@ -35,7 +36,10 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        return _draw(self.rate.dtype, "poisson", self.rate.detach().expand(shape)._data)
+        from ..ops.sampling import poisson
+
+        with no_grad():  # PyTorch's draw, as its Poisson.sample
+            return poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
         from ..ops.gamma_fns import xlogy

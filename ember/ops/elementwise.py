@@ -1105,6 +1105,20 @@ def isneginf(x: Tensor) -> Tensor:
     return Tensor._make(meta_results((x._data,), xp.isneginf(x._data), True))
 
 
+def signbit(x: Tensor) -> Tensor:
+    """Whether each element's sign bit is set (a bool tensor): -0.0 and a NaN with its sign bit set count, as in
+    PyTorch; an integer is negative; unsigned and bool never are. Complex tensors are PyTorch's error."""
+    if x.is_complex():
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    a = x._data
+    kind = np_kind(a.dtype)
+    if kind == "f":
+        bits = xp.signbit(a if a.dtype.itemsize != 2 or a.dtype == xp.float16 else a.astype(xp.float32))
+    else:
+        bits = a < 0 if kind == "i" else xp.zeros(a.shape, xp.bool_)
+    return Tensor._make(meta_results((a,), bits, True))
+
+
 def isreal(x: Tensor) -> Tensor:
     """Whether each element has no imaginary part (True everywhere for a real tensor)."""
     if x.is_complex():

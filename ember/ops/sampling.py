@@ -1,8 +1,9 @@
 """Random sampling ops: multinomial, bernoulli, and other draws that take a tensor of parameters; the ranges
 (and PyTorch's checks of them) of ``random_``.
 
-Draws come from ember's generators (``ember.random``): multinomial and bernoulli draw PyTorch's numbers for the
-same seed; binomial keeps NumPy's algorithm (on the same generator state). No gradient flows through a sample.
+Draws come from ember's generators (``ember.random``): multinomial, bernoulli and poisson draw PyTorch's numbers
+for the same seed; binomial keeps NumPy's algorithm (on the same generator state). No gradient flows through a
+sample (poisson's node, as PyTorch's, gives a zero one).
 A meta tensor's sample is a meta tensor, and draws nothing (as PyTorch's meta kernels): its values are not checked.
 """
 
@@ -14,6 +15,7 @@ from .._backend import xp
 from .._dtype import np_kind
 from .._meta import is_meta, meta_array
 from .._tensor import Tensor
+from ..autograd.graph import Node, torch_named
 from ..random import generator_of, rng_of
 
 
@@ -65,6 +67,32 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     p = xp.clip(prob._data.astype(xp.float64), 0.0, 1.0)
     draws = rng_of(generator).binomial(count._data.astype(xp.int64), p)
     return Tensor._make(xp.asarray(draws).astype(count._data.dtype))
+
+
+@torch_named("PoissonBackward0")
+class PoissonSample(Node):
+    """A Poisson draw as a node: its gradient is zero, as PyTorch's (a sample of a rate that requires grad has a
+    ``PoissonBackward0`` that gives zeros)."""
+
+    def forward(self, rates, counts):
+        return counts
+
+    def backward(self, g):
+        return (xp.zeros_like(g),)
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """``torch.poisson``: a draw of Poisson(rate) for each element of ``input`` (rates >= 0, a floating dtype), in
+    ``input``'s dtype, with PyTorch's algorithm and draws (53-bit uniforms, element after element in C order)."""
+    a = input._data
+    if np_kind(a.dtype) != "f":
+        raise NotImplementedError(f'"poisson_cpu" not implemented for \'{_dtype.SCALAR_TYPE_NAMES[input.dtype.name]}\'')
+    rates = xp.ascontiguousarray(a, dtype=xp.float64).reshape(-1)
+    if not (rates >= 0).all():  # (NaN too)
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    with xp.errstate(over="ignore"):  # a count past float16's range is inf, as PyTorch's conversion
+        counts = draws.poisson(generator_of(generator), rates).reshape(a.shape).astype(a.dtype)
+    return PoissonSample.apply(input, counts=counts)
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:

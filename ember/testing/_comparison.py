@@ -67,11 +67,20 @@ def _fail(text: str, msg: str | Callable[[str], str] | None, path: list):
     raise AssertionError(msg(text) if callable(msg) else msg if msg is not None else text)
 
 
-def _compare_arrays(a, e, scalar: bool, path: list, rtol, atol, equal_nan: bool, check_dtype: bool, msg) -> None:
+def _element_strides(x) -> tuple:
+    """A tensor's ``stride()``, or an array's strides in elements (PyTorch compares arrays as ``from_numpy``)."""
+    return x.stride() if isinstance(x, Tensor) else tuple(s // x.itemsize for s in x.strides)
+
+
+def _compare_arrays(a, e, scalar: bool, path: list, rtol, atol, equal_nan: bool, check_dtype: bool, msg,
+                    strides: tuple | None = None) -> None:
+    """``strides``: the (actual, expected) strides when ``check_stride`` asks for them to be compared."""
     if a.shape != e.shape:
         from .._size import Size
 
         _fail(f"The values for attribute 'shape' do not match: {Size(a.shape)!r} != {Size(e.shape)!r}.", msg, path)
+    if strides is not None and strides[0] != strides[1]:
+        _fail(f"The values for attribute 'stride()' do not match: {strides[0]} != {strides[1]}.", msg, path)
     if check_dtype and a.dtype != e.dtype:
         from .._dtype import from_np
 
@@ -128,9 +137,12 @@ def _compare(actual, expected, path: list, **options) -> None:
         a = actual._data if isinstance(actual, Tensor) else actual
         e = expected._data if isinstance(expected, Tensor) else expected
         a, e = xp.asarray(a), xp.asarray(e)
-        _compare_arrays(a, e, a.ndim == 0, path, **options)
+        check_stride = options.pop("check_stride", False)
+        strides = (_element_strides(actual), _element_strides(expected)) if check_stride else None
+        _compare_arrays(a, e, a.ndim == 0, path, **options, strides=strides)
     elif isinstance(actual, number) and isinstance(expected, number):
         a, e = xp.asarray(actual), xp.asarray(expected)
+        options.pop("check_stride", None)  # (a number has no strides)
         _compare_arrays(a, e, True, path, **{**options, "check_dtype": False})
     elif isinstance(actual, Mapping) and isinstance(expected, Mapping):
         if set(actual) != set(expected):
@@ -161,12 +173,14 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
     complex128 1e-7 / 1e-7, float16 1e-3 / 1e-5, bfloat16 1.6e-2 / 1e-5, exact otherwise; complex values by
     the modulus of their difference); NaNs equal only with ``equal_nan``. Sequences and mappings compare item
     by item.
-    Tensors are all on the CPU, so ``check_device``, ``check_layout`` and ``check_stride`` have nothing to check.
+    ``check_stride=True`` also requires equal ``stride()`` (checked after the shape, before the dtype, as
+    PyTorch). Tensors are all on the CPU, so ``check_device`` and ``check_layout`` have nothing to check.
     """
     if (rtol is None) != (atol is None):
         raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no "
                          f"{'atol' if atol is None else 'rtol'}.")
-    _compare(actual, expected, [], rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype, msg=msg)
+    _compare(actual, expected, [], rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype,
+             check_stride=check_stride, msg=msg)
 
 
 def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..._tensor import Tensor
@@ -184,11 +184,14 @@ class ModuleDict(Module):
             self[key] = module
 
 
-def _param_line(key, value) -> str:
+def _param_line(key, value, type_name: Callable[[Tensor], Any]) -> str:
+    """One entry of a ParameterList/Dict repr; ``type_name`` names the tensor's type as that container does
+    (PyTorch's ParameterList shows the dtype, ``torch.float32``; its ParameterDict the legacy tensor type
+    name, ``torch.FloatTensor``)."""
     if isinstance(value, Tensor):
         kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
         size = "x".join(str(s) for s in value.shape)
-        return f"  ({key}): {kind} containing: [{value.dtype} of size {size}]"
+        return f"  ({key}): {kind} containing: [{type_name(value)} of size {size}]"
     return f"  ({key}): Object of type: {type(value).__name__}"
 
 
@@ -236,7 +239,7 @@ class ParameterList(Module):
         return self.extend(values)
 
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(i, p) for i, p in enumerate(self))
+        return "\n".join(_param_line(i, p, lambda t: t.dtype) for i, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -290,12 +293,19 @@ class ParameterDict(Module):
             del self[k]
 
     def update(self, parameters) -> None:
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        """Add or overwrite entries. As PyTorch's, a plain mapping (a ``dict``) is added in sorted key order; an
+        ``OrderedDict``, a ``ParameterDict`` or an iterable of pairs keeps its order."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = parameters.items()
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items(), key=operator.itemgetter(0))
+        else:
+            pairs = parameters
         for key, value in pairs:
             self[key] = value
 
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(k, p) for k, p in self.items())
+        return "\n".join(_param_line(k, p, Tensor.type) for k, p in self.items())
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterDict should not be called.")

@@ -662,7 +662,7 @@ class Module(HooksMixin):
                     for hook in load_pre_hooks:
                         hook(state_dict, pre, local_metadata, True, missing, unexpected, errors)
                 mod._load_local(state_dict, pre, assign, missing, errors, expected)
-        unexpected += [k for k in state_dict.keys() if k not in expected and k not in unexpected]
+        unexpected += _unexpected_in_module_order(state_dict, expected, unexpected, [p for p, _ in modules])
         if hooked:
             keys = _IncompatibleKeys(missing, unexpected)
             for _, mod in reversed(modules):  # children before their parents, as PyTorch's
@@ -725,6 +725,23 @@ class Module(HooksMixin):
         if len(extra_lines) == 1 and not child_lines:
             return f"{self._get_name()}({extra_lines[0]})"
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _unexpected_in_module_order(state_dict, expected: set, reported: list, prefixes: list) -> list:
+    """The keys of ``state_dict`` no module expects, in PyTorch's order: each is reported by the deepest module on
+    its dotted path (PyTorch's load visits the modules parents first, each scanning the keys under its prefix in the
+    dict's order), so the keys are ordered by that module's place, then by their place in the dict."""
+    rank = {}
+    for i, name in enumerate(prefixes):
+        rank.setdefault(name, i)
+    def owner(key: str) -> int:
+        parts = key.split(".")[:-1]
+        for depth in range(len(parts), 0, -1):
+            if (name := ".".join(parts[:depth])) in rank:
+                return rank[name]
+        return 0
+    keys = [k for k in state_dict.keys() if k not in expected and k not in reported]
+    return sorted(keys, key=owner)  # (stable: the dict's order within a module)
 
 
 class _PublicStateDictHook:

@@ -115,6 +115,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i = self.T_0 * self.T_mult**n
 
 
+_PHASE_KEYS = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin): lr rises from ``max_lr / div_factor`` to ``max_lr``, then
     anneals to ``initial_lr / final_div_factor``; momentum moves the opposite way. Step once per batch.
@@ -147,16 +150,18 @@ class OneCycleLR(LRScheduler):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self.anneal_strategy = anneal_strategy
+        # PyTorch's attribute names and layout, so that state_dict() holds PyTorch's keys (a checkpoint loads in
+        # either library): each phase's last step and the group keys its lr and momentum move between
+        self._anneal_func_type = anneal_strategy
         warm = float(pct_start * self.total_steps)
-        # (last step of the phase, lr from, lr to, momentum from, momentum to), keys into each group
         if three_phase:
-            self._phases = [(warm - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (2 * warm - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
-                            (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+            phases = [(warm - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (2 * warm - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                      (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
-            self._phases = [(warm - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+            phases = [(warm - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        self._schedule_phases = [dict(zip(_PHASE_KEYS, phase)) for phase in phases]
         groups = optimizer.param_groups
         if last_epoch == -1:
             for group, peak in zip(groups, per_group("max_lr", optimizer, max_lr)):
@@ -179,11 +184,12 @@ class OneCycleLR(LRScheduler):
         step = self.last_epoch
         if step > self.total_steps:
             raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
-        anneal = _cos_anneal if self.anneal_strategy == "cos" else _linear_anneal
+        anneal = _cos_anneal if self._anneal_func_type == "cos" else _linear_anneal
+        phases = self._schedule_phases
         start, i = 0.0, 0
-        while step > self._phases[i][0] and i < len(self._phases) - 1:
-            start, i = self._phases[i][0], i + 1
-        end, lr_from, lr_to, m_from, m_to = self._phases[i]
+        while step > phases[i]["end_step"] and i < len(phases) - 1:
+            start, i = phases[i]["end_step"], i + 1
+        end, lr_from, lr_to, m_from, m_to = (phases[i][key] for key in _PHASE_KEYS)
         pct = (step - start) / (end - start)
         lrs = []
         for group in self.optimizer.param_groups:
