@@ -110,7 +110,10 @@ TARGETS = {
                                  # (a broadcast half-precision operand's gradient summed back: sum_to_shape)
                                  "tests/test_half_broadcast_gradients.py",
                                  # (roots that reach no input: a lone one's hooks run, others' not; _Walk.prune)
-                                 "tests/test_grad_unreached_roots.py"],
+                                 "tests/test_grad_unreached_roots.py",
+                                 # (each node the pruned walk of autograd.grad runs is a trace span: _run_pruned's
+                                 # traced flag)
+                                 "tests/test_trace.py::test_each_node_that_runs_is_a_span_whatever_the_backward_form"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
                                 *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE, _LENT_SLOT,
