@@ -111,6 +111,8 @@ TARGETS = {
                                  "tests/test_half_broadcast_gradients.py",
                                  # (roots that reach no input: a lone one's hooks run, others' not; _Walk.prune)
                                  "tests/test_grad_unreached_roots.py",
+                                 # (every kind of hook on every role in a graph, in each form of a backward)
+                                 "tests/test_engine_hook_table.py",
                                  # (each node the pruned walk of autograd.grad runs is a trace span: _run_pruned's
                                  # traced flag)
                                  "tests/test_trace.py::test_each_node_that_runs_is_a_span_whatever_the_backward_form"],
