@@ -37,7 +37,7 @@ def _run(lib, form: str):
     out = b.sum() + side.sum()
     for name, t in (("x", x), ("z", z), ("a", a), ("b", b), ("side", side), ("out", out)):
         t.register_hook(note(name))
-    for name, t in (("a", a), ("b", b), ("side", side)):
+    for t in (a, b, side):
         t.retain_grad()
     for name, t in (("a", a), ("side", side)):
         t.grad_fn.register_prehook(lambda gs, name=name: calls.append(
