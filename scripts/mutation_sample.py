@@ -174,7 +174,9 @@ TARGETS = {
                                      # (v left out: allowed only for one tensor of one element, PyTorch's errors)
                                      "tests/test_functional_v_none.py",
                                      # (results detached unless create_graph, on each path: _postprocess)
-                                     "tests/test_functional_results_history.py"],
+                                     "tests/test_functional_results_history.py",
+                                     # (inputs of which some require grad, some not: every function and path)
+                                     "tests/test_functional_mixed_inputs.py"],
     "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py",
                                   "tests/test_func_transforms_edges.py",
                                   # (jacrev's chunk_size: ceil(outputs / chunk_size) batched backward passes)
