@@ -79,3 +79,24 @@ def test_inputs_that_do_and_do_not_require_grad_as_pytorchs(name, requires, grad
 def test_forward_mode_hessian_blocks_require_grad_as_pytorchs(requires, grad_mode):
     got = _run(ember, "hessian_forward", requires, grad_mode, False)
     assert got == _run(torch, "hessian_forward", requires, grad_mode, False)
+
+
+def _first_input_seen(lib, strategy: str, requires: bool):
+    seen = []
+
+    def f(a):
+        seen.append((a.requires_grad, a.is_leaf))
+        return (a ** 3).sum()
+
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64).requires_grad_(requires)
+    h = lib.autograd.functional.hessian(f, x, vectorize=True, outer_jacobian_strategy=strategy)
+    return seen[0], h.tolist(), x.requires_grad
+
+
+@pytest.mark.parametrize("requires", [False, True])
+@pytest.mark.parametrize("strategy", ["forward-mode", "reverse-mode"])
+def test_the_input_hessians_function_is_given_as_pytorchs(strategy, requires):
+    """PyTorch's forward-mode Hessian makes its inner inputs require grad (``requires_grad_``) before the inner
+    reverse-mode Jacobian: the function gets a non-leaf that requires grad, as on the reverse-mode path. (ember's
+    forward-mode path calls the function twice where PyTorch's calls it once: only the first call is compared.)"""
+    assert _first_input_seen(ember, strategy, requires) == _first_input_seen(torch, strategy, requires)
