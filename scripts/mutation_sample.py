@@ -108,7 +108,14 @@ TARGETS = {
                                  # (is_grads_batched: each hook once, none in the trial walk without hooks)
                                  "tests/test_hooks_batched_grads.py",
                                  # (a broadcast half-precision operand's gradient summed back: sum_to_shape)
-                                 "tests/test_half_broadcast_gradients.py"],
+                                 "tests/test_half_broadcast_gradients.py",
+                                 # (roots that reach no input: a lone one's hooks run, others' not; _Walk.prune)
+                                 "tests/test_grad_unreached_roots.py",
+                                 # (every kind of hook on every role in a graph, in each form of a backward)
+                                 "tests/test_engine_hook_table.py",
+                                 # (each node the pruned walk of autograd.grad runs is a trace span: _run_pruned's
+                                 # traced flag)
+                                 "tests/test_trace.py::test_each_node_that_runs_is_a_span_whatever_the_backward_form"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
                                 *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE, _LENT_SLOT,
@@ -167,7 +174,9 @@ TARGETS = {
                                      # (v left out: allowed only for one tensor of one element, PyTorch's errors)
                                      "tests/test_functional_v_none.py",
                                      # (results detached unless create_graph, on each path: _postprocess)
-                                     "tests/test_functional_results_history.py"],
+                                     "tests/test_functional_results_history.py",
+                                     # (inputs of which some require grad, some not: every function and path)
+                                     "tests/test_functional_mixed_inputs.py"],
     "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py",
                                   "tests/test_func_transforms_edges.py",
                                   # (jacrev's chunk_size: ceil(outputs / chunk_size) batched backward passes)

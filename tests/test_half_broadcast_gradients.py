@@ -33,3 +33,19 @@ def _run(m, dtype, small, big, op):
 @pytest.mark.parametrize("small,big", SHAPES)
 def test_broadcast_operands_gradient_as_pytorchs(small, big, dtype, op):
     assert _run(ember, dtype, small, big, op) == _run(torch, dtype, small, big, op)
+
+
+def _long_rows(m, dtype, small, big):
+    """Many elements summed into each entry of the operand's gradient: a sum accumulated in the half type itself
+    drifts from PyTorch's float32 accumulation (rounded once)."""
+    d = getattr(m, dtype)
+    b = np.random.default_rng(0).uniform(0.5, 1.5, big)
+    a = m.tensor(np.ones(small), dtype=d, requires_grad=True)
+    (a * m.tensor(b, dtype=d)).sum().backward()
+    return str(a.grad.dtype).split(".")[1], a.grad.float().tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("small,big", [((1,), (4096,)), ((8, 1), (8, 2048)), ((1, 3), (4096, 3))])
+def test_long_broadcast_sums_accumulate_in_float32_as_pytorchs(small, big, dtype):
+    assert _long_rows(ember, dtype, small, big) == _long_rows(torch, dtype, small, big)

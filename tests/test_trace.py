@@ -155,3 +155,25 @@ def test_render_png_of_an_empty_trace_says_so(tmp_path):
         pass
     with pytest.raises(ValueError, match="no events"):
         trace.render_png(tr, str(tmp_path / "x.png"))
+
+
+@pytest.mark.parametrize("form", ["grad", "backward_inputs", "backward"])
+def test_each_node_that_runs_is_a_span_whatever_the_backward_form(form):
+    """autograd.grad and backward(inputs=...) run only the nodes that lead to the inputs (the engine's pruned
+    path): each of those is a span, as each node of a plain backward is; what they skip is none."""
+    x = ember.randn(3, requires_grad=True)
+    w = ember.randn(3, requires_grad=True)
+    with trace.record() as tr:
+        loss = ((x * 2).exp() * w).sum()
+        if form == "grad":
+            ember.autograd.grad(loss, [x])
+        elif form == "backward_inputs":
+            loss.backward(inputs=[x])
+        else:
+            loss.backward()
+    names = [e["name"] for e in tr.spans("backward")]
+    formulas = sorted(n for n in names if n != "AccumulateGrad")
+    assert formulas == ["ExpBackward0", "MulBackward0", "MulBackward0", "SumBackward0"]
+    # w's accumulator runs only in the plain backward (x's, under inputs=, accumulates after the walk)
+    assert names.count("AccumulateGrad") == {"grad": 0, "backward_inputs": 0, "backward": 2}[form]
+    assert len(tr.spans("autograd", "backward")) == 1
