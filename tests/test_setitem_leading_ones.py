@@ -101,3 +101,15 @@ def test_index_tensors_that_do_not_broadcast_are_named_as_pytorch_names_them(ind
             lib.zeros(5, 4, 3)[index(lib)]
         said.append(str(e.value))
     assert said[1] == said[0]
+
+
+def test_a_dual_value_with_leading_ones_writes_its_tangent():
+    tangents = []
+    for lib in (torch, ember):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            t, u = lib.zeros(3, 2), lib.zeros(2)
+            t[0] = fw.make_dual(lib.ones(1, 1, 2), lib.full((1, 1, 2), 3.0))
+            u[1] = fw.make_dual(lib.ones(1, 1), lib.full((1, 1), 4.0))
+            tangents.append((fw.unpack_dual(t).tangent.tolist(), fw.unpack_dual(u).tangent.tolist()))
+    assert tangents[1] == tangents[0]

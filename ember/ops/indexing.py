@@ -29,6 +29,7 @@ from .._meta import (
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
+from .._size import leading_ones
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -856,7 +857,7 @@ def setitem(x: Tensor, idx, value) -> None:
     if basic and isinstance(value, Tensor) and value._requires_grad:
         value = _copy_source(value, _part(x._data, idx).shape)
     elif tracked and isinstance(value, Tensor) and value._requires_grad:
-        value = _without_leading_ones(value)  # (index_put_'s values: PyTorch's setitem views them so first)
+        value = _withoutleading_ones(value)  # (index_put_'s values: PyTorch's setitem views them so first)
     if isinstance(value, Tensor):
         refuse_setitem_overlap(x._data, idx, value, raw.__class__ is not bool)
         varr = value._data
@@ -865,7 +866,7 @@ def setitem(x: Tensor, idx, value) -> None:
             varr = value._data
         elif varr.__class__ is xp.ndarray:
             varr = via_float32(varr, x._data.dtype)
-        if varr.__class__ is xp.ndarray and (lead := _leading_ones(varr.shape)):
+        if varr.__class__ is xp.ndarray and (lead := leading_ones(varr.shape)):
             varr = varr.reshape(varr.shape[lead:])  # (PyTorch's setitem views every value so: slicePrefix1sSize)
     else:
         # a number is PyTorch's scalar_tensor of x's dtype: past a half precision range stored as inf, silently;
@@ -950,20 +951,15 @@ def _copy_source(value: Tensor, shape: tuple) -> Tensor:
     if value._data.shape == shape or not value._data.ndim:
         return value
     have = value._data.shape
-    value = value.view(have[_leading_ones(have):])
+    value = value.view(have[leading_ones(have):])
     return value if value._data.shape == shape else value.expand(shape)
 
 
-def _leading_ones(shape: tuple) -> int:
-    """How many leading dimensions of size 1 ``shape`` has (all of them where every size is 1)."""
-    return next((k for k, n in enumerate(shape) if n != 1), len(shape))
-
-
-def _without_leading_ones(value: Tensor) -> Tensor:
+def _withoutleading_ones(value: Tensor) -> Tensor:
     """``value`` viewed without its leading dimensions of size 1 (recorded, ViewBackward0), as PyTorch's setitem
     views every tensor it writes (``slicePrefix1sSize``); itself where it has none."""
     have = value._data.shape
-    lead = _leading_ones(have)
+    lead = leading_ones(have)
     return value.view(have[lead:]) if lead else value
 
 
