@@ -80,6 +80,12 @@ def check_nonnegative(shape) -> None:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
 
 
+def leading_ones(shape) -> int:
+    """How many leading dimensions of size 1 ``shape`` has (all of them where every size is 1): what PyTorch's
+    setitem views a value without (``slicePrefix1sSize``)."""
+    return next((k for k, n in enumerate(shape) if n != 1), len(shape))
+
+
 def broadcast_mismatch(shapes) -> str | None:
     """PyTorch's message for the first pair of ``shapes`` that cannot broadcast, or None if they all can.
 

@@ -78,6 +78,7 @@ CASES = [
     ("recsys-sparse-embedding-bag", ["recsys_sparse.py"], 1),
     ("glow-actnorm-invconv-lu", ["glow.py"], 1),
     ("detr-hungarian-matching", ["detr_matching.py"], 1),
+    ("hook-profiler-counter-buffers", ["hook_profiler.py"], 1),
     ("swa-prune-save-whole-model", ["swa_prune_save.py"], 1),
     ("gnn-message-passing-scatter-reduce", ["gnn_message_passing.py"], 1),
     ("distill-autocast-bf16", ["distill_autocast_bf16.py"], 1),

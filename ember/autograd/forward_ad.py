@@ -50,6 +50,7 @@ from typing import NamedTuple
 
 from .._backend import quiet_enter, quiet_exit, xp
 from .._dtype import np_kind
+from .._size import leading_ones
 from .._tensor import Tensor
 from . import graph
 from .grad_mode import _GradState
@@ -528,4 +529,8 @@ def write_tangent_at(x: Tensor, idx, value) -> None:
     tangent = level.get(value) if isinstance(value, Tensor) else None
     if tangent is None and level.get(x) is None:
         return
-    level.writable(x)._data[idx] = 0 if tangent is None else tangent._data
+    if tangent is None:
+        level.writable(x)._data[idx] = 0
+        return
+    data = tangent._data  # (viewed without its leading ones, as setitem views the value: see leading_ones)
+    level.writable(x)._data[idx] = data.reshape(data.shape[leading_ones(data.shape):])

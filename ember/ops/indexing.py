@@ -29,6 +29,7 @@ from .._meta import (
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
+from .._size import leading_ones
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -353,8 +354,24 @@ def _bounds_error(x: Tensor, idx, err: IndexError) -> IndexError:
         return found
     if "(indexing a tensor of shape " in str(err):  # (the error of a step of the index, already in these words)
         return err
+    if str(err).startswith("shape mismatch: indexing arrays could not be broadcast"):
+        shapes = ", ".join(str(s) for s in _index_tensor_shapes(idx))
+        return IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}")
     said = str(err).replace(" for axis ", " for dimension ")
     return IndexError(f"{said} (indexing a tensor of shape {list(x._data.shape)})")
+
+
+def _index_tensor_shapes(idx) -> list:
+    """The shapes of the index tensors PyTorch broadcasts together for ``idx`` (converted): each integer array's,
+    and a k-dimensional mask as k tensors of its count of True (its nonzero())."""
+    shapes = []
+    for part in idx if idx.__class__ is tuple else (idx,):
+        if isinstance(part, xp.ndarray) and part.ndim:
+            if part.dtype == xp.bool_:
+                shapes.extend([[int(part.sum())]] * part.ndim)
+            else:
+                shapes.append(list(part.shape))
+    return shapes
 
 
 def _pytorch_index_error(shape: tuple, idx) -> IndexError | None:
@@ -840,7 +857,7 @@ def setitem(x: Tensor, idx, value) -> None:
     if basic and isinstance(value, Tensor) and value._requires_grad:
         value = _copy_source(value, _part(x._data, idx).shape)
     elif tracked and isinstance(value, Tensor) and value._requires_grad:
-        value = _without_leading_ones(value)  # (index_put_'s values: PyTorch's setitem views them so first)
+        value = _withoutleading_ones(value)  # (index_put_'s values: PyTorch's setitem views them so first)
     if isinstance(value, Tensor):
         refuse_setitem_overlap(x._data, idx, value, raw.__class__ is not bool)
         varr = value._data
@@ -849,6 +866,8 @@ def setitem(x: Tensor, idx, value) -> None:
             varr = value._data
         elif varr.__class__ is xp.ndarray:
             varr = via_float32(varr, x._data.dtype)
+        if varr.__class__ is xp.ndarray and (lead := leading_ones(varr.shape)):
+            varr = varr.reshape(varr.shape[lead:])  # (PyTorch's setitem views every value so: slicePrefix1sSize)
     else:
         # a number is PyTorch's scalar_tensor of x's dtype: past a half precision range stored as inf, silently;
         # past float32's or an integer dtype's range, or NaN for an integer one, its overflow error; an int is
@@ -866,10 +885,12 @@ def setitem(x: Tensor, idx, value) -> None:
                 x._data[idx] = varr
     except IndexError as err:
         raise _bounds_error(x, idx, err) from None
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
+        if err.__class__ is TypeError and "boolean array indexing assignment" not in str(err):
+            raise  # (NumPy's TypeError stands but for a mask given a value of more than one dimension)
         raise RuntimeError(
-            f"shape mismatch: value of shape {list(xp.shape(varr))} cannot be broadcast to the "
-            f"indexed result of a tensor of shape {list(x._data.shape)} ({err})"
+            f"shape mismatch: value tensor of shape {list(xp.shape(varr))} cannot be broadcast to indexing result "
+            f"of shape {list(_indexed_shape(x._data, idx))}"
         ) from None
     x._bump_version()
     forward_ad.write_tangent_at(x, idx, value)
@@ -930,17 +951,24 @@ def _copy_source(value: Tensor, shape: tuple) -> Tensor:
     if value._data.shape == shape or not value._data.ndim:
         return value
     have = value._data.shape
-    lead = next((k for k, n in enumerate(have) if n != 1), len(have))
-    value = value.view(have[lead:])
+    value = value.view(have[leading_ones(have):])
     return value if value._data.shape == shape else value.expand(shape)
 
 
-def _without_leading_ones(value: Tensor) -> Tensor:
+def _withoutleading_ones(value: Tensor) -> Tensor:
     """``value`` viewed without its leading dimensions of size 1 (recorded, ViewBackward0), as PyTorch's setitem
     views every tensor it writes (``slicePrefix1sSize``); itself where it has none."""
     have = value._data.shape
-    lead = next((k for k, n in enumerate(have) if n != 1), len(have))
+    lead = leading_ones(have)
     return value.view(have[lead:]) if lead else value
+
+
+def _indexed_shape(a, idx) -> tuple:
+    """The shape of ``a[idx]`` (for an error message: advanced indices gather a copy)."""
+    try:
+        return _part(a, idx).shape
+    except (IndexError, ValueError, TypeError):
+        return a.shape
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
