@@ -321,7 +321,8 @@ MORE = {
     "bmm": lambda m, z: m.bmm(z[None], z.t()[None]), "outer": lambda m, z: m.outer(z[0], z[1]),
     "mv": lambda m, z: m.mv(z, z[0]), "mul_": lambda m, z: z.clone().mul_(1j),
     **{f: lambda m, z, f=f: getattr(m, f)(z) for f in (
-        "tan", "sinh", "cosh", "log10", "log2", "expm1", "exp2", "atan", "asin", "acos", "asinh", "acosh", "atanh")},
+        "tan", "sinh", "cosh", "log10", "log2", "expm1", "exp2", "atan", "asin", "acos", "asinh", "acosh", "atanh",
+        "sinc")},
 }
 
 

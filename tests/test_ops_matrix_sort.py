@@ -211,6 +211,19 @@ def test_roll_integer_dtype():
 
 
 @pytest.mark.parametrize("make", [
+    lambda m, x: x.transpose(0, 1),  # row-major result, as the input's suggested memory format
+    lambda m, x: x[:, :1].expand(3, 4),
+    lambda m, x: x.reshape(1, 3, 1, 4).contiguous(memory_format=m.channels_last),  # kept channels_last
+    lambda m, x: x.reshape(1, 3, 2, 2).contiguous(memory_format=m.channels_last)[:, :, ::2],
+])
+def test_roll_result_layout_as_pytorch(make):
+    a = np.arange(12.0).reshape(3, 4)
+    results = [m.roll(make(m, m.tensor(a)), 1, 1) for m in (ember, torch)]
+    assert results[0].stride() == results[1].stride()
+    assert_close(*results)
+
+
+@pytest.mark.parametrize("make", [
     lambda m: m.roll(m.ones(3), (1, 2), 0),
     lambda m: m.roll(m.ones(3), (1, 2)),
     lambda m: m.roll(m.ones(3), 1, 2),
