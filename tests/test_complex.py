@@ -323,6 +323,8 @@ MORE = {
     **{f: lambda m, z, f=f: getattr(m, f)(z) for f in (
         "tan", "sinh", "cosh", "log10", "log2", "expm1", "exp2", "atan", "asin", "acos", "asinh", "acosh", "atanh",
         "sinc")},
+    "logsumexp": lambda m, z: m.logsumexp(z * 3, 1),  # (the imaginary part the principal log's, in (-pi, pi])
+    "logsumexp-all": lambda m, z: m.logsumexp(z * 3j, (0, 1)),
 }
 
 

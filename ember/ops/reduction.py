@@ -773,7 +773,9 @@ class LogSumExp(Node):
     float32_compute = True
 
     def forward(self, x, axes, keepdim):
-        m = xp.max(x, axis=axes, keepdims=True, initial=-xp.inf)  # -inf over an empty dim
+        # the shift: the largest (real part of an) element, -inf over an empty dim; a real shift of a complex x
+        # keeps the result's imaginary part that of the principal log, in (-pi, pi], as PyTorch's
+        m = xp.max(x.real if np_kind(x.dtype) == "c" else x, axis=axes, keepdims=True, initial=-xp.inf)
         m = xp.where(xp.isfinite(m), m, 0)
         out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
         out = _row_major(out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes)))
@@ -781,10 +783,10 @@ class LogSumExp(Node):
         self.axes, self.keepdim = axes, keepdim
         return out
 
-    def backward(self, g):  # softmax(x) * g
+    def backward(self, g):  # g * conj(softmax(x)) (conj: holomorphic in a complex x)
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
-        return (g * xp.exp(x - _expand_back(out, x.shape, self.axes, self.keepdim)),)
+        return (g * conj_if_complex(xp.exp(x - _expand_back(out, x.shape, self.axes, self.keepdim))),)
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
