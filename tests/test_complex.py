@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import itertools
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -202,6 +204,26 @@ def test_casting_complex_to_real_warns_and_keeps_real_part(monkeypatch):
     with pytest.warns(UserWarning, match="discards the imaginary part"):
         x = ember.tensor([1 + 2j]).float()
     assert x.tolist() == [1.0]
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "mean"])
+def test_reduction_to_a_real_dtype_of_a_complex_tensor_that_requires_grad_warns_as_pytorch(monkeypatch, op):
+    # PyTorch's one UserWarning (the real part kept), not NumPy's ComplexWarning of the promoted copy
+    monkeypatch.setattr(ember._warnings, "_warned_once", set())
+    results, grads = [], []
+    for m in (ember, torch):
+        x = m.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(x, op)(dtype=m.float64)
+        if m is ember:  # (PyTorch's warns once per process: only a first call of the session would show it)
+            assert [w.category for w in caught] == [UserWarning]
+            assert "discards the imaginary part" in str(caught[0].message)
+        out.backward()
+        results.append(out.item())
+        grads.append(x.grad.numpy())
+    assert results[0] == results[1]
+    np.testing.assert_array_equal(grads[0], grads[1])
 
 
 # ----------------------------------------------------------------- values and gradients vs torch

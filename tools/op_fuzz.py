@@ -692,10 +692,10 @@ def dtype_name(t) -> str:
 
 def to_numpy(t) -> np.ndarray:
     t = t.detach()
-    if isinstance(t, torch.Tensor):
-        t = t.resolve_conj().resolve_neg()
     if dtype_name(t) in ("bfloat16", "float16"):
         t = t.float()
+    if isinstance(t, torch.Tensor):  # (force: a conjugate, negative or zero tensor, PyTorch's lazy forms)
+        return t.numpy(force=True)
     return np.asarray(t.numpy())
 
 
@@ -852,7 +852,9 @@ def _has_layout(case: Case, layout: str) -> bool:
 def _ties(case: Case) -> bool:
     """Whether the input (the first tensor argument) holds equal values, among which an index is a choice."""
     first = case.args[0]
-    return isinstance(first, T) and np.unique(first.array).size < first.array.size
+    if not isinstance(first, T):
+        return False
+    return first.layout == "expand" or np.unique(first.array).size < first.array.size
 
 
 def _complex_nonfinite(case: Case) -> bool:

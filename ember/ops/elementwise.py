@@ -182,8 +182,14 @@ def promoted(t: Tensor, dtype: _dtype.dtype) -> Tensor:
             and _graph._GradState.enabled
             and (_graph._dual_level is None or _graph._dual_level.get(t) is None)):
         return cast(t, dtype)  # (nothing to stand in for; forward AD's tangent and a meta tensor: ToCopy's)
+    data = t._data
+    if data.dtype.kind == "c" and dtype.np.kind != "c":  # (ToCopy's rule: PyTorch's warning, the real part kept)
+        from .._warnings import warn_once
+
+        warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
+        data = data.real
     with quiet():  # (overflow to inf silently, as PyTorch's)
-        return _graph.promoted_input(t, astype_result(t._data, dtype.np))
+        return _graph.promoted_input(t, astype_result(data, dtype.np))
 
 
 def refuse_integer_history(t: Tensor, dtype) -> None:
