@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import itertools
-
 import warnings
 
 import numpy as np
