@@ -232,3 +232,15 @@ def test_roll_result_layout_as_pytorch(make):
 ])
 def test_roll_errors_like_torch(make):
     raises_like_torch(make)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.topk(m.tensor([True, False, True]), 2),
+    lambda m: m.tensor(True).topk(1),
+    lambda m: m.tensor([True, False, True]).topk(4),  # (k's range is checked first)
+    lambda m: m.kthvalue(m.tensor([[True, False]]), 1, 1),
+    lambda m: m.tensor([True]).kthvalue(2),
+])
+def test_topk_and_kthvalue_refuse_bool_as_pytorch(make):
+    got, want = raises_like_torch(make)
+    assert got == want
