@@ -236,6 +236,7 @@ from .ops.elementwise import (
     ne,
     pow,
     remainder,
+    signbit,
     sub,
     true_divide,
 )
@@ -810,7 +811,7 @@ __all__ = [
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vmap", "vstack", "row_stack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
-    "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
+    "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal", "signbit",
     "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
     "deg2rad", "rad2deg", "sinc", "i0", "renorm", "rsub",
     "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "symeig",

@@ -67,7 +67,7 @@ gcd lcm ldexp nextafter outer ger addcmul addcdiv cholesky_inverse
 EXACT = frozenset("""
 addmm addmv amax amin argmax argmin bmm clamp clip dot gather index_select masked_select matmul mm mv round sort take
 topk vdot
-where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu
+where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -89,6 +89,7 @@ EXACT_MESSAGES = {
     "take": "take(): self and out expected to have the same dtype, but got self.dtype = {result} and "
             "out.dtype = {out}",
     "where": "Expected out type to be {result} but got {out}",
+    "signbit": "signbit does not support non-boolean outputs.",
 }
 # max/min of all elements (max.unary_out): out's dtype is checked by PyTorch's canCast assertion, in its words
 _UNARY_CAN_CAST = ("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) to be "

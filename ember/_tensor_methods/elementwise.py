@@ -415,6 +415,9 @@ class ElementwiseMethods:
     def isreal(self) -> Tensor:
         return ops.elementwise.isreal(self)
 
+    def signbit(self) -> Tensor:
+        return ops.elementwise.signbit(self)
+
     def float_power(self, exponent) -> Tensor:
         return ops.elementwise.float_power(self, exponent)
 

@@ -1111,6 +1111,21 @@ def isneginf(x: Tensor) -> Tensor:
     return Tensor._make(meta_results((x._data,), xp.isneginf(x._data), True))
 
 
+def signbit(x: Tensor) -> Tensor:
+    """Whether each element's sign bit is set: True for negative numbers, -0.0 and a NaN with its sign bit set;
+    False throughout for bool and unsigned tensors (bool result)."""
+    a = x._data
+    if np_kind(a.dtype) == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if np_kind(a.dtype) in "bu":
+        out = xp.zeros(a.shape, xp.bool_)
+    elif np_kind(a.dtype) == "i":
+        out = a < 0
+    else:  # (a bfloat16 array through float32: the sign bit is kept, a NaN's included)
+        out = xp.signbit(a if a.dtype.itemsize > 2 or a.dtype == xp.float16 else a.astype(xp.float32))
+    return Tensor._make(meta_results((a,), out, True))
+
+
 def isreal(x: Tensor) -> Tensor:
     """Whether each element has no imaginary part (True everywhere for a real tensor)."""
     if x.is_complex():
