@@ -462,9 +462,20 @@ def _requires_grad(args, kwargs) -> bool:
     return any(any_grad(v) for v in (*args, *kwargs.values()))
 
 
+# ops PyTorch's autograd does not differentiate (their results are never differentiable): out= with an input
+# that requires grad is no refusal there
+_NOT_DIFFERENTIABLE = frozenset("""
+eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor logical_not
+isposinf isneginf signbit argmax argmin floor_divide heaviside
+""".split())
+
+
 def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
     """Whether PyTorch's autograd refuses the call (grad mode on): an input that requires grad, or an ``out`` that
-    does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written)."""
+    does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written); an op it does
+    not differentiate (``_NOT_DIFFERENTIABLE``) never."""
+    if name in _NOT_DIFFERENTIABLE:
+        return False
     if name in FACTORIES:  # (a view of such a leaf too)
         base = out._base if isinstance(out, Tensor) and out._base is not None else out
         return isinstance(out, Tensor) and out.requires_grad and base.requires_grad and base.grad_fn is None
