@@ -735,3 +735,24 @@ def test_signbit_as_pytorch(dtype):
 ])
 def test_signbit_errors_as_pytorch(make):
     assert_same_error(make)
+
+
+@pytest.mark.parametrize("values", [[-2, 0, 3], [-1.5, 0.0, 2.0], [3 + 4j, 0j, -1j], [True, False]])
+def test_sgn_in_place_as_pytorch(values):
+    def run(m):
+        x = m.tensor(values)
+        y = x.clone()
+        assert y.sgn_() is y
+        leaf = m.tensor(values, requires_grad=True) if x.is_floating_point() or x.is_complex() else None
+        grad = None
+        if leaf is not None:
+            z = leaf * 2
+            z.sgn_()
+            (z * m.tensor([1j, 2, 3]) if x.is_complex() else z * m.tensor([1.0, 2, 3])).real.sum().backward()
+            grad = m.zeros_like(leaf) + leaf.grad  # (PyTorch's gradient of a real sgn: a zero tensor)
+        return y, grad
+
+    (got, got_grad), (want, want_grad) = run(ember), run(torch)
+    assert_close(got, want)
+    if want_grad is not None:
+        assert_close(got_grad, want_grad)
