@@ -865,6 +865,7 @@ SORTS = "Differences from PyTorch, Tensors and numerics: sort, argsort and topk 
 TIES = "Differences from PyTorch, Tensors and numerics: which index a tie gives"
 SCATTER = ('Differences from PyTorch, Tensors and numerics: scatter_(..., reduce="multiply") and reduce="add" '
            "have no gradient")
+NAN_BF16 = "Differences from PyTorch, Mixed precision: A NaN converted to bfloat16 may carry another payload"
 QUIRKS = "Differences from PyTorch, Tensors and numerics: PyTorch quirks not matched"
 
 # (op or "*", kind, test of the call and the finding's detail, the docs reference)
@@ -877,6 +878,7 @@ ALLOWED: list[tuple[str, str, Callable[[Case, str], bool], str]] = [
     *((op, "value", lambda c, d: _has_layout(c, "expand") and "dim" in c.kwargs, QUIRKS)
       for op in ("median", "nanmedian")),
     ("*", "value", lambda c, d: _complex_nonfinite(c), QUIRKS),
+    ("signbit", "value", lambda c, d: c.args[0].dtype == "bfloat16" and np.isnan(c.args[0].array).any(), NAN_BF16),
     ("*", "error-ember-only", lambda c, d: c.form in ("inplace", "setitem", "out") and _has_layout(c, "expand"),
      "docs/api.md, Autograd: no in-place writes to an expanded tensor"),
     ("take_along_dim", "error-ember-only", lambda c, d: True,
