@@ -227,8 +227,20 @@ def _prod_of_others(x, axes):
     return out
 
 
+def evenly_distributed_mask(x, value):
+    """Where PyTorch's ``evenly_distribute_backward`` sends the gradient of ``value``, one of x's elements (max(),
+    min(), median() of all elements): the elements equal to it, or every NaN when it is NaN."""
+    if type(value) is xp.ndarray and xp.isnan(value).any():  # (a recorded array under create_graph: equality)
+        return xp.isnan(x)
+    return x == value
+
+
 class Extreme(Node):
-    """max/min over axes: the gradient is split evenly among tied extremes (PyTorch's rule)."""
+    """max/min over axes: the gradient is split evenly among tied extremes (PyTorch's rule); a NaN extreme's
+    among the NaNs (``evenly_distribute_backward``), but amax's and amin's (``nan_counts`` False) among the
+    elements equal to it: none, a NaN gradient, as PyTorch's."""
+
+    nan_counts = True
 
     def name(self) -> str:  # (PyTorch's: max() / min() of all elements)
         return "MaxBackward1" if self.fn is xp.max else "MinBackward1"
@@ -244,7 +256,7 @@ class Extreme(Node):
     def backward(self, g):
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
-        mask = x == out
+        mask = evenly_distributed_mask(x, out) if self.nan_counts else x == out
         # (the count of tied extremes in g's dtype, as PyTorch's grad / mask.sum(): an int64 count made it float64)
         return (mask * (g / mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)),)
 
@@ -509,6 +521,8 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
 
 class AmaxAmin(Extreme):
     """amax / amin: ``Extreme`` named as PyTorch's."""
+
+    nan_counts = False
 
     def name(self) -> str:
         return "AmaxBackward0" if self.fn is xp.max else "AminBackward0"

@@ -15,7 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
 from .elementwise import refuse_integer_history
-from .reduction import _axes, _expand_back, _row_major, variance
+from .reduction import _axes, _expand_back, _row_major, evenly_distributed_mask, variance
 from .sorting import _order, _take
 from .unary import sqrt
 
@@ -59,9 +59,7 @@ class EvenlyDistributed(Node):
 
     def backward(self, g):
         x, value = self.saved
-        mask = x == value
-        if xp.isnan(value):
-            mask = xp.isnan(x)
+        mask = evenly_distributed_mask(x, value)
         return (mask * (g / mask.sum().astype(g.dtype)),)
 
 
