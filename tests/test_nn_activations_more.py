@@ -144,3 +144,21 @@ def test_composed_activations_round_each_step_in_half_precision(name, dtype):
     ye.sum().backward()
     yt.sum().backward()
     assert_close(e.grad.float(), t.grad.float(), atol=2e-2, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+@pytest.mark.parametrize("grad", [True, False])
+def test_hard_activations_of_a_0d_tensor_as_pytorch(name, dtype, grad):
+    # (a 0-d input's intermediate sum is a NumPy scalar, which cannot be clipped in place)
+    for v in (1.5, -4.0, 3.0):
+        results = []
+        for m in (ember, torch):
+            x = m.tensor(v, dtype=getattr(m, dtype), requires_grad=grad)
+            y = getattr(m.nn.functional, name)(x)
+            if grad:
+                y.backward()
+            results.append((y.detach(), x.grad))
+        assert_close(results[0][0], results[1][0])
+        if grad:
+            assert_close(results[0][1], results[1][1])

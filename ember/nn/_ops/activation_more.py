@@ -59,13 +59,13 @@ def _hardswish(x, need):
     if is_recorded(x):  # create_graph: the same formula out of place
         c = xp.fmin(xp.fmax(x, -3), 3)
         return x * xp.clip(x + 3, 0, 6) / 6, (c / 3 + 0.5) * (xp.abs(x) < 3) + ~(x < 3)
-    t = xp.add(x, _scalar(x, 3))
+    t = xp.asarray(xp.add(x, _scalar(x, 3)))  # (an array to clip in place: a 0-d x's sum is a scalar)
     xp.clip(t, 0, 6, out=t)
     t *= x
     t *= _scalar(x, 1 / 6)
     if not need:
         return t, None
-    d = xp.fmax(x, _scalar(x, -3))
+    d = xp.asarray(xp.fmax(x, _scalar(x, -3)))  # (as t: an array)
     xp.fmin(d, _scalar(x, 3), out=d)
     d *= _scalar(x, 1 / 3)
     d += _scalar(x, 0.5)
@@ -76,7 +76,7 @@ def _hardswish(x, need):
 
 def _hardsigmoid(x, need):
     # relu6(x + 3) / 6; derivative 1/6 strictly inside (-3, 3), PyTorch's float32 1/6 in every dtype
-    t = xp.add(x, _scalar(x, 3))
+    t = xp.asarray(xp.add(x, _scalar(x, 3)))  # (an array to clip in place: a 0-d x's sum is a scalar)
     xp.clip(t, 0, 6, out=t)
     t /= _scalar(x, 6)
     if not need:
