@@ -67,7 +67,7 @@ gcd lcm ldexp nextafter outer ger addcmul addcdiv cholesky_inverse
 EXACT = frozenset("""
 addmm addmv amax amin argmax argmin bmm clamp clip dot gather index_select masked_select matmul mm mv round sort take
 topk vdot
-where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu
+where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -89,6 +89,7 @@ EXACT_MESSAGES = {
     "take": "take(): self and out expected to have the same dtype, but got self.dtype = {result} and "
             "out.dtype = {out}",
     "where": "Expected out type to be {result} but got {out}",
+    "signbit": "signbit does not support non-boolean outputs.",
 }
 # max/min of all elements (max.unary_out): out's dtype is checked by PyTorch's canCast assertion, in its words
 _UNARY_CAN_CAST = ("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) to be "
@@ -461,9 +462,20 @@ def _requires_grad(args, kwargs) -> bool:
     return any(any_grad(v) for v in (*args, *kwargs.values()))
 
 
+# ops PyTorch's autograd does not differentiate (their results are never differentiable): out= with an input
+# that requires grad is no refusal there
+_NOT_DIFFERENTIABLE = frozenset("""
+eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor logical_not
+isposinf isneginf signbit argmax argmin floor_divide heaviside
+""".split())
+
+
 def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
     """Whether PyTorch's autograd refuses the call (grad mode on): an input that requires grad, or an ``out`` that
-    does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written)."""
+    does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written); an op it does
+    not differentiate (``_NOT_DIFFERENTIABLE``) never."""
+    if name in _NOT_DIFFERENTIABLE:
+        return False
     if name in FACTORIES:  # (a view of such a leaf too)
         base = out._base if isinstance(out, Tensor) and out._base is not None else out
         return isinstance(out, Tensor) and out.requires_grad and base.requires_grad and base.grad_fn is None

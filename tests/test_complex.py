@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import io
 import itertools
+import warnings
 
 import numpy as np
 import pytest
 import torch
 from oracle import assert_close, check
+from test_data_samplers import raises_like_torch
 
 import ember
 
@@ -204,6 +206,26 @@ def test_casting_complex_to_real_warns_and_keeps_real_part(monkeypatch):
     assert x.tolist() == [1.0]
 
 
+@pytest.mark.parametrize("op", ["sum", "prod", "mean"])
+def test_reduction_to_a_real_dtype_of_a_complex_tensor_that_requires_grad_warns_as_pytorch(monkeypatch, op):
+    # PyTorch's one UserWarning (the real part kept), not NumPy's ComplexWarning of the promoted copy
+    monkeypatch.setattr(ember._warnings, "_warned_once", set())
+    results, grads = [], []
+    for m in (ember, torch):
+        x = m.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(x, op)(dtype=m.float64)
+        if m is ember:  # (PyTorch's warns once per process: only a first call of the session would show it)
+            assert [w.category for w in caught] == [UserWarning]
+            assert "discards the imaginary part" in str(caught[0].message)
+        out.backward()
+        results.append(out.item())
+        grads.append(x.grad.numpy())
+    assert results[0] == results[1]
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
 # ----------------------------------------------------------------- values and gradients vs torch
 UNARY = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "rsqrt", "neg", "abs", "angle",
          "conj", "conj_physical", "sgn", "square", "log1p"]
@@ -321,13 +343,29 @@ MORE = {
     "bmm": lambda m, z: m.bmm(z[None], z.t()[None]), "outer": lambda m, z: m.outer(z[0], z[1]),
     "mv": lambda m, z: m.mv(z, z[0]), "mul_": lambda m, z: z.clone().mul_(1j),
     **{f: lambda m, z, f=f: getattr(m, f)(z) for f in (
-        "tan", "sinh", "cosh", "log10", "log2", "expm1", "exp2", "atan", "asin", "acos", "asinh", "acosh", "atanh")},
+        "tan", "sinh", "cosh", "log10", "log2", "expm1", "exp2", "atan", "asin", "acos", "asinh", "acosh", "atanh",
+        "sinc")},
+    "logsumexp": lambda m, z: m.logsumexp(z * 3, 1),  # (the imaginary part the principal log's, in (-pi, pi])
+    "logsumexp-all": lambda m, z: m.logsumexp(z * 3j, (0, 1)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(MORE))
 def test_more_ops_values_and_grads(name):
     check(MORE[name], [(3, 4)], dtype=np.complex128, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["erfinv", "lgamma", "digamma", "logit"])
+@pytest.mark.parametrize("form", ["function", "method", "in-place"])
+def test_real_only_functions_refuse_complex_as_pytorch(name, form):
+    # PyTorch's kernels have no complex version: its NotImplementedError (logit computed the cast real part)
+    def make(m):
+        z = m.tensor([0.5 + 1j, -0.25j])
+        return {"function": lambda: getattr(m, name)(z), "method": lambda: getattr(z, name)(),
+                "in-place": lambda: getattr(z, name + "_")()}[form]()
+
+    got, want = raises_like_torch(make)
+    assert got == want
 
 
 @pytest.mark.parametrize("call", [

@@ -130,3 +130,35 @@ def test_softmax_result_contiguous_as_pytorch(fn, case):
     (got, got_grad), (want, want_grad) = run(ember), run(torch)
     assert got == want
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["softsign", "tanhshrink"])
+def test_composed_activations_round_each_step_in_half_precision(name, dtype):
+    # PyTorch composes these (x / (|x| + 1), x - tanh(x)), rounding each step to the half dtype: one float32
+    # computation rounded once gives other last bits
+    a = np.random.default_rng(0).standard_normal(400).astype(np.float32) * 0.5
+    e, t = (m.tensor(a).to(getattr(m, dtype)).requires_grad_() for m in (ember, torch))
+    ye, yt = getattr(ember.nn.functional, name)(e), getattr(torch.nn.functional, name)(t)
+    np.testing.assert_array_equal(ye.detach().float().numpy(), yt.detach().float().numpy())
+    ye.sum().backward()
+    yt.sum().backward()
+    assert_close(e.grad.float(), t.grad.float(), atol=2e-2, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+@pytest.mark.parametrize("grad", [True, False])
+def test_hard_activations_of_a_0d_tensor_as_pytorch(name, dtype, grad):
+    # (a 0-d input's intermediate sum is a NumPy scalar, which cannot be clipped in place)
+    for v in (1.5, -4.0, 3.0):
+        results = []
+        for m in (ember, torch):
+            x = m.tensor(v, dtype=getattr(m, dtype), requires_grad=grad)
+            y = getattr(m.nn.functional, name)(x)
+            if grad:
+                y.backward()
+            results.append((y.detach(), x.grad))
+        assert_close(results[0][0], results[1][0])
+        if grad:
+            assert_close(results[0][1], results[1][1])

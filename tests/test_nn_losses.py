@@ -484,3 +484,13 @@ def test_a_loss_weight_that_is_no_tensor_is_refused_with_pytorchs_type_error(cal
     with pytest.raises(TypeError) as got:
         call(ember.nn.functional, ember)
     assert str(got.value).startswith(str(expected.value))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+def test_an_ignored_target_with_a_nonfinite_score_adds_nothing_as_pytorch(loss, reduction):
+    # PyTorch's kernel skips an ignored target's row: its loss is 0, not 0 * NaN
+    scores = [[float("nan"), 1.0, 2.0], [float("inf"), 0.0, 1.0], [0.5, -1.0, 2.0]]
+    results = [getattr(m.nn.functional, loss)(m.tensor(scores), m.tensor([-100, 1, 2]), reduction=reduction)
+               for m in (ember, torch)]
+    assert_close(*results)

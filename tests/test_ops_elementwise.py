@@ -708,3 +708,51 @@ def test_pow_of_a_numpy_scalar_exponent_checked_as_pytorch(dt, exponent):
         except Exception as err:  # noqa: BLE001 (the type and message are compared)
             outcomes.append((type(err), str(err)))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int64", "float16", "bfloat16", "float32", "float64"])
+def test_signbit_as_pytorch(dtype):
+    values = [-0.0, 0.0, float("nan"), -float("nan"), -1.5, 2.0, float("-inf")]
+    if dtype == "bfloat16":  # (PyTorch's conversion to bfloat16 makes every NaN its positive one: docs/api.md)
+        values = values[:3] + values[4:]
+    if dtype == "bool":
+        values = [True, False]
+    elif dtype in ("uint8", "int8", "int64"):
+        values = [0, 3, 7] if dtype == "uint8" else [-3, 0, 5]
+
+    def run(m):
+        x = m.tensor(values, dtype=m.float64).to(getattr(m, dtype))
+        out = m.empty(0, dtype=m.bool)
+        return m.signbit(x), x.signbit(), m.signbit(x[::2], out=out), out
+
+    for got, want in zip(run(ember), run(torch)):
+        assert_close(got, want)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.signbit(m.tensor([1j])),
+    lambda m: m.signbit(m.tensor([1.0, -2.0]), out=m.empty(0)),  # (a bool out only)
+])
+def test_signbit_errors_as_pytorch(make):
+    assert_same_error(make)
+
+
+@pytest.mark.parametrize("values", [[-2, 0, 3], [-1.5, 0.0, 2.0], [3 + 4j, 0j, -1j], [True, False]])
+def test_sgn_in_place_as_pytorch(values):
+    def run(m):
+        x = m.tensor(values)
+        y = x.clone()
+        assert y.sgn_() is y
+        leaf = m.tensor(values, requires_grad=True) if x.is_floating_point() or x.is_complex() else None
+        grad = None
+        if leaf is not None:
+            z = leaf * 2
+            z.sgn_()
+            (z * m.tensor([1j, 2, 3]) if x.is_complex() else z * m.tensor([1.0, 2, 3])).real.sum().backward()
+            grad = m.zeros_like(leaf) + leaf.grad  # (PyTorch's gradient of a real sgn: a zero tensor)
+        return y, grad
+
+    (got, got_grad), (want, want_grad) = run(ember), run(torch)
+    assert_close(got, want)
+    if want_grad is not None:
+        assert_close(got_grad, want_grad)

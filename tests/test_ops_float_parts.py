@@ -248,3 +248,35 @@ def test_heaviside_out_as_pytorch():
 def test_frac_refuses_other_than_floating_dtypes_as_pytorch(dtype):
     got, want = each(lambda fw: fw.frac(fw.tensor([1]).to(getattr(fw, dtype))))
     assert got == want
+
+
+@pytest.mark.parametrize("x_dtype,e_dtype", [("float32", "bfloat16"), ("float32", "float16"),
+                                             ("float64", "bfloat16"), ("bfloat16", "float32")])
+def test_ldexp_power_of_a_floating_exponent_rounds_in_its_dtype_as_pytorch(x_dtype, e_dtype):
+    # PyTorch computes x * pow(2, e): the power rounded to e's dtype before the product in the promoted one
+    e_values = [0.3, -1.7, 2.45, 0.01, -0.5]
+
+    def fn(fw):
+        x = tensor(fw, [1.1, -3.3, 0.7, 5.0, 1.0], x_dtype).requires_grad_()
+        e = tensor(fw, e_values, e_dtype).requires_grad_()
+        out = fw.ldexp(x, e)
+        (out * tensor(fw, [1.0, 2.0, 3.0, 1.0, 2.0], x_dtype)).sum().backward()
+        return out.detach(), x.grad, e.grad
+
+    (got, got_x, got_e), (want, want_x, want_e) = each(fn)
+    same(got, want, rtol=1e-6)  # (a float32 exponent: NumPy's exp2 and PyTorch's pow may differ in the last bit)
+    same(got_x, want_x, rtol=1e-6)
+    same(got_e, want_e, rtol=2e-2)
+
+
+def test_ldexp_gradients_of_complex_operands_are_conjugated_as_pytorch():
+    rng = np.random.default_rng(0)
+    x, e = (rng.standard_normal(4) + 1j * rng.standard_normal(4) for _ in range(2))
+
+    def fn(fw):
+        xt, et = fw.tensor(x, requires_grad=True), fw.tensor(e, requires_grad=True)
+        (fw.ldexp(xt, et) * fw.tensor([1, 2 + 1j, 3, 1j])).real.sum().backward()
+        return xt.grad, et.grad
+
+    for got, want in zip(*each(fn)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

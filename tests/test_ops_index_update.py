@@ -213,3 +213,20 @@ def test_index_dtype_checked_as_pytorch(op, dt):
             return type(err).__name__, str(err)
 
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("alpha", [0.5, 2.5, -1.5, 1e-3])
+def test_index_add_float_alpha_of_an_integer_tensor_is_converted_as_pytorch(dtype, alpha):
+    # PyTorch converts alpha to the tensor's scalar type (truncated toward zero; any nonzero is True for bool)
+    def run(m):
+        x = m.tensor([1, 2, 3, 0], dtype=getattr(m, dtype))
+        return x.index_add(0, m.tensor([0, 1, 1]), m.tensor([5, 5, 1], dtype=getattr(m, dtype)), alpha=alpha)
+
+    if dtype == "uint8" and alpha < 0:
+        alpha = -alpha
+    assert_close(run(ember), run(torch))
+    assert_close(run(ember).index_add_(0, ember.tensor([3]), ember.tensor([1], dtype=getattr(ember, dtype)),
+                                       alpha=alpha),
+                 run(torch).index_add_(0, torch.tensor([3]), torch.tensor([1], dtype=getattr(torch, dtype)),
+                                       alpha=alpha))

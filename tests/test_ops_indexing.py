@@ -229,6 +229,18 @@ def test_scatter_add():
     check(lambda m, x, s, i: x.scatter_add(0, i, s), [(3, 3), (2, 3), idx])
 
 
+@pytest.mark.parametrize("call", [
+    lambda m, x, s, i: x.scatter_add(0, i, s),
+    lambda m, x, s, i: x.clone().scatter_add_(0, i, s),
+    lambda m, x, s, i: m.scatter_add(x, 0, i, s),
+])
+def test_scatter_add_source_gradient_with_an_index_narrower_than_self(call):
+    # the index covers column 0 of x only: src's gradient is the upstream gradient gathered there, not summed
+    # over the columns the index does not reach
+    idx = np.array([[0], [2], [1], [3]])
+    check(call, [(4, 3), (4, 1), idx])
+
+
 def test_masked_select_and_nonzero():
     check(lambda m, x: x.masked_select(x > 0), [(3, 4)])
     check(lambda m, x: x.nonzero(), [np.array([[0, 1], [2, 0]])], grad=False)

@@ -211,6 +211,19 @@ def test_roll_integer_dtype():
 
 
 @pytest.mark.parametrize("make", [
+    lambda m, x: x.transpose(0, 1),  # row-major result, as the input's suggested memory format
+    lambda m, x: x[:, :1].expand(3, 4),
+    lambda m, x: x.reshape(1, 3, 1, 4).contiguous(memory_format=m.channels_last),  # kept channels_last
+    lambda m, x: x.reshape(1, 3, 2, 2).contiguous(memory_format=m.channels_last)[:, :, ::2],
+])
+def test_roll_result_layout_as_pytorch(make):
+    a = np.arange(12.0).reshape(3, 4)
+    results = [m.roll(make(m, m.tensor(a)), 1, 1) for m in (ember, torch)]
+    assert results[0].stride() == results[1].stride()
+    assert_close(*results)
+
+
+@pytest.mark.parametrize("make", [
     lambda m: m.roll(m.ones(3), (1, 2), 0),
     lambda m: m.roll(m.ones(3), (1, 2)),
     lambda m: m.roll(m.ones(3), 1, 2),
@@ -219,3 +232,15 @@ def test_roll_integer_dtype():
 ])
 def test_roll_errors_like_torch(make):
     raises_like_torch(make)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.topk(m.tensor([True, False, True]), 2),
+    lambda m: m.tensor(True).topk(1),
+    lambda m: m.tensor([True, False, True]).topk(4),  # (k's range is checked first)
+    lambda m: m.kthvalue(m.tensor([[True, False]]), 1, 1),
+    lambda m: m.tensor([True]).kthvalue(2),
+])
+def test_topk_and_kthvalue_refuse_bool_as_pytorch(make):
+    got, want = raises_like_torch(make)
+    assert got == want

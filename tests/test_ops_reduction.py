@@ -760,3 +760,30 @@ def test_integer_dtype_result_is_that_dtype_wrapped(op, source, dtype):
         if op in ("sum", "prod"):  # (over a dim too)
             outcomes.append(str(getattr(m, op)(x, 1, dtype=getattr(m, dtype)).tolist()))
     assert outcomes[len(outcomes) // 2:] == outcomes[:len(outcomes) // 2]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["nansum", "nanmean"])
+def test_nan_reductions_with_dtype_compute_in_it_as_pytorch(op, dtype):
+    # the elements converted to dtype first (rounded there), accumulated in float32 for a half dtype; nanmean's
+    # result is of dtype (its count divides without promoting it back to the input's)
+    a = np.random.default_rng(0).standard_normal((4, 30, 3))
+    a[0, 3, 1] = np.nan
+    results = [getattr(m.tensor(a), op)(1, dtype=getattr(m, dtype)) for m in (ember, torch)]
+    assert results[0].dtype.name == str(results[1].dtype).split(".")[1]
+    # (float32: the same to its summation order; a half dtype: the float32 sum rounded once, bit for bit)
+    rtol = 1e-5 if dtype == "float32" else 0
+    np.testing.assert_allclose(results[0].float().numpy(), results[1].float().numpy(), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "amax", "amin", "median"])
+@pytest.mark.parametrize("values", [[1.0, float("nan"), 3.0], [1.0, float("nan"), float("nan")], [2.0, 1.0, 2.0]])
+def test_extreme_of_all_elements_gradient_with_nan_as_pytorch(op, values):
+    # max()/min() of all elements send a NaN result's gradient evenly to the NaNs (PyTorch's
+    # evenly_distribute_backward); amax/amin to the elements equal to it, none: NaN everywhere
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(values, requires_grad=True)
+        getattr(x, op)().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)

@@ -3,7 +3,10 @@
 any resize; a factory's (``arange``) only a leaf out. Under ``no_grad`` the result is written."""
 
 import pytest
+import torch
 from oracle import assert_close, assert_same_error, outcomes
+
+import ember
 
 CALLS = {
     "add": lambda m, o: m.add(m.ones(3), 1, out=o),
@@ -54,3 +57,25 @@ def test_out_requiring_grad_is_written_under_no_grad(name):
 
     (got, _), (want, _) = outcomes(run)
     assert_close(got, want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.lt(x, 0, out=m.empty(0, dtype=m.bool)),
+    lambda m, x: m.eq(x, x, out=m.empty(0, dtype=m.bool)),
+    lambda m, x: m.logical_and(x, x, out=m.empty(0, dtype=m.bool)),
+    lambda m, x: m.logical_not(x, out=m.empty(0, dtype=m.bool)),
+    lambda m, x: m.signbit(x, out=m.empty(0, dtype=m.bool)),
+    lambda m, x: m.argmax(x, 0, out=m.empty(0, dtype=m.long)),
+    lambda m, x: m.floor_divide(x, 2.0, out=m.empty(0)),
+    lambda m, x: m.heaviside(x, x, out=m.empty(0)),
+])
+def test_ops_autograd_does_not_differentiate_write_out_from_inputs_that_require_grad(call):
+    # PyTorch refuses out= only for ops it differentiates: comparisons, logical ops and argmax write their result
+    def run(m):
+        x = m.tensor([-1.5, 0.0, 2.0], requires_grad=True)
+        result = call(m, x)
+        return result, result.requires_grad
+
+    (got, got_rg), (want, want_rg) = run(ember), run(torch)
+    assert_close(got, want)
+    assert got_rg == want_rg

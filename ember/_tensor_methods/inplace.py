@@ -266,6 +266,9 @@ class InplaceMethods:
     def sign_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.unary.sign)
 
+    def sgn_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.sgn)
+
     def reciprocal_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.unary.reciprocal)
 

@@ -182,8 +182,14 @@ def promoted(t: Tensor, dtype: _dtype.dtype) -> Tensor:
             and _graph._GradState.enabled
             and (_graph._dual_level is None or _graph._dual_level.get(t) is None)):
         return cast(t, dtype)  # (nothing to stand in for; forward AD's tangent and a meta tensor: ToCopy's)
+    data = t._data
+    if data.dtype.kind == "c" and dtype.np.kind != "c":  # (ToCopy's rule: PyTorch's warning, the real part kept)
+        from .._warnings import warn_once
+
+        warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
+        data = data.real
     with quiet():  # (overflow to inf silently, as PyTorch's)
-        return _graph.promoted_input(t, astype_result(t._data, dtype.np))
+        return _graph.promoted_input(t, astype_result(data, dtype.np))
 
 
 def refuse_integer_history(t: Tensor, dtype) -> None:
@@ -1106,17 +1112,18 @@ def isneginf(x: Tensor) -> Tensor:
 
 
 def signbit(x: Tensor) -> Tensor:
-    """Whether each element's sign bit is set (a bool tensor): -0.0 and a NaN with its sign bit set count, as in
-    PyTorch; an integer is negative; unsigned and bool never are. Complex tensors are PyTorch's error."""
-    if x.is_complex():
-        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    """Whether each element's sign bit is set: True for negative numbers, -0.0 and a NaN with its sign bit set;
+    False throughout for bool and unsigned tensors (bool result)."""
     a = x._data
-    kind = np_kind(a.dtype)
-    if kind == "f":
-        bits = xp.signbit(a if a.dtype.itemsize != 2 or a.dtype == xp.float16 else a.astype(xp.float32))
-    else:
-        bits = a < 0 if kind == "i" else xp.zeros(a.shape, xp.bool_)
-    return Tensor._make(meta_results((a,), bits, True))
+    if np_kind(a.dtype) == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if np_kind(a.dtype) in "bu":
+        out = xp.zeros(a.shape, xp.bool_)
+    elif np_kind(a.dtype) == "i":
+        out = a < 0
+    else:  # (a bfloat16 array through float32: the sign bit is kept, a NaN's included)
+        out = xp.signbit(a if a.dtype.itemsize > 2 or a.dtype == xp.float16 else a.astype(xp.float32))
+    return Tensor._make(meta_results((a,), out, True))
 
 
 def isreal(x: Tensor) -> Tensor:

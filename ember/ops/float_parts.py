@@ -15,7 +15,7 @@ from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
-from .elementwise import cast, promote, result_dtype
+from .elementwise import cast, conj_if_complex, promote, result_dtype
 from .index_update import _write_back
 from .pointwise import _tensor_other
 
@@ -44,8 +44,8 @@ class Ldexp(Node):
     def forward(self, x, e):
         if e.dtype.kind in "iub" and np_kind(x.dtype) == "f":
             out = _through_float32(xp.ldexp, x, e.astype(xp.int32))[0]
-        else:
-            out = (x * xp.exp2(e)).astype(x.dtype, copy=False)  # (an integer e of a complex x: x's dtype)
+        else:  # PyTorch's x * pow(2, e): the power rounded to e's own dtype (an integer e of a complex x: x's)
+            out = (x * _power_of_two(e, x.dtype)).astype(x.dtype, copy=False)
         # (both saved: under create_graph the engine swaps saved arrays for recorded ones, so e's gradient
         # g * out * ln 2 is differentiable again in x and e)
         self.saved = (e, out)
@@ -58,8 +58,17 @@ class Ldexp(Node):
             e = e.astype(xp.int64)
             scale = xp.where((e < 0) | (e > 63), 0, xp.left_shift(1, xp.clip(e, 0, 63))).astype(g.dtype)
         else:
-            scale = xp.exp2(e)
-        return (g * scale if nx else None), (g * out * math.log(2) if ne else None)
+            scale = _power_of_two(e, g.dtype)
+        # (conj: the derivatives of a holomorphic function of a complex x or e)
+        return ((g * conj_if_complex(scale) if nx else None),
+                (g * conj_if_complex(out) * math.log(2) if ne else None))
+
+
+def _power_of_two(e, dtype):
+    """2^e computed in e's dtype (a bfloat16 e through float32, rounded back), then converted to ``dtype``."""
+    if np_kind(e.dtype) in "iub":
+        return xp.exp2(e.astype(dtype))
+    return _through_float32(xp.exp2, e)[0].astype(dtype, copy=False)
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
@@ -73,8 +82,7 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     if np_kind(target.np) in "iub":
         target = _dtype.get_default_dtype()
     x = cast(input, target)
-    e = other if np_kind(other._data.dtype) in "iub" else cast(other, target)
-    return Ldexp.apply(x, e)
+    return Ldexp.apply(x, other)  # (a floating ``other`` in its own dtype: PyTorch's power of two is in it)
 
 
 def ldexp_(input: Tensor, other: Tensor) -> Tensor:

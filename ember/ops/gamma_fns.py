@@ -140,7 +140,9 @@ class Polygamma(_GammaFamily):
     pass
 
 
-def _family(cls, n: int, x: Tensor) -> Tensor:
+def _family(cls, n: int, x: Tensor, kernel: str | None = None) -> Tensor:
+    if kernel is not None and x.is_complex():  # (PyTorch's kernel has no complex version)
+        raise _dtype.not_implemented_for(kernel, x.dtype)
     if not is_inexact(x):
         x = cast(x, _dtype.get_default_dtype())
     return cls.apply(x, n=n)
@@ -148,12 +150,12 @@ def _family(cls, n: int, x: Tensor) -> Tensor:
 
 def lgamma(input: Tensor) -> Tensor:
     """log|Gamma(x)| (inf at the poles 0, -1, -2, ...)."""
-    return _family(Lgamma, -1, input)
+    return _family(Lgamma, -1, input, "lgamma_vml_cpu")
 
 
 def digamma(input: Tensor) -> Tensor:
     """psi(x) = d/dx lgamma(x) (-inf at 0, nan at the negative integers, as PyTorch)."""
-    return _family(Digamma, 0, input)
+    return _family(Digamma, 0, input, "digamma")
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:

@@ -7,6 +7,8 @@ result's graph history, as ``inplace.py`` does) when it needs a gradient, plain 
 
 from __future__ import annotations
 
+import math
+
 from .. import _dtype
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
@@ -143,6 +145,9 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
     if isinstance(alpha, Tensor):  # (PyTorch's Scalar: a 0-d tensor's number)
         alpha = _dtype.scalar_tensor_number(alpha, "index_add", "alpha")
     _dtype.scalar_ints((alpha,))
+    if isinstance(alpha, float) and math.isfinite(alpha) and not (x.is_floating_point() or x.is_complex()):
+        # PyTorch converts alpha to the tensor's scalar type (C's conversion): 0.5 is 0 for an integer tensor
+        alpha = bool(alpha) if x.dtype == _dtype.bool_ else int(alpha)
     d, idx = _index_arg(x, dim, index, "index_add", bounds=False)
     if source._data.dtype != x._data.dtype:
         raise RuntimeError(f"index_add_(): self ({SCALAR_TYPE_NAMES[x.dtype.name]}) and source "

@@ -998,14 +998,19 @@ class Gather(Node):
 
     def forward(self, x, index, dim):
         self.shape, self.index, self.dim = x.shape, index, dim
-        # an index smaller than x in another dimension reads that leading block (NumPy would broadcast it)
-        block = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
-        return xp.take_along_axis(x[block], index, axis=dim)
+        return gather_array(x, index, dim)
 
     def backward(self, g):
         out = xp.zeros_like(g, shape=self.shape)
         _scatter_add_into(out, self.dim, self.index, g)
         return (out,)
+
+
+def gather_array(x, index, dim: int):
+    """``x[..., index[i], ...]`` along ``dim``, of index's shape: an index smaller than ``x`` in another dimension
+    reads that leading block, as PyTorch's gather (NumPy's take_along_axis would broadcast the index instead)."""
+    block = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+    return xp.take_along_axis(x[block], index, axis=dim)
 
 
 def _scatter_add_into(out, dim: int, index, src) -> None:
@@ -1077,7 +1082,8 @@ class ScatterAdd(Node):
         return out
 
     def backward(self, g):
-        return g, (xp.take_along_axis(g, self.index, axis=self.dim) if self.needs_input_grad[1] else None)
+        # src's gradient: g gathered at the index (src's leading part, index-shaped, is what was added)
+        return g, (gather_array(g, self.index, self.dim) if self.needs_input_grad[1] else None)
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

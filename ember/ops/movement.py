@@ -7,7 +7,7 @@ Each output element is one input element, so backward moves the gradient back
 from __future__ import annotations
 
 from .._backend import xp
-from .._memory_format import contiguous_format
+from .._memory_format import array_memory_format, contiguous_format, has_format_strides, laid_out
 from .._meta import is_meta, meta_array
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
@@ -21,7 +21,10 @@ class Roll(Node):
         self.shifts, self.dims, self.shape = shifts, dims, x.shape
         if dims is None:  # roll the flattened tensor, then restore the shape
             return xp.roll(x.reshape(-1), shifts).reshape(x.shape)
-        return xp.roll(x, shifts, dims)
+        # PyTorch's result is laid out as the input's suggested memory format (row-major for a transposed or
+        # expanded input), where NumPy's roll keeps the input's stride order
+        out, fmt = xp.roll(x, shifts, dims), array_memory_format(x)
+        return out if has_format_strides(out, fmt) else laid_out(out, fmt)
 
     def backward(self, g):
         if self.dims is None:

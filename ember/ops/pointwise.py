@@ -326,7 +326,8 @@ class Atan2(Node):
 tan, atan, asin, acos, sinh, cosh, asinh, acosh, atanh = (
     _unary(c) for c in (Tan, Atan, Asin, Acos, Sinh, Cosh, Asinh, Acosh, Atanh)
 )
-log2, log10, expm1, exp2, erf, erfc, erfinv = (_unary(c) for c in (Log2, Log10, Expm1, Exp2, Erf, Erfc, Erfinv))
+log2, log10, expm1, exp2, erf, erfc = (_unary(c) for c in (Log2, Log10, Expm1, Exp2, Erf, Erfc))
+erfinv = _unary(Erfinv, real_kernel="erfinv_vml_cpu")
 arctan, arcsin, arccos, arcsinh, arccosh, arctanh = atan, asin, acos, asinh, acosh, atanh
 
 
@@ -365,6 +366,8 @@ acosh_inplace, asinh_inplace, atanh_inplace = (_inplace_form(n, f) for n, f in
 
 def logit(x: Tensor, eps: float | None = None) -> Tensor:
     """log(x / (1 - x)); with ``eps``, x is first clamped to [eps, 1 - eps]."""
+    if x.is_complex():  # (PyTorch's kernel has no complex version)
+        raise _dtype.not_implemented_for("logit_cpu", x.dtype)
     if not x.is_floating_point():
         x = cast(x, _dtype.get_default_dtype())
     return Logit.apply(x, eps=eps)

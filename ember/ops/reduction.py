@@ -227,8 +227,20 @@ def _prod_of_others(x, axes):
     return out
 
 
+def evenly_distributed_mask(x, value):
+    """Where PyTorch's ``evenly_distribute_backward`` sends the gradient of ``value``, one of x's elements (max(),
+    min(), median() of all elements): the elements equal to it, or every NaN when it is NaN."""
+    if type(value) is xp.ndarray and xp.isnan(value).any():  # (a recorded array under create_graph: equality)
+        return xp.isnan(x)
+    return x == value
+
+
 class Extreme(Node):
-    """max/min over axes: the gradient is split evenly among tied extremes (PyTorch's rule)."""
+    """max/min over axes: the gradient is split evenly among tied extremes (PyTorch's rule); a NaN extreme's
+    among the NaNs (``evenly_distribute_backward``), but amax's and amin's (``nan_counts`` False) among the
+    elements equal to it: none, a NaN gradient, as PyTorch's."""
+
+    nan_counts = True
 
     def name(self) -> str:  # (PyTorch's: max() / min() of all elements)
         return "MaxBackward1" if self.fn is xp.max else "MinBackward1"
@@ -244,7 +256,7 @@ class Extreme(Node):
     def backward(self, g):
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
-        mask = x == out
+        mask = evenly_distributed_mask(x, out) if self.nan_counts else x == out
         # (the count of tied extremes in g's dtype, as PyTorch's grad / mask.sum(): an int64 count made it float64)
         return (mask * (g / mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)),)
 
@@ -510,6 +522,8 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
 class AmaxAmin(Extreme):
     """amax / amin: ``Extreme`` named as PyTorch's."""
 
+    nan_counts = False
+
     def name(self) -> str:
         return "AmaxBackward0" if self.fn is xp.max else "AminBackward0"
 
@@ -773,7 +787,9 @@ class LogSumExp(Node):
     float32_compute = True
 
     def forward(self, x, axes, keepdim):
-        m = xp.max(x, axis=axes, keepdims=True, initial=-xp.inf)  # -inf over an empty dim
+        # the shift: the largest (real part of an) element, -inf over an empty dim; a real shift of a complex x
+        # keeps the result's imaginary part that of the principal log, in (-pi, pi], as PyTorch's
+        m = xp.max(x.real if np_kind(x.dtype) == "c" else x, axis=axes, keepdims=True, initial=-xp.inf)
         m = xp.where(xp.isfinite(m), m, 0)
         out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
         out = _row_major(out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes)))
@@ -781,10 +797,10 @@ class LogSumExp(Node):
         self.axes, self.keepdim = axes, keepdim
         return out
 
-    def backward(self, g):  # softmax(x) * g
+    def backward(self, g):  # g * conj(softmax(x)) (conj: holomorphic in a complex x)
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
-        return (g * xp.exp(x - _expand_back(out, x.shape, self.axes, self.keepdim)),)
+        return (g * conj_if_complex(xp.exp(x - _expand_back(out, x.shape, self.axes, self.keepdim))),)
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:

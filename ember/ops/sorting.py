@@ -176,7 +176,9 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     except TypeError:
         raise TypeError(f"topk(): argument 'k' must be int, not {c_type_name(k)}") from None
     if not 0 <= k <= n:
-        raise RuntimeError(f"selected index k out of range (k={k}, size of dimension {dim} is {n})")
+        raise RuntimeError("selected index k out of range")  # (PyTorch's words)
+    if a.dtype == xp.bool_:  # (PyTorch checks k first)
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if a.ndim == 0:
         return _scalar(x, _TopK, TopKNode)
     idx = _order(a, d, largest)

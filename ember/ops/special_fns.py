@@ -258,13 +258,13 @@ class SincBackward0(Node):
         with xp.errstate(all="ignore"):
             return xp.where(x == 0, x.dtype.type(1), xp.sin(px) / px).astype(x.dtype)
 
-    def backward(self, g):  # (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at 0
+    def backward(self, g):  # g * conj((pi x cos(pi x) - sin(pi x)) / (pi x^2)), 0 at 0 (holomorphic: conj)
         x = self.saved[0]
         px = x * math.pi
         safe = xp.where(x == 0, 1, x)
         with xp.errstate(all="ignore"):
             d = (px * xp.cos(px) - xp.sin(px)) / (math.pi * safe * safe)
-        return (g * xp.where(x == 0, 0, d),)
+        return (g * conj_if_complex(xp.where(x == 0, 0, d)),)
 
 
 def sinc(input: Tensor) -> Tensor:

@@ -15,7 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
 from .elementwise import refuse_integer_history
-from .reduction import _axes, _expand_back, _row_major, variance
+from .reduction import _axes, _expand_back, _row_major, evenly_distributed_mask, variance
 from .sorting import _order, _take
 from .unary import sqrt
 
@@ -59,9 +59,7 @@ class EvenlyDistributed(Node):
 
     def backward(self, g):
         x, value = self.saved
-        mask = x == value
-        if xp.isnan(value):
-            mask = xp.isnan(x)
+        mask = evenly_distributed_mask(x, value)
         return (mask * (g / mask.sum().astype(g.dtype)),)
 
 
@@ -167,6 +165,8 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if x._data.dtype == xp.bool_:  # (PyTorch's kernel has no bool version; the checks above come first)
+        raise not_implemented_for("kthvalue_cpu", x.dtype)
     return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode)
 
 
@@ -416,8 +416,9 @@ class Nansum(Node):
         total = out_dtype
         if total.itemsize == 2 and np_kind(total) == "f":
             total = xp.dtype(xp.float32)
-        return _row_major(xp.where(xp.isnan(x), 0, x).astype(total).sum(axis=axes, keepdims=keepdim)
-                          .astype(out_dtype))
+        # (the elements are first converted to ``dtype``, rounded there, as PyTorch's ``to(dtype)`` before the sum)
+        values = xp.where(xp.isnan(x), 0, x).astype(out_dtype, copy=False).astype(total, copy=False)
+        return _row_major(values.sum(axis=axes, keepdims=keepdim).astype(out_dtype))
 
     def backward(self, g):
         (x,) = self.saved
@@ -449,9 +450,10 @@ def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     if not x.is_floating_point():
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{SCALAR_TYPE_NAMES[x.dtype.name]}")
+    total = nansum(x, dim, keepdim, dtype=dtype)  # (in ``dtype``: the mean is of that dtype, as PyTorch's)
     counts = Tensor._make(_row_major(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
-                                     .astype(x._data.dtype)))
-    return div(nansum(x, dim, keepdim, dtype=dtype), counts)
+                                     .astype(total._data.dtype)))
+    return div(total, counts)
 
 
 def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:

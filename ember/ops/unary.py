@@ -390,10 +390,14 @@ def sgn_array(z):
     return xp.where(zero, 0, z / xp.where(zero, 1, r)).astype(z.dtype)
 
 
-def _unary(cls, float_only: bool = True):
+def _unary(cls, float_only: bool = True, real_kernel: str | None = None):
+    """The function of a one-input node ``cls``: integers and bools computed in the default float dtype
+    (``float_only``); ``real_kernel``: PyTorch's kernel has no complex version, its NotImplementedError."""
     def op(x: Tensor) -> Tensor:
         if (out := apply_one(cls, x)) is not None:  # a plain float32/float64 tensor: apply's common case at once
             return out
+        if real_kernel is not None and x.is_complex():
+            raise _dtype.not_implemented_for(real_kernel, x.dtype)
         if float_only and not is_inexact(x):
             x = cast(x, _dtype.get_default_dtype())
         return cls.apply(x)

@@ -32,6 +32,7 @@ from .activation import (
     sigmoid_array,
 )
 
+_HALF = (_dtype.float16, _dtype.bfloat16)  # dtypes whose composed activations round after each step
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
@@ -58,13 +59,13 @@ def _hardswish(x, need):
     if is_recorded(x):  # create_graph: the same formula out of place
         c = xp.fmin(xp.fmax(x, -3), 3)
         return x * xp.clip(x + 3, 0, 6) / 6, (c / 3 + 0.5) * (xp.abs(x) < 3) + ~(x < 3)
-    t = xp.add(x, _scalar(x, 3))
+    t = xp.asarray(xp.add(x, _scalar(x, 3)))  # (an array to clip in place: a 0-d x's sum is a scalar)
     xp.clip(t, 0, 6, out=t)
     t *= x
     t *= _scalar(x, 1 / 6)
     if not need:
         return t, None
-    d = xp.fmax(x, _scalar(x, -3))
+    d = xp.asarray(xp.fmax(x, _scalar(x, -3)))  # (as t: an array)
     xp.fmin(d, _scalar(x, 3), out=d)
     d *= _scalar(x, 1 / 3)
     d += _scalar(x, 0.5)
@@ -75,7 +76,7 @@ def _hardswish(x, need):
 
 def _hardsigmoid(x, need):
     # relu6(x + 3) / 6; derivative 1/6 strictly inside (-3, 3), PyTorch's float32 1/6 in every dtype
-    t = xp.add(x, _scalar(x, 3))
+    t = xp.asarray(xp.add(x, _scalar(x, 3)))  # (an array to clip in place: a 0-d x's sum is a scalar)
     xp.clip(t, 0, 6, out=t)
     t /= _scalar(x, 6)
     if not need:
@@ -147,7 +148,8 @@ def softsign(input: Tensor) -> Tensor:
     """x / (1 + |x|)."""
     if input.dtype == _dtype.bool_:  # (PyTorch's composition: abs has no bool kernel)
         raise not_implemented_for("abs_cpu", input.dtype)
-    if not (input.is_floating_point() or input.is_complex()):  # PyTorch's composition, |x| + 1 in x's dtype
+    if not (input.is_floating_point() or input.is_complex()) or input.dtype in _HALF:
+        # PyTorch's composition, |x| + 1 in x's dtype (a half dtype: each step rounded, as PyTorch's ops round)
         return input / (input.abs() + 1)
     return _apply(input, _softsign, node=_SOFTSIGN)
 
@@ -157,6 +159,8 @@ def tanhshrink(input: Tensor) -> Tensor:
     if input.dtype == _dtype.bool_:  # (PyTorch's composition: its subtraction's error)
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    if input.dtype in _HALF:  # PyTorch's composition, tanh rounded to the half dtype before the difference
+        return input - input.tanh()
     return _apply(input, _tanhshrink, node=_TANHSHRINK, saves_input=False)
 
 

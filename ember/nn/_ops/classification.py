@@ -83,7 +83,10 @@ class NLL(Node):
         tt, wt, ignored = _target_weights(t.reshape(-1), w, ignore_index, x.dtype)
         self.denom = wt.sum() if reduction == "mean" else 1
         self.meta = (tt, wt, ignored, reduction, x.shape)
-        loss = _reduce_rows(-wt * _picked(_class_rows(x), tt), self.denom, reduction)
+        rows = -wt * _picked(_class_rows(x), tt)
+        if ignored.any():  # an ignored target's loss is 0 whatever its score (NaN, inf), as PyTorch's kernel skips it
+            rows = xp.where(ignored, rows.dtype.type(0), rows)
+        loss = _reduce_rows(rows, self.denom, reduction)
         return loss.reshape(t.shape) if reduction == "none" else loss
 
     def backward(self, g):
