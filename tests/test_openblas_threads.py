@@ -135,3 +135,17 @@ def test_numpys_own_openblas_is_the_one_held():
     pytest.importorskip("scipy.linalg")
     first = openblas._candidate_paths()[0]
     assert "numpy" in first and "scipy.libs" not in first
+
+
+def test_shipped_hold_covers_a_gpt_forward_at_batch_1_not_a_training_batch(monkeypatch, two_blas_threads):
+    """At the shipped thresholds (OpenBLAS on two threads), the GEMMs of GPT inference at batch 1 (64 rows: 2-4 M
+    multiply-adds, ~100 µs on one thread, less than waking OpenBLAS's sleeping second thread costs idle) run held
+    to one thread; a training batch's (1024 rows: 50 M) and the LM head of 1024 rows (8.5 M) keep both."""
+    spy = _Spy()
+    monkeypatch.setattr(openblas, "xp", spy)
+    shapes = [(64, 128, 384), (64, 128, 512), (64, 512, 128), (1024, 128, 384), (1024, 128, 65)]
+    with policy.override(blas_threads=2):
+        for m, k, n in shapes:
+            openblas.matmul(np.ones((m, k), np.float32), np.ones((n, k), np.float32).T)
+    assert spy.seen == [1, 1, 1, 2, 2]
+    assert two_blas_threads() == 2

@@ -499,3 +499,45 @@ def test_relu_and_batch_norm_split_from_512_ki_elements(shape, split, monkeypatc
         ember.set_num_threads(saved)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("rows, split", [(1024, False), (4096, True)])
+def test_row_kernels_split_from_512_ki_elements(rows, split, monkeypatch):
+    """At the shipped thresholds, the compiled row kernels (LayerNorm's forward and backward, softmax and its
+    gradient, the embedding's gather) run on the calling thread below ``min_parallel_pass_elements`` (512 Ki: the
+    GPT-style step's (1024, 128) activations, whose calls take less than a hand-off to a sleeping worker costs on
+    an idle 2-core machine) and are split over two threads from it; the same values either way."""
+    from ember._kernels import openblas
+
+    monkeypatch.setattr(openblas, "set_threads", lambda n: None)  # (as the ``threads`` fixture)
+    saved = ember.get_num_threads()
+    handed: list = []
+    submit = _parallel._Worker.submit
+
+    def counted(self, fn, lo, hi):
+        handed.append(fn)
+        submit(self, fn, lo, hi)
+
+    monkeypatch.setattr(_parallel._Worker, "submit", counted)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((rows, 128)).astype(np.float32)
+    table = rng.standard_normal((50, 128)).astype(np.float32)
+    idx = rng.integers(0, 50, rows)
+    try:
+        results = []
+        for count in (2, 1):
+            ember.set_num_threads(count)
+            handed.clear()
+            ember.manual_seed(0)
+            norm = ember.nn.LayerNorm(128)
+            t = ember.tensor(x, requires_grad=True)
+            w = ember.tensor(table, requires_grad=True)
+            y = ember.softmax(norm(t), dim=-1) * ember.nn.functional.embedding(ember.tensor(idx), w)
+            y.backward(ember.ones_like(y))
+            results.append([y.detach().numpy(), t.grad.numpy(), w.grad.numpy()])
+            if count == 2:
+                assert bool(handed) == (split and policy.use_compiled())
+    finally:
+        ember.set_num_threads(saved)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

@@ -13,11 +13,10 @@ The library is NumPy's own (the ``scipy-openblas`` wheels NumPy ships, or a syst
 found among the shared libraries the process has loaded. Where there is none (another BLAS, another platform),
 ``matmul`` is ``numpy.matmul`` and nothing changes.
 
-``matmul``'s hold is off by default (``policy.blas_one_thread_mnk = 0``): on the idle 2-core machine, wall clock,
-raising OpenBLAS's count again after each hold left its threads busy, and the LLaMA-style step took 102 ms against
-80-85 without. The convolutions' hold (``policy.one_blas_thread``) is on: it measured that way once too (the
-ResNet-style step 315-329 against 91-106 ms, 2026-12-03), but two idle A/Bs since put the convolution rows about
-5 % faster with it (``policy.py``).
+``matmul``'s hold is on up to ``policy.blas_one_thread_mnk`` (8 M multiply-adds) since 2026-12-06: ember lets
+OpenBLAS's threads sleep at once after a GEMM (``OPENBLAS_THREAD_TIMEOUT=4``), so each threaded GEMM of a few
+hundred µs or less paid a wake that its split did not save (``policy.py``). The convolutions' hold
+(``policy.one_blas_thread``) is on too: two idle A/Bs put the convolution rows about 5 % faster with it.
 """
 
 from __future__ import annotations

@@ -58,20 +58,24 @@ class KernelPolicy:
     omp: bool = field(default_factory=_omp_from_env)
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
-    # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, and the compiled row kernels
-    # (softmax, LayerNorm, RMSNorm, GELU, SiLU: 64 Ki elements take them 33-60 µs at one thread, so two chunks
-    # save about as much as the hand-off costs and larger arrays gain).
+    # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, attention's stacked products, and the
+    # compiled GELU and SiLU (64 Ki elements take them 33-60 µs at one thread, so two chunks save about as much as
+    # the hand-off costs and larger arrays gain).
     min_parallel_elements: int = 1 << 16
     # The same for compiled kernels of one or two passes over a whole activation: ReLU's forward and gradient,
     # BatchNorm's training forward and backward, the convolutions' layout copies (``conv_layout``'s batch-last and
-    # (N, C, *) copies). Their calls are short, so below this a split saves less than a hand-off costs on the idle
-    # 2-core VM (50-300 µs: the worker woken, the GIL handed back and forth, the caller woken again; RMSNorm at
-    # 128 Ki elements took 1.7x as long split, idle). One thread, CPU, (32, C, H, W) float32 (load 11): ReLU forward
-    # / gradient, BatchNorm forward / backward 33 / 30 / 91 / 68 µs at 128 Ki elements, 68 / 111 / 167 / 159 at
-    # 256 Ki, 157 / 230 / 297 / 272 at 512 Ki; the padded batch-last copy 74 µs at 200 Ki, 160 at 324 Ki, 288 at
-    # 512 Ki. The ResNet-style step at two threads (alternating in one process, load 9; from 64 Ki / 512 Ki):
-    # hand-offs 105 / 54 a step, the workers blocked 290 / 149 times, the calling thread's CPU 73.0 / 72.7 ms, the
-    # workers' 52.4 / 46.6; the WGAN-GP critic step 63 / 31, 183 / 90, 40.7 / 44.1, 23.5 / 21.2 (docs/benchmarks.md).
+    # (N, C, *) copies), and the row kernels of a few passes: LayerNorm's and RMSNorm's forward and backward,
+    # softmax, log_softmax and their gradients (attention's too), the embedding's gather (split from 64 Ki until
+    # 2026-12-06: the GPT-style step's ten LayerNorm calls of 128 Ki handed off to the worker each time; the
+    # LLaMA-style step's RMSNorm forward, 128 Ki a call, took 1.21 ms a step at one thread, 2.06 split at two, idle).
+    # Their calls are short, so below this a split saves less than a hand-off costs on the idle 2-core VM (50-300
+    # µs: the worker woken, the GIL handed back and forth, the caller woken again; RMSNorm at 128 Ki elements took
+    # 1.7x as long split, idle). One thread, CPU, (32, C, H, W) float32 (load 11): ReLU forward / gradient,
+    # BatchNorm forward / backward 33 / 30 / 91 / 68 µs at 128 Ki elements, 68 / 111 / 167 / 159 at 256 Ki, 157 /
+    # 230 / 297 / 272 at 512 Ki; the padded batch-last copy 74 µs at 200 Ki, 160 at 324 Ki, 288 at 512 Ki. The
+    # ResNet-style step at two threads (alternating in one process, load 9; from 64 Ki / 512 Ki): hand-offs 105 / 54
+    # a step, the workers blocked 290 / 149 times, the calling thread's CPU 73.0 / 72.7 ms, the workers' 52.4 /
+    # 46.6; the WGAN-GP critic step 63 / 31, 183 / 90, 40.7 / 44.1, 23.5 / 21.2 (docs/benchmarks.md).
     min_parallel_pass_elements: int = 1 << 19
     # The same for NumPy elementwise kernels of many short passes. Every NumPy call takes the GIL back when it
     # returns, so two threads making ~20 calls each hand the GIL to each other ~40 times per kernel: measured on
@@ -104,11 +108,16 @@ class KernelPolicy:
     # measured far slower idle, the ResNet-style step 315-329 against 74-108 ms: not seen again since.)
     one_blas_thread: bool = True
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
-    # Linear's products): waking its second thread and meeting it again cost more than it saved (a GPT forward at
-    # batch 1, 64 rows, GEMMs of 0.5-4.2 M: 2.2 ms of wall clock at two threads, 1.5 ms at one, idle 2-core machine).
-    # 0 (off): held at 1 << 22, the idle two-thread check showed no gain at batch 1 (2.5-4.4 ms against 2.5-4.0) and
-    # the LLaMA-style step slower (102 against 80-85 ms), for the same reason as ``one_blas_thread``.
-    blas_one_thread_mnk: int = 0
+    # Linear's products). ember sets OPENBLAS_THREAD_TIMEOUT=4, so OpenBLAS's second thread sleeps after each GEMM
+    # and every threaded GEMM wakes it (50-300 µs of wall clock on the idle 2-core VM) to save at most half of a
+    # GEMM that takes one thread ~110 µs at 3 M (64 x 128 by 384): below about 8 M (~300 µs) the wake costs more
+    # than the split saves. GPT inference at batch 1 (nine GEMMs of 2.1-4.2 M) at two threads, alternating in one
+    # process (load 10-13): 6.9 against 327 ms of wall clock a step and 1.9 against 91 ms of CPU (the caller and
+    # OpenBLAS's thread spinning for each other on a busy machine); idle, 1.5 ms at one thread against 2.2 at two
+    # (docs/benchmarks.md, 2026-12-06). The LLaMA-style and GPT-style steps' GEMMs (16-67 M, and the LM head's
+    # 8.5 M) stay threaded. (Off until 2026-12-06: a hold up to 4 M measured no gain idle at batch 1 and a slower
+    # LLaMA-style step, none of whose GEMMs it held; the lead's idle A/B of 1 M on the small CNN: within noise.)
+    blas_one_thread_mnk: int = 1 << 23
     # A float32 Linear of a few rows computes ``(w @ x.T).T`` instead of ``x @ w.T`` where OpenBLAS's GEMM is slow on
     # the transposed weight (``nn/_ops/linear.py``: ``_swapped``): the same bits, up to 2.7x faster; False: always
     # ``x @ w.T``.

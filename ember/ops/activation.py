@@ -97,22 +97,23 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
     """
     if not x.size:
         return
+    least = policy.min_parallel_pass_elements  # (the compiled kernels': a few passes over each row)
     if log and x.shape[1] >= 16 and compiled_softmax(x) and not causal and scale == 1 and not empty_rows_zero:
         # each row shifted by its own max, summed and subtracted as PyTorch's kernel (ember/_kernels/softmax.py)
-        if chunks_for(x.shape[0], x.size) == 1:
+        if chunks_for(x.shape[0], x.size, least) == 1:
             compiled.log_softmax(x, out)
             return
-        parallel_for(lambda lo, hi: compiled.log_softmax(x[lo:hi], out[lo:hi]), x.shape[0], x.size)
+        parallel_for(lambda lo, hi: compiled.log_softmax(x[lo:hi], out[lo:hi]), x.shape[0], x.size, least)
         return
     if not log and compiled_softmax(x):  # one pass per row, each shifted by its own max (ember/_kernels/softmax.py)
-        if chunks_for(x.shape[0], x.size) == 1:  # one chunk (few rows, or one thread): all rows, without the closure
+        if chunks_for(x.shape[0], x.size, least) == 1:  # one chunk (small, or one thread): all rows, no closure
             compiled.softmax(x, out, x.dtype.type(scale), causal, 0, empty_rows_zero)
             return
 
         def run(lo: int, hi: int) -> None:
             compiled.softmax(x[lo:hi], out[lo:hi], x.dtype.type(scale), causal, lo, empty_rows_zero)
 
-        parallel_for(run, x.shape[0], x.size)
+        parallel_for(run, x.shape[0], x.size, least)
         return
     if causal or scale != 1:
         raise ValueError("softmax_rows: causal rows and a scale need the compiled kernel (mask and scale x instead)")
@@ -216,7 +217,7 @@ class Softmax(Node):
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
         parallel_rows(softmax_vjp, g2, _wide(y2), dx,
-                      min_elements=policy.min_parallel_elements if compiled_softmax(g2) else None)
+                      min_elements=policy.min_parallel_pass_elements if compiled_softmax(g2) else None)
         return (self.restore(dx.astype(y2.dtype, copy=False)),)
 
 

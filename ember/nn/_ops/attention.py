@@ -106,7 +106,7 @@ class ScaledDotProductAttention(Node):
                 parallel_rows(partial(_softmax_jvp_rows, scale=scale), gp.reshape(-1, n), p.reshape(-1, n),
                               None if dmask is None else dmask.reshape(-1, n),
                               gmask.reshape(-1, n) if nmask and gmask is not gp else None,
-                              min_elements=policy.min_parallel_elements if compiled_softmax(gp) else None)
+                              min_elements=policy.min_parallel_pass_elements if compiled_softmax(gp) else None)
             if nq:  # dQ = dS K * scale
                 gq = stack_matmul(gp, kr)
             if nk:  # dK = dS^T Q * scale

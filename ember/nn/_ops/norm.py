@@ -408,7 +408,7 @@ class LayerNorm(Node):
             def run(lo: int, hi: int) -> None:
                 compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invstd[lo:hi], wf, True, gxh[lo:hi], gx[lo:hi])
 
-            parallel_for(run, xhat.shape[0], xhat.size)
+            parallel_for(run, xhat.shape[0], xhat.size, policy.min_parallel_pass_elements)
             return (gx.reshape(self.shape), self._param_grad(gxh) if nw else None, self._param_grad(g2) if nb else None)
         parallel_rows(xp.multiply, g2, xhat, gxh)
         gw = self._param_grad(gxh) if nw else None
@@ -461,7 +461,7 @@ def _compiled_norm_rows(x2, w, b, eps, center: bool, keep: bool):
     out = xp.empty_like(x2)
     xhat, invstd = (xp.empty_like(x2), xp.empty((x2.shape[0], 1), x2.dtype)) if keep else (None, None)
     wf, bf = _flat_or_empty(w, x2.dtype), _flat_or_empty(b, x2.dtype)
-    if chunks_for(x2.shape[0], x2.size) == 1:  # one chunk (few rows): the kernel on them all, without the closure
+    if chunks_for(x2.shape[0], x2.size, policy.min_parallel_pass_elements) == 1:  # one chunk: all rows, no closure
         if keep:
             compiled.layer_norm(x2, wf, bf, eps, center, xhat, invstd, out)
         else:
@@ -476,7 +476,7 @@ def _compiled_norm_rows(x2, w, b, eps, center: bool, keep: bool):
             compiled.layer_norm(x2[lo:hi], wf, bf, eps, center, xp.empty((1, x2.shape[1]), x2.dtype),
                                 xp.empty((1, 1), x2.dtype), out[lo:hi])
 
-    parallel_for(run, x2.shape[0], x2.size)
+    parallel_for(run, x2.shape[0], x2.size, policy.min_parallel_pass_elements)
     return out, xhat, invstd
 
 
@@ -604,7 +604,7 @@ class RMSNorm(Node):
             def run(lo: int, hi: int) -> None:
                 compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invrms[lo:hi], wf, False, gxh[lo:hi], gx[lo:hi])
 
-            parallel_for(run, xhat.shape[0], xhat.size)
+            parallel_for(run, xhat.shape[0], xhat.size, policy.min_parallel_pass_elements)
             return gx.reshape(self.shape), (col_sums(gxh).reshape(self.norm) if nw else None)
         gw = col_sums(g2 * xhat).reshape(self.norm) if nw else None
         gx = None

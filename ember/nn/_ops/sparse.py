@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._kernels import embedding as compiled
+from ..._kernels.policy import policy
 from ..._meta import is_meta, meta_array
 from ..._parallel import parallel_for
 from ..._sparse import SparseCOO, compiled_rows, scatter_rows
@@ -22,7 +23,8 @@ class Embedding(Node):
         if compiled_rows(w) and w.flags.c_contiguous:  # split among the threads by lookups
             flat = idx.reshape(-1)
             out = xp.empty((flat.size, w.shape[1]), w.dtype)
-            parallel_for(lambda lo, hi: compiled.gather_rows(w, flat, out, lo, hi), flat.size, out.size)
+            parallel_for(lambda lo, hi: compiled.gather_rows(w, flat, out, lo, hi), flat.size, out.size,
+                         policy.min_parallel_pass_elements)
             return out.reshape((*idx.shape, w.shape[1]))
         return xp.take(w, idx, axis=0)  # (w[idx], faster for whole rows)
 
