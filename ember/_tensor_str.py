@@ -54,12 +54,14 @@ class _Formatter:
             absf = xp.abs(finite)
             lo, hi = float(absf.min()), float(absf.max())
             self.int_mode = bool(xp.all(finite == xp.ceil(finite)))
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
+            # set_printoptions(sci_mode=...) decides the notation before the width is measured, as in PyTorch:
+            # a forced fixed notation pads every value to the widest fixed-notation one (and a tensor with no
+            # finite nonzero value keeps the fixed notation whatever sci_mode says)
+            self.sci_mode = (hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
+                             if _PRINT["sci_mode"] is None else bool(_PRINT["sci_mode"]))
             fmt = f".{p}e" if self.sci_mode else ".0f" if self.int_mode else f".{p}f"
             extra = 1 if self.int_mode and not self.sci_mode else 0  # the "." after an integer
             self.width = max(len(format(v, fmt)) for v in finite.tolist()) + extra
-        if _PRINT["sci_mode"] is not None:
-            self.sci_mode = _PRINT["sci_mode"]
 
     def format(self, value) -> str:
         if not self.floating:

@@ -74,3 +74,19 @@ def test_repr_of_a_split_output_whose_base_changed_in_place():
         b.mul_(2)
         texts.append(repr(a))
     assert texts[0] == texts[1] == "tensor([[2., 2.]], grad_fn=<Invalid>)"
+
+
+@pytest.mark.parametrize("sci_mode", [False, True])
+@pytest.mark.parametrize("expr", ["t([1e-8, 1., 1e8])", "t([1., 1e5])", "t([3.5, 1e6])", "t([0.5, 2.])",
+                                  "t([float('nan'), 0., 1e9])", "t([0., 0.])"])
+def test_forced_sci_mode_measures_the_width_in_the_forced_notation(expr, sci_mode):
+    """set_printoptions(sci_mode=False) pads every value to the widest fixed-notation one (and sci_mode=True to
+    the widest scientific one); ember measured the width in the notation it would have chosen itself."""
+    try:
+        for fw in (torch, ember):
+            fw.set_printoptions(precision=2, sci_mode=sci_mode)
+        e, t = _build(ember, expr), _build(torch, expr)
+        assert repr(e) == repr(t).replace("torch.", "ember.")
+    finally:
+        for fw in (torch, ember):
+            fw.set_printoptions(profile="default")
