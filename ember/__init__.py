@@ -556,6 +556,18 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _pt(a, b)
 
 
+def can_cast(from_: dtype, to: dtype) -> bool:
+    from ._dtype import can_cast as _cc
+
+    """Whether PyTorch's type promotion may cast ``from_`` to ``to`` (no complex to real, floating to integer,
+    number to bool)."""
+    for position, (name, value) in enumerate((("from_", from_), ("to", to)), 1):
+        if not isinstance(value, dtype):
+            raise TypeError(f"can_cast(): argument '{name}' (position {position}) must be torch.dtype, "
+                            f"not {type(value).__name__}")
+    return _cc(from_, to)
+
+
 from ._checks import (  # noqa: E402  (torch._check and its kin)
     _check,
     _check_index,
@@ -753,7 +765,7 @@ __all__ = [
     "autocast", "autograd", "backends", "baddbmm", "bartlett_window", "bernoulli", "bfloat16", "bincount",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "blackman_window", "block_diag", "bmm", "bool", "BoolTensor", "broadcast_shapes", "broadcast_tensors",
-    "broadcast_to", "bucketize",
+    "broadcast_to", "bucketize", "can_cast",
     "ByteTensor", "cartesian_prod", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "channels_last",
     "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max",
     "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",

@@ -433,6 +433,13 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return from_np(xp.promote_types(a.np, b.np))
 
 
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """PyTorch's ``can_cast``: whether type promotion may cast ``from_`` to ``to``. A cast may not lower the
+    category (0 bool, 1 integer, 2 floating, 3 complex): complex to real, floating to integer and any number to
+    bool are refused; within a category every cast is allowed (float64 to float16, int64 to uint8)."""
+    return from_._category <= to._category
+
+
 def combine_categories(higher: dtype, lower: dtype) -> dtype:
     """PyTorch's result of a dimensioned operand of dtype ``higher`` with a 0-d tensor or scalar of
     dtype ``lower``: the higher category wins, and a complex ``lower`` with a floating ``higher``
