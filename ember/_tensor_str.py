@@ -23,14 +23,20 @@ from ._backend import xp
 from ._dtype import np_kind
 
 _PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
-_DEFAULTS = dict(_PRINT)
+# PyTorch's named profiles: each sets these four options (the others given beside it then apply on top)
+_PROFILES = {
+    "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+    "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80},
+}
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None) -> None:
-    """Like ``torch.set_printoptions``; ``profile="default"`` restores the defaults."""
-    if profile == "default":
-        _PRINT.update(_DEFAULTS)
+    """Like ``torch.set_printoptions``: ``profile`` ("default", "short" or "full"; another name is ignored, as
+    PyTorch ignores it) sets precision, threshold, edgeitems and linewidth, then the options given apply;
+    ``sci_mode`` is always set (None: the notation is chosen per tensor)."""
+    _PRINT.update(_PROFILES.get(profile, {}))
     for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
                  ("linewidth", linewidth)):
         if v is not None:

@@ -90,3 +90,22 @@ def test_forced_sci_mode_measures_the_width_in_the_forced_notation(expr, sci_mod
     finally:
         for fw in (torch, ember):
             fw.set_printoptions(profile="default")
+
+
+@pytest.mark.parametrize("profile", ["short", "full", "default", "no such profile"])
+def test_set_printoptions_profiles_are_pytorchs(profile):
+    """profile="short" is precision 2 with 2 edge items, "full" never summarizes, each resetting the linewidth;
+    ember knew only "default" (a set linewidth stayed, and "short" printed with the previous precision)."""
+    expressions = ["e.arange(16.).reshape(4, 4) * 100 / 7", "e.arange(1100.) / 7", "e.arange(1200).reshape(40, 30)"]
+    try:
+        for fw in (torch, ember):
+            fw.set_printoptions(precision=3, linewidth=30, edgeitems=1)
+            fw.set_printoptions(profile=profile)
+        for expr in expressions:
+            assert repr(_build(ember, expr)) == repr(_build(torch, expr)).replace("torch.", "ember.")
+        for fw in (torch, ember):
+            fw.set_printoptions(profile="short", precision=1)  # the options given apply over the profile's
+        assert repr(_build(ember, expressions[0])) == repr(_build(torch, expressions[0]))
+    finally:
+        for fw in (torch, ember):
+            fw.set_printoptions(profile="default")
