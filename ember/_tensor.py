@@ -584,6 +584,12 @@ class Tensor(
 
         return reduce_tensor(self)
 
+    def __copy__(self):
+        """``copy.copy``: a leaf sharing this tensor's memory, as PyTorch's (see ``shallow_copy``)."""
+        from ._tensor_pickle import shallow_copy
+
+        return shallow_copy(self)
+
     def __deepcopy__(self, memo):
         """A copy of the data (views copied together share it) and of ``.grad``; a non-leaf is refused."""
         from ._tensor_pickle import deepcopy_array
