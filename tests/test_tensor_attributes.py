@@ -35,7 +35,6 @@ def test_a_parameter_keeps_its_attributes_through_pickle_as_in_pytorch():
 
 
 def test_deepcopy_copies_a_tensors_attributes_as_pytorch_does():
-
     for fw in (torch, ember):
         t, p = fw.zeros(2), fw.nn.Parameter(fw.zeros(2))
         t.label, p.label = ["x"], "y"
