@@ -36,7 +36,7 @@ from ._meta import is_meta, meta_array, meta_layout, record_layout, reorder_dime
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
 from ._size import c_type_name, check_nonnegative
-from ._tensor import Tensor
+from ._tensor import REFUSED_BY_FACTORY, Tensor, check_can_require_grad
 from .random import generator_of
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -321,6 +321,7 @@ def _finish(array, requires_grad: bool, device=None) -> Tensor:
         array = meta_like(array, array.dtype)  # layout, no data)
     t = Tensor._make(array)
     if requires_grad:
+        check_can_require_grad(t, REFUSED_BY_FACTORY)
         t.requires_grad = True
     return t
 
@@ -386,6 +387,8 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_
         if not (copy or wrong_dtype):
             if requires_grad is not None and obj.requires_grad != requires_grad:
                 if obj.is_leaf:
+                    if requires_grad:
+                        check_can_require_grad(obj, REFUSED_BY_FACTORY)
                     obj.requires_grad_(requires_grad)
                 else:
                     obj = obj.detach()
@@ -394,6 +397,7 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_
         if requires_grad is False and out.requires_grad:
             out = out.detach()
         elif requires_grad and not out.requires_grad:
+            check_can_require_grad(out, REFUSED_BY_FACTORY)
             out.requires_grad_(True)
         return out
     if copy is False:
@@ -407,6 +411,7 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_
                              f"'{names[dtype.name]}'.")
     out = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
     if requires_grad:
+        check_can_require_grad(out, REFUSED_BY_FACTORY)
         out.requires_grad_(True)
     return out
 

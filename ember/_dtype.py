@@ -41,6 +41,19 @@ class dtype:
     def __reduce__(self):
         return "bool_" if self.name == "bool" else self.name  # the module-level name it unpickles to
 
+    def to_real(self) -> dtype:
+        """PyTorch's ``dtype.to_real()``: a complex dtype's part type (complex64 -> float32, complex32 ->
+        float16); any other dtype is itself."""
+        return to_real(self)
+
+    def to_complex(self) -> dtype:
+        """PyTorch's ``dtype.to_complex()``: the complex dtype of this precision (float32 and bfloat16 ->
+        complex64, float64 -> complex128, float16 -> complex32); a complex dtype is itself. An integer or bool
+        dtype has none: PyTorch's RuntimeError."""
+        if self._category < 2:
+            raise RuntimeError(f"Unknown Complex ScalarType for {SCALAR_TYPE_NAMES[self.name]}")
+        return complex32 if self is float16 else to_complex(self)
+
 
 bool_ = dtype("bool", xp.bool_, 0)
 uint8 = dtype("uint8", xp.uint8, 1)
@@ -452,8 +465,11 @@ def to_complex(d: dtype) -> dtype:
 
 
 def to_real(d: dtype) -> dtype:
-    """The real dtype of a complex dtype's parts (complex64 -> float32); other dtypes unchanged."""
-    return (float32 if d is complex64 else float64) if d._category == 3 else d
+    """The real dtype of a complex dtype's parts (complex64 -> float32, complex32 -> float16); other dtypes
+    unchanged."""
+    if d._category != 3:
+        return d
+    return float32 if d is complex64 else float16 if d is complex32 else float64
 
 
 def category_dtype(category: int) -> dtype:

@@ -269,11 +269,8 @@ class Tensor(
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and np_kind(self._data.dtype) not in "fc":
-            raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients, but this tensor "
-                f"has dtype {self.dtype}; convert it first, e.g. t.float().requires_grad_()"
-            )
+        if value:
+            check_can_require_grad(self, REFUSED_BY_ATTRIBUTE)
         if value and self._vc.__class__ is not list and not _inference.state.enabled:
             raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
         if self._base is None and bool(value) != self._requires_grad:
@@ -290,6 +287,8 @@ class Tensor(
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad:
+            check_can_require_grad(self, REFUSED_BY_METHOD)
         self.requires_grad = requires_grad
         return self
 
@@ -585,6 +584,12 @@ class Tensor(
 
         return reduce_tensor(self)
 
+    def __copy__(self):
+        """``copy.copy``: a leaf sharing this tensor's memory, as PyTorch's (see ``shallow_copy``)."""
+        from ._tensor_pickle import shallow_copy
+
+        return shallow_copy(self)
+
     def __deepcopy__(self, memo):
         """A copy of the data (views copied together share it) and of ``.grad``; a non-leaf is refused."""
         from ._tensor_pickle import deepcopy_array
@@ -646,6 +651,20 @@ class Tensor(
 _ndarray, _scalar = xp.ndarray, xp.generic
 _new_tuple = tuple.__new__  # (a Size of a NumPy shape, without Size.__new__'s check)
 _inference_active = _inference.active
+
+
+# PyTorch words its refusal of an integer or bool tensor that is to require gradients by the way it was asked:
+REFUSED_BY_FACTORY = "Only Tensors of floating point and complex dtype"  # a factory's requires_grad=, Parameter(t)
+REFUSED_BY_ATTRIBUTE = "only Tensors of floating point and complex dtype"  # t.requires_grad = True
+REFUSED_BY_METHOD = "only Tensors of floating point dtype"  # t.requires_grad_()
+
+
+def check_can_require_grad(t: Tensor, refused: str) -> None:
+    """PyTorch's RuntimeError where ``t`` (neither floating nor complex) is to require gradients; ``refused`` is
+    its first words, one of the ``REFUSED_BY_*`` above. ember adds the dtype and the usual fix."""
+    if np_kind(t._data.dtype) not in "fc":
+        raise RuntimeError(f"{refused} can require gradients, but this tensor has dtype {t.dtype}; convert it "
+                           "first, e.g. t.float().requires_grad_()")
 
 
 def _empty_strides(array):

@@ -43,8 +43,9 @@ def view_into(buffer, dtype: _dtype.dtype, offset: int, shape: tuple, strides: t
     return xp.ndarray(shape, dtype=dtype.np, buffer=buffer, offset=offset, strides=strides)
 
 
-def reduce_tensor(t) -> tuple:
-    """``t.__reduce_ex__``: rebuild from a copy of the storage's bytes and ``t``'s place in it."""
+def reduce_tensor(t, share: bool = False) -> tuple:
+    """``t.__reduce_ex__``: rebuild from a copy of the storage's bytes and ``t``'s place in it; ``share``: from the
+    storage's bytes themselves (``copy.copy``)."""
     from ._sparse import SparseTensor
 
     if isinstance(t, SparseTensor):
@@ -57,7 +58,17 @@ def reduce_tensor(t) -> tuple:
     root, offset, shape, strides = layout
     state = {"requires_grad": t.requires_grad, **extra_state(t)}
     # (ember's classes by their ember path: a pickle made where torch is ember loads where it is not)
-    return _rebuild_tensor, (ember_path(type(t)), storage_bytes(root).copy(), t.dtype, offset, shape, strides, state)
+    buffer = storage_bytes(root)
+    return _rebuild_tensor, (ember_path(type(t)), buffer if share else buffer.copy(), t.dtype, offset, shape, strides,
+                             state)
+
+
+def shallow_copy(t):
+    """``copy.copy(t)`` as PyTorch's: rebuilt as a pickle rebuilds it (a leaf of ``t``'s class with its
+    ``requires_grad`` and attributes, no ``.grad``), but on ``t``'s memory, which the copy shares: an in-place
+    change to one shows in the other (PyTorch's copy takes the same storage object)."""
+    rebuild_from, args = reduce_tensor(t, share=True)
+    return rebuild_from(*args)
 
 
 _NON_LEAF_DEEPCOPY = (

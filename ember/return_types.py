@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 from collections import namedtuple
 
-from ._shown_name import package_name
+from ._shown_name import package_name, shown_as_pytorchs
 
 
 def _repr(self) -> str:
@@ -23,7 +23,8 @@ def structseq(name: str, fields: tuple[str, ...]) -> type:
     """The named tuple class PyTorch returns as ``torch.return_types.<name>`` with ``fields``; one per name."""
     cls = globals().get(name)
     if cls is None:
-        cls = namedtuple(name, fields, module=__name__)
+        # type(torch.max(x, 0)) prints <class 'torch.return_types.max'> where torch is ember, as PyTorch's does
+        cls = shown_as_pytorchs("torch.return_types")(namedtuple(name, fields, module=__name__))
         cls.__repr__ = _repr
         globals()[name] = cls
     elif cls._fields != tuple(fields):

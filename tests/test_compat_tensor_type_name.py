@@ -14,6 +14,7 @@ import ember
 SCRIPT = """
 import torch
 print(str(type(torch.ones(1))), str(torch.Tensor), str(type(torch.nn.Parameter(torch.ones(1)))))
+print(str(type(torch.ones(2, 2).max(1))), str(torch.return_types.sort), str(type(torch.linalg.slogdet(torch.eye(2)))))
 """
 
 
@@ -25,7 +26,9 @@ def _lines(out):
 def test_tensor_types_print_as_pytorchs_under_compat(tmp_path):
     from conftest import run_under_compat
 
-    expected = " ".join(str(x) for x in (type(torch.ones(1)), torch.Tensor, type(torch.nn.Parameter(torch.ones(1)))))
+    expected = " ".join(str(x) for x in (type(torch.ones(1)), torch.Tensor, type(torch.nn.Parameter(torch.ones(1))),
+                                         type(torch.ones(2, 2).max(1)), torch.return_types.sort,
+                                         type(torch.linalg.slogdet(torch.eye(2)))))
     assert _lines(run_under_compat(SCRIPT, tmp_path)) == expected.split()
 
 
@@ -62,6 +65,9 @@ buf = io.BytesIO()
 torch.save(model, buf)
 buf.seek(0)
 print(type(torch.load(buf, weights_only=False).weight) is torch.nn.Parameter)
+r = torch.arange(4.0).reshape(2, 2).max(0)
+for y in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r)):
+    print(type(y) is type(r), torch.equal(y.indices, r.indices))
 with open(os.path.join(folder, "tensors.pkl"), "wb") as f:
     pickle.dump([t, p], f)
 print(str(type(t)), str(type(p)))

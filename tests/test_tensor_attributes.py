@@ -2,6 +2,7 @@
 ``param.sequence_parallel = True``, a ``_no_weight_decay`` flag read when building parameter groups, a name for
 logging. A view or a result of an op does not inherit them, as in PyTorch."""
 
+import copy
 import pickle
 
 import pytest
@@ -34,8 +35,6 @@ def test_a_parameter_keeps_its_attributes_through_pickle_as_in_pytorch():
 
 
 def test_deepcopy_copies_a_tensors_attributes_as_pytorch_does():
-    import copy
-
     for fw in (torch, ember):
         t, p = fw.zeros(2), fw.nn.Parameter(fw.zeros(2))
         t.label, p.label = ["x"], "y"
@@ -55,3 +54,21 @@ def test_device_flags_answer_as_on_a_pytorch_cpu_tensor():
         assert {f: getattr(e, f) for f in DEVICE_FLAGS} == {f: getattr(t, f) for f in DEVICE_FLAGS}
     x = ember.ones(2)
     assert not ((x.is_cuda or x.is_xpu) and 2 > 1)
+
+
+@pytest.mark.parametrize("make", [
+    "fw.arange(4.)", "fw.arange(6.)[2:]", "fw.arange(6.).reshape(2, 3).t()", "fw.nn.Parameter(fw.ones(3))",
+    "fw.ones(3, requires_grad=True) * 2", "fw.ones(3, dtype=fw.int64)",
+])
+def test_copy_copy_shares_the_memory_as_pytorchs(make):
+    """copy.copy(t) is a leaf of t's class on t's memory in PyTorch (an in-place change to one shows in the other,
+    a non-leaf's copy requires grad without grad_fn); ember's copied the data."""
+    seen = []
+    for fw in (torch, ember):
+        t = eval(make, {"fw": fw})
+        c = copy.copy(t)
+        with fw.no_grad():
+            c.add_(1)
+        seen.append((type(c).__name__, c.requires_grad, c.grad_fn is None, c.grad is None,
+                     c.data_ptr() == t.data_ptr(), c.stride(), c.storage_offset(), t.tolist(), c.tolist()))
+    assert seen[1] == seen[0]

@@ -139,7 +139,7 @@ def test_creation_requires_grad(fn):
 def test_creation_errors():
     with pytest.raises(RuntimeError, match="negative dimension"):
         ember.zeros(2, -1)
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can require gradients"):
         ember.zeros(2, dtype=ember.int64, requires_grad=True)
     with pytest.raises(RuntimeError, match="only Tensors of floating point"):
         ember.tensor([1, 2]).requires_grad_()
@@ -431,3 +431,22 @@ def test_list_of_numpy_arrays_warns_once_as_pytorch(make):
     got = hints(ember)
     assert len(got) == min(len(expected), 1) and all(g in e for g, e in zip(got, expected))
     assert hints(ember) == []  # once per process, as PyTorch's
+
+
+@pytest.mark.parametrize("ask", [
+    "fw.tensor([1, 2], requires_grad=True)", "fw.zeros(2, dtype=fw.int64, requires_grad=True)",
+    "fw.arange(3, requires_grad=True)", "fw.ones(2, dtype=fw.bool, requires_grad=True)",
+    "fw.full((2,), 3, requires_grad=True)", "fw.zeros_like(fw.tensor([1]), requires_grad=True)",
+    "fw.asarray([1, 2], requires_grad=True)", "fw.asarray(fw.tensor([1, 2]), requires_grad=True)",
+    "fw.nn.Parameter(fw.tensor([1]))", "fw.tensor([1, 2]).requires_grad_()", "fw.tensor(3).requires_grad_(True)",
+    "setattr(fw.tensor([1]), 'requires_grad', True)",
+])
+def test_an_integer_tensor_that_is_to_require_grad_is_refused_in_pytorchs_words(ask):
+    """PyTorch words the refusal by the way it was asked (a factory or Parameter: "Only Tensors of floating point and
+    complex dtype", the attribute: "only ... and complex dtype", requires_grad_(): "only ... floating point dtype");
+    ember said the last for all three. ember's message is PyTorch's, then the dtype and the fix."""
+    with pytest.raises(RuntimeError) as expected:
+        eval(ask, {"fw": torch})
+    with pytest.raises(RuntimeError) as got:
+        eval(ask, {"fw": ember})
+    assert str(got.value).startswith(str(expected.value) + ", but this tensor has dtype ")

@@ -95,3 +95,38 @@ def test_repr_of_a_split_output_whose_base_changed_in_place():
         b.mul_(2)
         texts.append(repr(a))
     assert texts[0] == texts[1] == "tensor([[2., 2.]], grad_fn=<Invalid>)"
+
+
+@pytest.mark.parametrize("sci_mode", [False, True])
+@pytest.mark.parametrize("expr", ["t([1e-8, 1., 1e8])", "t([1., 1e5])", "t([3.5, 1e6])", "t([0.5, 2.])",
+                                  "t([float('nan'), 0., 1e9])", "t([0., 0.])"])
+def test_forced_sci_mode_measures_the_width_in_the_forced_notation(expr, sci_mode):
+    """set_printoptions(sci_mode=False) pads every value to the widest fixed-notation one (and sci_mode=True to
+    the widest scientific one); ember measured the width in the notation it would have chosen itself."""
+    try:
+        for fw in (torch, ember):
+            fw.set_printoptions(precision=2, sci_mode=sci_mode)
+        e, t = _build(ember, expr), _build(torch, expr)
+        assert repr(e) == repr(t).replace("torch.", "ember.")
+    finally:
+        for fw in (torch, ember):
+            fw.set_printoptions(profile="default")
+
+
+@pytest.mark.parametrize("profile", ["short", "full", "default", "no such profile"])
+def test_set_printoptions_profiles_are_pytorchs(profile):
+    """profile="short" is precision 2 with 2 edge items, "full" never summarizes, each resetting the linewidth;
+    ember knew only "default" (a set linewidth stayed, and "short" printed with the previous precision)."""
+    expressions = ["e.arange(16.).reshape(4, 4) * 100 / 7", "e.arange(1100.) / 7", "e.arange(1200).reshape(40, 30)"]
+    try:
+        for fw in (torch, ember):
+            fw.set_printoptions(precision=3, linewidth=30, edgeitems=1)
+            fw.set_printoptions(profile=profile)
+        for expr in expressions:
+            assert repr(_build(ember, expr)) == repr(_build(torch, expr)).replace("torch.", "ember.")
+        for fw in (torch, ember):
+            fw.set_printoptions(profile="short", precision=1)  # the options given apply over the profile's
+        assert repr(_build(ember, expressions[0])) == repr(_build(torch, expressions[0]))
+    finally:
+        for fw in (torch, ember):
+            fw.set_printoptions(profile="default")

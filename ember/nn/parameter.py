@@ -5,7 +5,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._creation import as_array
 from .._shown_name import shown_as_pytorchs
-from .._tensor import Tensor
+from .._tensor import REFUSED_BY_FACTORY, Tensor, check_can_require_grad
 from .._tensor_pickle import deepcopy_array
 
 
@@ -33,6 +33,7 @@ class Parameter(Tensor):
         if isinstance(data, Tensor) and data._vc.__class__ is not list:
             self._vc = data._vc  # an inference tensor's parameter is one too (PyTorch's shares the tensor)
         if requires_grad:
+            check_can_require_grad(self, REFUSED_BY_FACTORY)
             self.requires_grad = True
 
     def __repr__(self) -> str:
