@@ -41,6 +41,10 @@ def _scenario(m, name):
         (a * b).sum().backward()
         handle.remove()
         (a * b).sum().backward()
+    elif name == "all, backward with leaf inputs":
+        m.autograd.graph.register_multi_grad_hook((a, b), lambda gs: seen.append(_values(gs)))
+        (a * b).sum().backward(inputs=[a])
+        (a * b * 2).sum().backward(inputs=[a, b])
     elif name == "any, two backwards":
         m.autograd.graph.register_multi_grad_hook((a, b), lambda g: seen.append(_values(g)), mode="any")
         (a * b).sum().backward()
@@ -55,7 +59,7 @@ def _scenario(m, name):
 
 
 SCENARIOS = ["all, leaves, two backwards", "all, intermediates", "all, autograd.grad of one intermediate", "all, removed",
-             "any, two backwards", "any, intermediates"]
+             "all, backward with leaf inputs", "any, two backwards", "any, intermediates"]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

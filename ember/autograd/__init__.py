@@ -118,12 +118,15 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     for t in inputs:
         if t.grad_fn is not None:  # a non-leaf input keeps its gradient as retain_grad does (PyTorch calls it):
             t.retain_grad()  # once, however often it is listed or already retained
-    captured = run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
-                            hook_captured_leaves=False, captured_run=True)  # (the leaves' accumulators: below)
-    for edge, t in edges.items():
-        g = captured.get(edge)
-        if g is not None and t.grad_fn is None:
-            edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
+
+    def accumulate_leaves(captured: dict) -> None:
+        for edge, t in edges.items():
+            g = captured.get(edge)
+            if g is not None and t.grad_fn is None:
+                edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
+
+    run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
+                 hook_captured_leaves=False, captured_run=True, then=accumulate_leaves)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

@@ -351,7 +351,8 @@ def run_node(node: Node, grads: list):
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
                  capture: dict | None = None, accumulate: bool = True, create_graph: bool = False,
                  grad_mode: bool | None = None, ran: list | None = None, hooks: bool = True,
-                 hook_captured_leaves: bool = True, captured_run: bool = False) -> dict:
+                 hook_captured_leaves: bool = True, captured_run: bool = False,
+                 then: Callable[[dict], None] | None = None) -> dict:
     """Backpropagate ``grad`` from each ``(edge, grad)`` root.
 
     ``capture`` maps edges whose incoming gradient should be returned (autograd.grad).
@@ -365,6 +366,9 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     accumulates it through the leaf's accumulator, which runs them (``backward(inputs=...)``: once, as PyTorch's).
     ``captured_run``: a captured node runs as any other (``backward(inputs=...)``, which PyTorch's engine marks as
     needed; autograd.grad only takes their gradients).
+    ``then``: called with the captured gradients last, under the caller's grad mode, while this backward is still
+    the thread's current one (``current_walk``: the leaf accumulators of ``backward(inputs=...)`` run there, and a
+    multi-grad hook over them must see the backward they belong to).
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
@@ -421,6 +425,9 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
         trace.finish("backward", "autograd", started)
         while callbacks:  # (under the backward's grad mode, as PyTorch's engine runs them; restored below)
             callbacks.pop(0)()
+        if then is not None:
+            _GradState.enabled = prev_grad_mode
+            then(captured)
     finally:
         quiet_exit(quiet)
         _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order
