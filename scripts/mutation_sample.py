@@ -98,6 +98,10 @@ _RESULT_MEMORY = "tests/test_result_memory_table.py"
 # value, gradient, second order and tangent against PyTorch's, where a comparison's < written for <= shows
 _BRANCH_POINTS = "tests/test_branch_points.py"
 
+# an input without the dimensions an op reads (a 0-d input of cross_entropy, nll_loss and batch_norm, a 1-D one of
+# batch_norm): PyTorch's error type and message for each target, mode and parameter given
+_RANK_ERRORS = "tests/test_class_loss_and_norm_rank_errors.py"
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
@@ -278,7 +282,9 @@ TARGETS = {
                                         # (inputs of rank 3 and 5, odd spatial sizes: the (N, C, 1, -1) view)
                                         "tests/test_class_loss_spatial_sizes.py",
                                         # (a weight that is no tensor: PyTorch's TypeError, its position)
-                                        "tests/test_loss_weight_arguments.py"],
+                                        "tests/test_loss_weight_arguments.py",
+                                        # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
+                                        _RANK_ERRORS],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
@@ -287,7 +293,9 @@ TARGETS = {
                               _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py", _REFUSALS, _BOOKKEEPING,
                               _RESULT_MEMORY,
                               # (each weight and bias combination, one off at a time: layer_norm's fast-path test)
-                              "tests/test_norm_parameter_combinations.py"],
+                              "tests/test_norm_parameter_combinations.py",
+                              # (batch_norm of a 0-d or 1-D input: PyTorch's error for each mode and parameter given)
+                              _RANK_ERRORS],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
