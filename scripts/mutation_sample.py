@@ -295,7 +295,9 @@ TARGETS = {
                               # (each weight and bias combination, one off at a time: layer_norm's fast-path test)
                               "tests/test_norm_parameter_combinations.py",
                               # (batch_norm of a 0-d or 1-D input: PyTorch's error for each mode and parameter given)
-                              _RANK_ERRORS],
+                              _RANK_ERRORS,
+                              # (every normalisation's refusals at their edges, integer/bool/complex inputs included)
+                              "tests/test_norm_refusals.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
