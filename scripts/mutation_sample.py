@@ -285,7 +285,8 @@ TARGETS = {
                                         "tests/test_loss_weight_arguments.py",
                                         # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
                                         _RANK_ERRORS],
-    "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
+    # (first, as it takes seconds: batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
+    "ember/nn/_ops/norm.py": [_RANK_ERRORS, _DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
@@ -294,8 +295,6 @@ TARGETS = {
                               _RESULT_MEMORY,
                               # (each weight and bias combination, one off at a time: layer_norm's fast-path test)
                               "tests/test_norm_parameter_combinations.py",
-                              # (batch_norm of a 0-d or 1-D input: PyTorch's error for each mode and parameter given)
-                              _RANK_ERRORS,
                               # (every normalisation's refusals at their edges, integer/bool/complex inputs included)
                               "tests/test_norm_refusals.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
