@@ -98,6 +98,10 @@ _RESULT_MEMORY = "tests/test_result_memory_table.py"
 # value, gradient, second order and tangent against PyTorch's, where a comparison's < written for <= shows
 _BRANCH_POINTS = "tests/test_branch_points.py"
 
+# an input without the dimensions an op reads (a 0-d input of cross_entropy, nll_loss and batch_norm, a 1-D one of
+# batch_norm): PyTorch's error type and message for each target, mode and parameter given
+_RANK_ERRORS = "tests/test_class_loss_and_norm_rank_errors.py"
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
@@ -148,7 +152,13 @@ TARGETS = {
                                 # (a view of an inference tensor: no history, no grad; PyTorch's refusals)
                                 "tests/test_inference_tensors.py",
                                 # (two operands' result in TensorIterator's layout: apply's iterator_layout)
-                                "tests/test_elementwise_broadcast_layout.py"],
+                                "tests/test_elementwise_broadcast_layout.py",
+                                # (apply_one taken for a plain float tensor with dimensions and elements, apply's
+                                # result; a view of a no_grad view made without its node once its label is known)
+                                "tests/test_op_fast_paths.py::test_unary_fast_path_is_applys",
+                                "tests/test_op_fast_paths.py::test_declined_states",
+                                "tests/test_op_fast_paths.py::"
+                                "test_a_view_of_a_no_grad_view_in_grad_mode_takes_the_fast_path_once_its_label_is_known"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py",
@@ -287,8 +297,11 @@ TARGETS = {
                                         # (inputs of rank 3 and 5, odd spatial sizes: the (N, C, 1, -1) view)
                                         "tests/test_class_loss_spatial_sizes.py",
                                         # (a weight that is no tensor: PyTorch's TypeError, its position)
-                                        "tests/test_loss_weight_arguments.py"],
-    "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
+                                        "tests/test_loss_weight_arguments.py",
+                                        # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
+                                        _RANK_ERRORS],
+    # (first, as it takes seconds: batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
+    "ember/nn/_ops/norm.py": [_RANK_ERRORS, _DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
@@ -296,7 +309,9 @@ TARGETS = {
                               _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py", _REFUSALS, _BOOKKEEPING,
                               _RESULT_MEMORY,
                               # (each weight and bias combination, one off at a time: layer_norm's fast-path test)
-                              "tests/test_norm_parameter_combinations.py"],
+                              "tests/test_norm_parameter_combinations.py",
+                              # (every normalisation's refusals at their edges, integer/bool/complex inputs included)
+                              "tests/test_norm_refusals.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
@@ -319,7 +334,10 @@ TARGETS = {
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
                                  "tests/test_grad_store.py", "tests/test_grad_store_added_groups.py",
                                  "tests/test_optim_complex.py",
-                                 "tests/test_kernels.py::test_optimizer_updates_same_bits_as_numpy"],
+                                 "tests/test_kernels.py::test_optimizer_updates_same_bits_as_numpy",
+                                 # (add_scaled's compiled kernel taken where its dispatch applies, never the NumPy
+                                 # path's: the same bits either way)
+                                 "tests/test_optimizer_compiled_paths.py"],
     "ember/optim/_helpers.py": _OPTIM_TESTS,
     "ember/optim/rmsprop.py": _OPTIM_TESTS,
     "ember/optim/adagrad.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],

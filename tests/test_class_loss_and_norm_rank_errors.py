@@ -31,3 +31,32 @@ def test_error_type_and_message_are_pytorchs(case):
     t, e = errors
     assert type(e) is type(t)
     assert str(t).split(": ")[-1].split("(got")[0].split(", got")[0].strip() in str(e)
+
+
+_SIZES = {"none": None, "empty": 0, "three": 3}
+# (shape, training, running statistics, weight and bias) with their sizes; a 0-d input in evaluation with empty
+# running statistics and no weight of 3 elements is left out: PyTorch fails inside its kernel there ("SmallVector
+# unable to grow", a RuntimeError no program relies on), where ember names the missing dimension (IndexError)
+_WITHOUT_CHANNELS = [(shape, training, stats, params) for shape in [(), (3,)] for training in (True, False)
+                     for stats in _SIZES for params in _SIZES
+                     if not (shape == () and not training and stats == "empty" and params != "three")]
+
+
+@pytest.mark.parametrize("shape, training, stats, params", _WITHOUT_CHANNELS,
+                         ids=[f"{len(s)}-D {'training' if t else 'eval'} stats {r} weight and bias {p}"
+                              for s, t, r, p in _WITHOUT_CHANNELS])
+def test_batch_norm_without_channels_raises_pytorchs_error_for_each_mode_and_parameter(shape, training, stats,
+                                                                                      params):
+    """Which error PyTorch gives depends on the mode and on which parameters are given and how large: training
+    reads the batch size first (a 0-d input: tuple index out of range), evaluation needs the running statistics,
+    then any parameter with elements is too large for no channels, then dimension 1 is read."""
+    errors = []
+    for m in (torch, ember):
+        n = {k: None if v is None else m.ones(v) for k, v in _SIZES.items()}
+        with pytest.raises(Exception) as info:
+            m.nn.functional.batch_norm(m.ones(shape), n[stats], None if n[stats] is None else n[stats].clone(),
+                                       n[params], n[params], training=training)
+        errors.append(info.value)
+    t, e = errors
+    assert type(e) is type(t)
+    assert str(t) in str(e)

@@ -648,3 +648,25 @@ def test_split_by_an_int_is_the_general_paths(mode, size, dim):
         with pytest.raises(RuntimeError, match="split_size"):
             e.ones(2, 3).split(0)
         assert len(e.ones(0, 3).split(2)) == 1
+
+
+def test_a_view_of_a_no_grad_view_in_grad_mode_takes_the_fast_path_once_its_label_is_known(monkeypatch):
+    from ember.ops import shape as S
+
+    """A view in grad mode of a view made under no_grad carries PyTorch's label of the op for its in-place error
+    (``("of", "no_grad", "View")``): the general path works it out once per view class, after which
+    ``unrecorded_view`` makes such views without running the node (its forward is not called), with the same
+    fields."""
+    x = ember.ones(4, 6)
+    with ember.no_grad():
+        v = x.view(24)
+    first = v.view(6, 4)  # (the general path, or the fast one if the label is known already)
+    calls = []
+    forward = S.ViewBackward0.forward
+    monkeypatch.setattr(S.ViewBackward0, "forward", lambda self, *a, **k: calls.append(1) or forward(self, *a, **k))
+    second = v.view(3, 8)
+    assert not calls
+    assert first._view_creation == second._view_creation == ("of", "no_grad", "View")
+    assert second._base is x and second._vc is x._vc and np.shares_memory(second._data, x._data)
+    with pytest.raises(RuntimeError, match="Output 0 of View is a view of a view which was created in no_grad mode"):
+        second.mul_(ember.ones(3, 8, requires_grad=True))

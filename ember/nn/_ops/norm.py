@@ -255,6 +255,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._data.size}")
     if training and (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
+    if x.size:  # (PyTorch's kernel returns an empty batch before it dispatches on the dtype)
+        _refuse_non_floating("batch_norm", input)
     mixed = check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if not training and t is None:
@@ -293,6 +295,13 @@ def _refuse_without_channels(input: Tensor, running_mean, running_var, weight, b
             raise RuntimeError(f"batch_norm: {name} should contain 0 elements not {t._data.size}" + hint)
     raise IndexError(("Dimension out of range (expected to be in range of [-1, 0], but got 1)" if input._data.ndim
                       else "Dimension specified as 1 but tensor has no dimensions") + hint)
+
+
+def _refuse_non_floating(kernel: str, input: Tensor) -> None:
+    """PyTorch's NotImplementedError for a normalisation of an integer, bool or complex input (its kernels are
+    dispatched on the floating dtypes only), ``kernel`` named as its message names it."""
+    if np_kind(input._data.dtype) != "f":
+        raise not_implemented_for(kernel, input.dtype)
 
 
 def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:
@@ -542,7 +551,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     if (normalized_shape.__class__ is tuple and weight is not None and bias is not None
             and x.shape[x.ndim - len(normalized_shape):] == normalized_shape
             and weight._data.shape == normalized_shape and bias._data.shape == normalized_shape
-            and weight._data.dtype == x.dtype and bias._data.dtype == x.dtype):
+            and weight._data.dtype == x.dtype and bias._data.dtype == x.dtype and x.dtype.kind == "f"):
         out = LayerNorm.apply(input, weight, bias, k=len(normalized_shape), eps=eps, accumulate=None)
         node = out._grad_fn
         if node is not None:  # (version_checked's work: PyTorch saves the input and bias; the node keeps the
@@ -553,6 +562,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
         check_parameter_dtypes(input, weight, bias)  # PyTorch's mixed-dtype check comes before its shape checks
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
     mixed = check_parameter_dtypes(input, weight, bias)
+    _refuse_non_floating("LayerNormKernelImpl", input)
     # (PyTorch saves the input, weight and bias, whichever needs a gradient; the node keeps the normalised rows)
     accumulate = x.dtype if mixed else None
     out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps, accumulate=accumulate), input,
@@ -690,7 +700,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                eps: float = 1e-5) -> Tensor:
     """Normalise (N, C, *) over each group of C/num_groups channels (and all spatial positions)."""
     if input._data.ndim < 2:
-        raise RuntimeError(f"group_norm: expected input with at least 2 dims (N, C, ...), got {list(input.shape)}")
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input._data.ndim}")
     shape = input._data.shape
     c = shape[1]
     if shape[0] * c // num_groups * math.prod(shape[2:]) == 1:  # (PyTorch's check of the (N * C / G, G, *) view)
@@ -706,6 +716,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
                                f"got {name} of shape {shown} and input of shape {list(input.shape)}")
     mixed = check_parameter_dtypes(input, weight, bias)
+    _refuse_non_floating("GroupNormKernelImpl", input)
     out = version_checked(GroupNorm.apply(_widened(input, mixed), weight, bias, groups=num_groups, eps=eps),
                           input)  # (saved)
     return in_input_dtype(out, input, mixed)
@@ -723,7 +734,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     """
     shape = input._data.shape
     if use_input_stats and math.prod(shape[2:]) == 1:  # (also an input of fewer than 2 dims, as PyTorch checks)
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(shape)}")
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     if len(shape) < 2:  # PyTorch's IndexError for the channel dim it reads
         raise IndexError("Dimension specified as 0 but tensor has no dimensions" if not shape else
                          "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
