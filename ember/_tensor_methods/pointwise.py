@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._backend import xp
+from .._dtype import category_dtype, parsed_number, scalar_category
 
 if TYPE_CHECKING:
     from .. import ops
@@ -22,10 +23,16 @@ def _in_place(x: Tensor, op, other) -> Tensor:
 def _cast_checked_in_place(x: Tensor, op, other) -> Tensor:
     """``x.gcd_(other)``, ``fmod_``, ``atan2_``, ...: as PyTorch, a promoted dtype ``x`` cannot hold is refused
     before the kernel's own dtype check (an integer ``x`` with a float ``other``, a real one with a complex
-    ``other``: the cast's error, not "not implemented"). A number counts as a 0-d tensor: by its category."""
+    ``other``: the cast's error, not "not implemented"). A number (a NumPy scalar: the one PyTorch's argument
+    parser reads, ``parsed_number``) counts as a 0-d tensor of its category's default dtype, as PyTorch's wrapped
+    number (a float: the default float's name in the error), and is computed with as a 0-d tensor of its value."""
+    if isinstance(other, xp.generic):
+        other = parsed_number(other)
     if not isinstance(other, type(x)) and isinstance(other, (bool, int, float, complex)):
+        wrapped = category_dtype(scalar_category(other))
+        ops.inplace._check_cast(ops.elementwise.result_dtype(x, type(x)._make(xp.zeros((), wrapped.np))).np, x)
         other = type(x)._make(xp.asarray(other))
-    if isinstance(other, type(x)):
+    elif isinstance(other, type(x)):
         ops.inplace._check_cast(ops.elementwise.result_dtype(x, other).np, x)
     return _in_place(x, op, other)
 

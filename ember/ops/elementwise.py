@@ -59,7 +59,7 @@ def promote(a, b):
             t._data.dtype.kind in "fc":
         return a, b  # a Python number with a floating tensor: the tensor's dtype (the common case, decided at once)
     if isinstance(s, xp.generic):
-        s = s.item()
+        s = _dtype.parsed_number(s)
     elif isinstance(s, xp.ndarray):  # PyTorch hands `tensor + array` to NumPy and wraps NumPy's result, ungraded
         raise TypeError("a NumPy array cannot be an operand of a tensor op; convert it first with "
                         "ember.from_numpy(array) (shares its memory) or ember.as_tensor(array, dtype=...)")
@@ -609,8 +609,7 @@ _KIND_ORDER = "biufc"
 
 
 def check_alpha(a, b, alpha, op: str = "add"):
-    """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: an integer one an int, any other, np.bool_
-    too, a float or complex; a 0-d tensor its value, ``scalar_tensor_number``), after PyTorch's errors for add's/sub's
+    """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: ``_dtype.parsed_number``; a 0-d tensor its value, ``scalar_tensor_number``), after PyTorch's errors for add's/sub's
     ``alpha`` of a kind the result cannot take: a bool one for a result that is not bool, a float one for integral
     (or bool) operands, a complex one for real operands. ``op`` names the call in the TypeError for a tensor."""
     if alpha.__class__ is float and isinstance(a, Tensor) and a._data.dtype.kind in "fc":
@@ -618,8 +617,7 @@ def check_alpha(a, b, alpha, op: str = "add"):
     if isinstance(alpha, Tensor):
         alpha = _dtype.scalar_tensor_number(alpha, op, "alpha")
     if isinstance(alpha, xp.generic):
-        kind = alpha.dtype.kind
-        alpha = int(alpha) if kind in "iu" else complex(alpha) if kind == "c" else float(alpha)
+        alpha = _dtype.parsed_number(alpha)
     kinds = [np_kind(v._data.dtype) if isinstance(v, Tensor) else
              {bool: "b", int: "i", float: "f", complex: "c"}.get(v.__class__, "f") for v in (a, b)]
     kind = max(kinds, key=_KIND_ORDER.index)
@@ -871,7 +869,7 @@ def pow(a, b):
     if _promotes_to_complex32(a, b):  # (PyTorch's pow has no half-precision complex kernel)
         raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
     if isinstance(b, xp.generic):  # (a NumPy scalar exponent as the Python number PyTorch reads it as)
-        b = b.item()
+        b = _dtype.parsed_number(b)
     check_exponent(a, b)  # (before promotion wraps an integer exponent into the tensor's dtype: -1 is 255 in uint8)
     if a.__class__ is not Tensor:  # (a number base: as mul's)
         a = left_number(a, b)

@@ -29,6 +29,7 @@ from .._meta import (
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
+from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -809,6 +810,16 @@ def _check_byte_mask_fill(idx, value) -> None:
     if (len(tensors) == 1 and tensors[0]._data.dtype == xp.uint8 and tensors[0]._data.ndim
             and (not isinstance(value, Tensor) or value._data.ndim == 0)):
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
+def assigned_value(x: Tensor, value):
+    """``value`` of ``x[idx] = value`` as PyTorch's setitem reads it (a NumPy scalar: its Python number), or its
+    TypeError for one neither a tensor nor a Python number: it takes a NumPy integer as an int, and
+    np.float64/np.complex128 (Python float and complex types), but not an np.float32 or np.bool_ (where its
+    arithmetic reads them as floats), a list or None."""
+    if not isinstance(value, (Tensor, int, float, complex, xp.integer)):
+        raise TypeError(f"can't assign a {c_type_name(value)} to a {x.type()}")
+    return _dtype.parsed_number(value) if isinstance(value, xp.generic) else value
 
 
 def setitem(x: Tensor, idx, value) -> None:

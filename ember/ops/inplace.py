@@ -25,6 +25,7 @@ from .._dtype import (
     get_default_dtype,
     not_implemented_for,
     np_kind,
+    parsed_number,
     scalar_int,
 )
 from .._memory_format import half_number, via_float32
@@ -127,6 +128,8 @@ _OTHER_TENSOR_OR_NUMBER = ("add", "sub", "mul", "div")
 def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
+    if isinstance(other, xp.generic):  # (np.float32(1.5) is a float for an int64 x: refused as PyTorch's)
+        other = parsed_number(other)
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
         if not isinstance(other, _OPERANDS):  # (a str, None, a list: PyTorch's argument parser refuses them)
             name = getattr(op, "__name__", "")
@@ -275,8 +278,10 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
 
 
 def pow_(x: Tensor, other) -> Tensor:
+    if isinstance(other, xp.generic):  # (np.int64(-2) is an int: pow's error below)
+        other = parsed_number(other)
     ew.check_exponent(x, other)
-    if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iu":  # (pow's error, not NumPy's)
+    if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iub":  # (pow's error, not NumPy's)
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _binary_inplace(x, other, xp.power, ew.pow)
 
