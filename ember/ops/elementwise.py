@@ -609,9 +609,10 @@ _KIND_ORDER = "biufc"
 
 
 def check_alpha(a, b, alpha, op: str = "add"):
-    """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: ``_dtype.parsed_number``; a 0-d tensor its value, ``scalar_tensor_number``), after PyTorch's errors for add's/sub's
-    ``alpha`` of a kind the result cannot take: a bool one for a result that is not bool, a float one for integral
-    (or bool) operands, a complex one for real operands. ``op`` names the call in the TypeError for a tensor."""
+    """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: ``_dtype.parsed_number``; a 0-d tensor its
+    value, ``scalar_tensor_number``), after PyTorch's errors for add's/sub's ``alpha`` of a kind the result cannot
+    take: a bool one for a result that is not bool, a float one for integral (or bool) operands, a complex one for
+    real operands. ``op`` names the call in the TypeError for a tensor."""
     if alpha.__class__ is float and isinstance(a, Tensor) and a._data.dtype.kind in "fc":
         return alpha  # (the common case, an optimizer's step: a floating tensor admits any float alpha)
     if isinstance(alpha, Tensor):
