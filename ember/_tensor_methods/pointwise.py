@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._backend import xp
-from .._dtype import category_dtype, parsed_number, scalar_category
+from .._dtype import parsed_number
 
 if TYPE_CHECKING:
     from .. import ops
@@ -26,14 +26,11 @@ def _cast_checked_in_place(x: Tensor, op, other) -> Tensor:
     ``other``: the cast's error, not "not implemented"). A number (a NumPy scalar: the one PyTorch's argument
     parser reads, ``parsed_number``) counts as a 0-d tensor of its category's default dtype, as PyTorch's wrapped
     number (a float: the default float's name in the error), and is computed with as a 0-d tensor of its value."""
+    ops.inplace.check_result_cast(x, other)
     if isinstance(other, xp.generic):
         other = parsed_number(other)
     if not isinstance(other, type(x)) and isinstance(other, (bool, int, float, complex)):
-        wrapped = category_dtype(scalar_category(other))
-        ops.inplace._check_cast(ops.elementwise.result_dtype(x, type(x)._make(xp.zeros((), wrapped.np))).np, x)
         other = type(x)._make(xp.asarray(other))
-    elif isinstance(other, type(x)):
-        ops.inplace._check_cast(ops.elementwise.result_dtype(x, other).np, x)
     return _in_place(x, op, other)
 
 

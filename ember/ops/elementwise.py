@@ -1048,12 +1048,11 @@ bitwise_and, bitwise_or, bitwise_xor = (_bitwise(f) for f in (xp.bitwise_and, xp
 
 def _shift(fn, kernel: str):
     """Bit shifts of integer tensors. A shift by a negative count or by the type's width or more gives 0 for a left
-    shift and the sign (0 or -1) for a right shift, as PyTorch; NumPy's shifts do the same."""
+    shift and the sign (0 or -1) for a right shift, as PyTorch; NumPy's shifts do the same. A float or complex
+    operand (a number too) is PyTorch's NotImplementedError naming the promoted dtype ('Float', 'ComplexFloat')."""
     def op(a, b):
-        if not isinstance(b, (Tensor, int)) and not isinstance(b, xp.integer):
-            if isinstance(b, float):
-                raise NotImplementedError(f"\"{kernel}\" not implemented for 'Float'")
-            if not isinstance(b, (bool, xp.ndarray)):  # (the operators turn this into NotImplemented)
+        if not isinstance(b, (Tensor, int, float, complex)) and not isinstance(b, xp.generic):
+            if not isinstance(b, xp.ndarray):  # (the operators turn this into NotImplemented)
                 raise operand_type_error(b)
             return NotImplemented
         if isinstance(b, int) and not 0 <= b < 64:  # any such count shifts everything out: 64 fits every dtype

@@ -20,12 +20,14 @@ from .._dtype import (
     CPP_TYPE_NAMES,
     SCALAR_TYPE_NAMES,
     can_cast_result,
+    category_dtype,
     fill_number,
     from_np,
     get_default_dtype,
     not_implemented_for,
     np_kind,
     parsed_number,
+    scalar_category,
     scalar_int,
 )
 from .._memory_format import half_number, via_float32
@@ -104,6 +106,21 @@ def _check_cast(src_dtype, x: Tensor, out_names: dict = SCALAR_TYPE_NAMES) -> No
             f"result type {SCALAR_TYPE_NAMES[from_np(src_dtype).name]} can't be cast to the desired output "
             f"type {out_names[x.dtype.name]}"
         )
+
+
+def check_result_cast(x: Tensor, other) -> None:
+    """``_check_cast`` for ``x.op_(other)`` by PyTorch's result type of ``x`` and ``other``: a tensor's dtype, or a
+    number's as PyTorch's wrapped number (its category's default dtype: a float is 'Float' beside an integer ``x``;
+    a NumPy scalar the number ``parsed_number`` reads). Anything else is left to the op."""
+    if isinstance(other, xp.generic):
+        other = parsed_number(other)
+    if isinstance(other, Tensor):
+        dtype = ew.result_dtype(x, other)
+    elif isinstance(other, (bool, int, float, complex)):
+        dtype = ew.result_dtype(x, Tensor._make(xp.zeros((), category_dtype(scalar_category(other)).np)))
+    else:
+        return
+    _check_cast(dtype.np, x)
 
 
 def _refuse_complex_number(x: Tensor) -> None:
