@@ -950,10 +950,14 @@ def without_derivative(result: Tensor, op: str, *operands) -> Tensor:
 
 def require_tensor(name: str, value, position: int = 2, argument: str = "other") -> None:
     """PyTorch's TypeError for a number (or anything else) where its signature takes only a tensor: ``position``
-    counts from 1 among the function's arguments (a method's ``other`` is its position 1)."""
+    counts from 1 among the function's arguments (a method's ``other`` is its position 1). The error carries the
+    ``operand``: the function's wrapper, which sees how it was passed, words it for the call (``_operand_error``:
+    an argument given by keyword has no position; ``torch.special.gammainc``'s own name)."""
     if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
-                        f"{c_type_name(value)}")
+        error = TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                          f"{c_type_name(value)}")
+        error.operand = value  # type: ignore[attr-defined]
+        raise error
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
