@@ -23,6 +23,7 @@ from .._meta import (
     iterator_layout,
     meta_layout,
     nonzero_error,
+    record_layout,
     refuse_meta,
     strides_at_size_one,
 )
@@ -1247,6 +1248,8 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
                                 mask=mask._data)
+    if _meta_made[0] and is_meta(out._data):  # (row-major on the meta device too, not its input's layout)
+        record_layout(out._data, contiguous_strides(out._data.shape), 0)
     return version_checked(out, mask)  # (PyTorch saves the mask)
 
 
