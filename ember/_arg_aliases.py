@@ -330,7 +330,9 @@ def method_refusal(name: str, error: TypeError, operand) -> TypeError:
 _OWN_REFUSAL = frozenset({"add", "sub", "mul", "div", "subtract", "multiply", "divide", "true_divide",
                           "floor_divide", "remainder", "pow", "pow_", "eq", "ne", "lt", "le", "gt", "ge", "greater",
                           "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or",
-                          "logical_xor", "matmul", "add_", "sub_", "mul_", "div_"})
+                          "logical_xor", "matmul", "add_", "sub_", "mul_", "div_", "fmod", "fmod_", "copysign",
+                          "copysign_", "xlogy", "xlogy_", "bitwise_and", "bitwise_or", "bitwise_xor",
+                          "bitwise_left_shift", "bitwise_right_shift"})
 
 
 def _refusing_non_operands(name: str, method: Callable) -> Callable:

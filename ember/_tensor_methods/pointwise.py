@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arg_aliases import method_refusal
 from .._backend import xp
 from .._dtype import parsed_number
 
@@ -151,7 +152,10 @@ class PointwiseMethods:
         return ops.pointwise.hypot(self, other)
 
     def fmod(self, other) -> Tensor:
-        return ops.pointwise.fmod(self, other)
+        try:
+            return ops.pointwise.fmod(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("fmod", error, other) from None
 
     def fmax(self, other: Tensor) -> Tensor:
         ops.elementwise.require_tensor("fmax", other, 1)
@@ -162,10 +166,16 @@ class PointwiseMethods:
         return ops.pointwise.fmin(self, other)
 
     def copysign(self, other) -> Tensor:
-        return ops.pointwise.copysign(self, other)
+        try:
+            return ops.pointwise.copysign(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("copysign", error, other) from None
 
     def copysign_(self, other) -> Tensor:
-        return _cast_checked_in_place(self, ops.pointwise.copysign, other)
+        try:
+            return _cast_checked_in_place(self, ops.pointwise.copysign, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("copysign_", error, other) from None
 
     def atan2_(self, other) -> Tensor:
         ops.elementwise.require_tensor("atan2_", other, 1)
@@ -180,7 +190,10 @@ class PointwiseMethods:
         return _in_place(self, ops.pointwise.hypot, other)
 
     def fmod_(self, other) -> Tensor:
-        return _cast_checked_in_place(self, ops.pointwise.fmod, other)
+        try:
+            return _cast_checked_in_place(self, ops.pointwise.fmod, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("fmod_", error, other) from None
 
     def heaviside(self, values: Tensor) -> Tensor:
         ops.elementwise.require_tensor("heaviside", values, 1, "values")  # (a method: position 1)
