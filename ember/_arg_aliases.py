@@ -330,7 +330,9 @@ def method_refusal(name: str, error: TypeError, operand) -> TypeError:
 _OWN_REFUSAL = frozenset({"add", "sub", "mul", "div", "subtract", "multiply", "divide", "true_divide",
                           "floor_divide", "remainder", "pow", "pow_", "eq", "ne", "lt", "le", "gt", "ge", "greater",
                           "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or",
-                          "logical_xor", "matmul", "add_", "sub_", "mul_", "div_"})
+                          "logical_xor", "matmul", "add_", "sub_", "mul_", "div_", "fmod", "fmod_", "copysign",
+                          "copysign_", "xlogy", "xlogy_", "bitwise_and", "bitwise_or", "bitwise_xor",
+                          "bitwise_left_shift", "bitwise_right_shift"})
 
 
 def _refusing_non_operands(name: str, method: Callable) -> Callable:
@@ -396,6 +398,10 @@ def _refuse_non_tensor(name: str, argument: str, value, position: int = 1) -> No
         from None
 
 
+# the namespaces whose functions PyTorch's parser names with their prefix (``special_gammainc()``, ``linalg_det()``)
+_PARSED_WITH_PREFIX = ("special.", "linalg.", "fft.")
+
+
 def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Callable:
     """``fn``, also accepting PyTorch's names for its parameters (``torch_keyword_names``) and NumPy's
     ``axis=``/``keepdims=``; ``fn`` itself when it needs none."""
@@ -407,11 +413,15 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     except (TypeError, ValueError):
         return fn
     names = torch_keyword_names(qualname, params, method)
+    # the name PyTorch's argument parser gives the function in its errors (torch.special.gammainc's:
+    # "special_gammainc")
+    parsed = qualname.replace(".", "_") if qualname.startswith(_PARSED_WITH_PREFIX) else name
     if not names:
         first = next(iter(params), None)
         if method or first != "input" or params[first] is inspect.Parameter.KEYWORD_ONLY:
             return fn
-        return _refusing_non_tensors(name, fn)
+        return _refusing_non_tensors(parsed, fn, {p: p for p, kind in params.items()
+                                                  if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD})
 
     first = next((alias for alias, own in names.items() if own == next(iter(params), None)), None)
     # PyTorch's names of the parameters, by ember's (its two positional operands first: a binary op's error)
@@ -442,7 +452,7 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
                 raise clamp_bounds_error(name, args[1:], kwargs, False) from None
             if not hasattr(e, "operand"):
                 raise
-            error = _operand_error(name, e, args, kwargs, torch_names, method)
+            error = _operand_error(parsed, e, args, kwargs, torch_names, method)
             if error is e:
                 raise
             raise error from None
@@ -453,9 +463,11 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     return accepting_torch_names
 
 
-def _refusing_non_tensors(name: str, fn: Callable) -> Callable:
+def _refusing_non_tensors(name: str, fn: Callable, torch_names: dict[str, str]) -> Callable:
     """``fn`` (whose first parameter is PyTorch's ``input``) raising PyTorch's TypeError when that argument is no
-    tensor and ``fn`` failed on it (``F.gelu(array)``: an AttributeError of ``input.dtype``, or the op's refusal)."""
+    tensor and ``fn`` failed on it (``F.gelu(array)``: an AttributeError of ``input.dtype``, or the op's refusal),
+    or when it refused an operand (``_operand_error``, ``fn``'s positional parameters ``torch_names``: PyTorch's
+    names already)."""
 
     @functools.wraps(fn)
     def refusing_non_tensors(*args, **kwargs):
@@ -469,10 +481,12 @@ def _refusing_non_tensors(name: str, fn: Callable) -> Callable:
         except TypeError as e:  # (an operand that is neither a tensor nor a number: operand_type_error)
             if type(e) is MethodArgumentError:
                 raise e.in_function() from None
-            overloads = function_operand_error(name, args, kwargs, e.operand) if hasattr(e, "operand") else None
-            if overloads is None:
+            if not hasattr(e, "operand"):
                 raise
-            raise overloads from None
+            error = _operand_error(name, e, args, kwargs, torch_names, False)
+            if error is e:
+                raise
+            raise error from None
 
     return refusing_non_tensors
 

@@ -444,12 +444,16 @@ def _size(size, keyword=None, op: str | None = None) -> tuple:
         if size:
             raise TypeError("got the sizes both as positional arguments and as the keyword 'size'")
         size = (keyword,)
+    whole = len(size) == 1 and not isinstance(size[0], (tuple, list))  # (one argument: not a sequence)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     try:
         out = tuple(operator.index(s) for s in size)
-    except TypeError:  # (a float or a string size: PyTorch's TypeError)
-        raise TypeError(f"the size must be a tuple of ints, got {tuple(size)!r}") from None
+    except TypeError:  # (a float or a string size: PyTorch's TypeError, in its parser's words)
+        from .ops.shape import index_sizes
+
+        index_sizes(size, "size", op, position=1 if op is not None else None, whole=whole)
+        raise
     check_nonnegative(out)
     return out
 

@@ -419,6 +419,18 @@ def to_np(d):
     return from_np(xp.dtype(d)).np
 
 
+def parsed_number(value: xp.generic) -> int | float | complex:
+    """A NumPy scalar as PyTorch's argument parser reads it where a number (a Scalar, or a Tensor given a number)
+    is expected: an integer one an int, a ``complex128`` (a Python complex) a complex, and any other a float
+    (``np.bool_``, ``np.float32``; ``np.complex64``'s real part, with NumPy's ComplexWarning, as ``float()`` reads
+    it). So ``int_tensor.add_(np.float32(1.5))`` and ``int_tensor + np.bool_(True)`` are a float's."""
+    if value.dtype.kind in "iu":
+        return _builtins.int(value)
+    if isinstance(value, _builtins.complex):
+        return _builtins.complex(value)
+    return _builtins.float(value)
+
+
 def scalar_category(value) -> int:
     """Category (0 bool, 1 integer, 2 float, 3 complex) of a Python/NumPy scalar."""
     if isinstance(value, (builtins_bool, xp.bool_)):

@@ -213,7 +213,10 @@ def _element_strides(a) -> tuple:
 
 def _dense_in_order(shape, strides, order) -> bool:
     """Whether ``strides`` lay ``shape`` out densely, ``order`` (dimensions, fastest first) as PyTorch's
-    contiguity tests read them: a dimension of size 1 may have any stride."""
+    contiguity tests read them: a dimension of size 1 may have any stride, and a tensor with no elements is
+    contiguous whatever its strides."""
+    if 0 in shape:
+        return True
     step = 1
     for d in order:
         if shape[d] != 1:
@@ -315,10 +318,12 @@ def iterator_layout(out, arrays):
         # NumPy's row-major result, as PyTorch's; but a number (or 0-d) operand keeps TensorIterator off its fast
         # setup, so a size-1 dimension takes its stride from the operands' order: a channels-last (2, 1, 4, 5)
         # x (strides (20, 1, 5, 1), row-major to NumPy) gives x + 1 its strides, x.exp() row-major ones
-        if out.__class__ is np.ndarray and out.ndim > 1 and 1 in out.shape and len(arrays) > 1 \
+        # (so does a result with no elements, whose dimensions after one of size 0 in that order take stride 0:
+        # an empty (0, 1, 3) x + 0.3 has strides (3, 0, 1), where x.exp()'s, on the fast setup, are (3, 3, 1))
+        if out.__class__ is np.ndarray and out.ndim > 1 and (1 in out.shape or not out.size) and len(arrays) > 1 \
                 and not (made[0] and is_meta(out)):
             for a in arrays:  # (an operand with NumPy's strides for them, a keepdim result's: nothing to change)
-                if a.__class__ is np.ndarray and a.ndim > 1 and a.strides != out.strides:
+                if a.__class__ is np.ndarray and a.ndim > 1 and (a.strides != out.strides or not out.size):
                     return size_one_strides(out, arrays)
         return out
     if out.__class__ is not np.ndarray or out.ndim < 2 \
@@ -351,9 +356,12 @@ def strides_like(out, x):
 
 def strides_at_size_one(out, strides: tuple):
     """``out`` with ``strides`` (in bytes) where they differ from its own only at dimensions of size 1: the same
-    memory, a view; ``out`` itself otherwise (or where it has no elements)."""
-    if out.strides == strides or not out.size or len(strides) != out.ndim:
+    memory, a view; ``out`` itself otherwise. Where it has no elements, no memory is reached through any strides:
+    it takes them all."""
+    if out.strides == strides or len(strides) != out.ndim:
         return out
+    if not out.size:
+        return np.lib.stride_tricks.as_strided(out, out.shape, strides)
     for n, mine, theirs in zip(out.shape, out.strides, strides):
         if mine != theirs and n != 1:
             return out

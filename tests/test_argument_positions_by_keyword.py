@@ -4,6 +4,8 @@ position: ``full((2,), t)`` is "argument 'fill_value' (position 2)", ``full((2,)
 type for a tensor op") and ``arange("a")`` NumPy's ("must be real number"). Each message is checked against torch's.
 """
 
+from decimal import Decimal
+
 import pytest
 import torch
 
@@ -68,6 +70,34 @@ CALLS = {
     "arange_none": lambda m: m.arange(None),
     "arange_none_keyword": lambda m: m.arange(end=None),
     "arange_list": lambda m: m.arange([3]),
+    # tensor-only operands (require_tensor): by keyword no position; torch.special's functions by their own name
+    "atan2_keyword": lambda m: m.atan2(_t(m), other=1.0),
+    "atan2_positional": lambda m: m.atan2(_t(m), 1.0),
+    "maximum_keyword": lambda m: m.maximum(_t(m), other=1.0),
+    "minimum_keyword": lambda m: m.minimum(_t(m), other=1.0),
+    "igamma_keyword": lambda m: m.igamma(_t(m), other=1.0),
+    "igamma_positional": lambda m: m.igamma(_t(m), 1.0),
+    "gammainc_positional": lambda m: m.special.gammainc(_t(m), 1.0),
+    "gammainc_keyword": lambda m: m.special.gammainc(_t(m), other=1.0),
+    "gammaincc_positional": lambda m: m.special.gammaincc(_t(m), 1.0),
+    "hypot_keyword": lambda m: m.hypot(_t(m), other=1.0),
+    # a size or dims that is one object, not a sequence: "must be tuple of ints, not T"; an element of one: its pos
+    "zeros_decimal": lambda m: m.zeros(Decimal(2)),
+    "zeros_decimal_in_list": lambda m: m.zeros([Decimal(2)]),
+    "zeros_decimal_second": lambda m: m.zeros(2, Decimal(2)),
+    "empty_float": lambda m: m.empty(2.5),
+    "zeros_float_in_tuple": lambda m: m.zeros((2, 2.5)),
+    "reshape_decimal": lambda m: _t(m).reshape(Decimal(2)),
+    "repeat_decimal": lambda m: _t(m).repeat(Decimal(2)),
+    "flip_decimal": lambda m: _t(m).flip(Decimal(0)),
+    "flip_decimal_in_list": lambda m: _t(m).flip([Decimal(0)]),
+    "flip_function_decimal": lambda m: m.flip(_t(m), Decimal(0)),
+    "tile_decimal": lambda m: _t(m).tile(Decimal(2)),
+    "tile_decimal_in_list": lambda m: _t(m).tile([Decimal(2)]),
+    "tile_function_decimal_in_list": lambda m: m.tile(_t(m), [Decimal(2)]),
+    "method_atan2_keyword": pytest.param(lambda m: _t(m).atan2(other=1.0), marks=pytest.mark.xfail(
+        strict=True, reason="no wrapper on the method's path (one would cost every correct call): ember names the "
+        "position for the keyword too")),
 }
 
 

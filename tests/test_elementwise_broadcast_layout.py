@@ -159,3 +159,27 @@ def test_a_sweep_of_layouts_gives_pytorchs_strides():
                 zs.append(m.where(ts[2] > 5, ts[0], ts[1]))
             got.append([(tuple(z.shape), z.stride(), z.numpy().tolist()) for z in zs])
         assert got[0] == got[1], [(keep) for keep, _ in specs]
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.empty(0, 1, 3) + 0.3,  # (a number keeps TensorIterator off its fast setup: (3, 0, 1))
+    lambda m: m.empty(0, 1, 3) * m.empty(0, 1, 3),  # (the fast setup: contiguous)
+    lambda m: m.empty(0, 1, 3).exp(),
+    lambda m: m.empty(0, 1, 3) + m.empty(1, 1, 3),
+    lambda m: m.empty(0, 1, 3).add(m.empty(3)),
+    lambda m: m.empty(4, 0, 1) + 2,
+    lambda m: m.empty(0, 1, 3).transpose(0, 2) + 1,
+    lambda m: m.empty(0, 1, 3).transpose(0, 2).exp(),  # (no elements: contiguous, the fast setup)
+    lambda m: m.empty(2, 0, 3).permute(2, 1, 0) + 1,
+    lambda m: m.empty(0, 2, 3).transpose(1, 2) + 1,
+    lambda m: m.empty(0, 2, 3).transpose(1, 2).sigmoid(),
+    lambda m: m.empty(2, 3, 0) + m.empty(2, 1, 0),
+    lambda m: m.where(m.empty(0, 1, 3) > 0, m.empty(0, 1, 3), 1.0),
+])
+def test_empty_results_take_pytorchs_strides(make):
+    """A result with no elements is laid out in TensorIterator's order too, its strides computed in that order
+    (a dimension after one of size 0 takes stride 0), unless the fast setup (every operand of the result's shape,
+    a tensor with no elements counting as contiguous) makes it contiguous."""
+    got, want = make(ember), make(torch)
+    assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
+

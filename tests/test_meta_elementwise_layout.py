@@ -41,6 +41,9 @@ CASES = {
     "double": lambda m: _m(m, 3, 4).t().double(),
     "pow": lambda m: _m(m, 3, 4).t() ** 2,
     "with_0d_cpu_tensor": lambda m: _m(m, 3, 4).t() + m.tensor(2.0),
+    "masked_fill_row_major": lambda m: _m(m, 2, 3).t().masked_fill(m.ones(3, 2, dtype=m.bool, device="meta"), 1.0),
+    "masked_fill_tensor_value_row_major": lambda m: _m(m, 2, 1, 3).transpose(0, 2).masked_fill(
+        m.ones(1, dtype=m.bool, device="meta"), m.tensor(1.0, device="meta")),
     "matmul_stays_contiguous": lambda m: _m(m, 3, 3).t() @ _m(m, 3, 3),
     "sum_stays_contiguous": lambda m: _m(m, 3, 4, 2).permute(2, 1, 0).sum(0),
 }

@@ -114,3 +114,19 @@ def test_tensor_only_ops_refuse_numbers_as_torch(call):
         x = m.ones(2)
         results.append((_outcome(call, m, x), x.tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("name", ["fmod", "fmod_", "copysign", "copysign_", "xlogy", "xlogy_", "bitwise_and",
+                                  "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"])
+def test_refusal_on_the_error_path_only(name):
+    """These methods word a non-operand's refusal in their own error path (``method_refusal``), as the direct-call
+    ones do: no refusing wrapper (``_refusing_non_operands``) costs a correct call anything."""
+    method = getattr(ember.Tensor, name)
+    assert not hasattr(method, "__wrapped__") and method.__name__ == name
+    messages = []
+    for m in (torch, ember):
+        x = m.ones(2, dtype=m.int64 if name.startswith("bitwise") else m.float32)
+        with pytest.raises(TypeError) as info:
+            getattr(x, name)("a")
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]

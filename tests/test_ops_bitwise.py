@@ -73,6 +73,12 @@ def test_inplace_forms_write_through_views(statement):
     lambda lib: lib.tensor([4]) >> lib.tensor([1.0]),
     lambda lib: lib.tensor([True]) << lib.tensor([True]),
     lambda lib: lib.tensor([1]) << 1.5,
+    lambda lib: lib.tensor([1.0], dtype=lib.float64) << 1.5,  # (the promoted dtype: Double)
+    lambda lib: lib.tensor([1]) << 1j,
+    lambda lib: lib.tensor([1]) >> 1j,
+    lambda lib: lib.bitwise_left_shift(lib.tensor([1]), 1j),
+    lambda lib: lib.bitwise_right_shift(lib.tensor([1]), 2.5),
+    lambda lib: lib.tensor([1]) << np.float32(1.0),
 ])
 def test_shifts_of_non_integers_raise_pytorchs_error(call):
     with pytest.raises(NotImplementedError) as expected:
@@ -95,7 +101,8 @@ def test_inplace_integer_results_narrow_into_the_tensor(dtype):
 
 
 @pytest.mark.parametrize("statement", ["x |= y_int", "x += y_int", "i += y_float", "i.mul_(y_complex)",
-                                       "f.add_(y_complex)"])
+                                       "f.add_(y_complex)", "i <<= 1j", "i.bitwise_left_shift_(1.5)",
+                                       "i.bitwise_and_(1.5)", "i ^= y_float", "x &= 2", "i >>= 1.5"])
 def test_inplace_results_pytorch_refuses_to_cast_back(statement):
     messages = []
     for lib in (torch, ember):

@@ -120,6 +120,44 @@ def test_out_of_place_scatter_reduce_argument(reduce):
     assert messages[0] == messages[1]
 
 
+def _scatter_reduce_warnings(m, call):
+    """The warnings ``call(m)`` issues (its error, if any, swallowed) and their files."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            call(m)
+        except RuntimeError:
+            pass
+    return [(w.category, str(w.message).split(" (Triggered internally")[0], w.filename) for w in caught]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.zeros(3).scatter_(0, m.tensor([0, 1, 0]), m.ones(3), reduce="add"),
+    lambda m: m.zeros(3).scatter_(0, m.tensor([0, 1, 0]), m.ones(3), reduce="multiply"),
+    lambda m: m.zeros(3).scatter(0, m.tensor([0, 1, 0]), m.ones(3), reduce="multiply"),
+    lambda m: m.scatter(m.zeros(3), 0, m.tensor([0, 1, 0]), m.ones(3), reduce="add"),
+    lambda m: m.zeros(3).scatter_(0, m.tensor([0, 1, 0]), m.ones(3), reduce="mean"),  # warned, then refused
+    lambda m: m.zeros(3).scatter_(0, m.tensor([0, 1, 0]), 2.0, reduce="add"),  # a number src: not deprecated
+    lambda m: m.zeros(3).scatter_(0, m.tensor([0, 1, 0]), m.ones(3)),
+])
+def test_scatter_reduce_with_tensor_src_warns_once_as_pytorch(call, monkeypatch):
+    """PyTorch's deprecation of scatter's reduce= with a Tensor src: its UserWarning and text, at the user's line,
+    once per process (PyTorch's TORCH_WARN_ONCE, made to fire every time here by ``set_warn_always``)."""
+    monkeypatch.setattr(ember._warnings, "_warned_once", set())  # as in a fresh process
+    was = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        expected = _scatter_reduce_warnings(torch, call)
+    finally:
+        torch.set_warn_always(was)
+    got = _scatter_reduce_warnings(ember, call)
+    assert [(c, text) for c, text, _ in got] == [(c, text) for c, text, _ in expected]
+    assert all(file == __file__ for *_, file in got)
+    assert _scatter_reduce_warnings(ember, call) == []  # the once is used up
+
+
 @pytest.mark.parametrize("make", [
     lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 0]), m.ones(2, 3)),
     lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 5]), m.ones(2, 4)),
@@ -128,7 +166,8 @@ def test_out_of_place_scatter_reduce_argument(reduce):
     lambda m: m.zeros(3, 4).index_fill(0, m.tensor([0]), m.ones(2)),
     lambda m: m.zeros(3, 4, requires_grad=True).masked_fill_(m.ones(3, 4).bool(), 0.0),
     lambda m: m.zeros(3, 4).masked_fill_(m.ones(3, 4), 0.0),
-    lambda m: m.zeros(3).scatter_(0, m.tensor([1]), m.ones(1), reduce="max"),
+    pytest.param(lambda m: m.zeros(3).scatter_(0, m.tensor([1]), m.ones(1), reduce="max"),  # (warned, then refused)
+                 marks=pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")),
 ])
 def test_errors_like_torch(make):
     raises_like_torch(make)

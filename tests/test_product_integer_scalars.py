@@ -126,6 +126,20 @@ def _product_with_scales(lib, op: str, dt: str, kw: dict):
     return M.addmm_(a, b, **kw)
 
 
+def _assert_scales_as_pytorch(op, dt, kw):
+    """The product ``op`` on a ``dt`` result with the scales ``kw`` (a dict, or a function of the library giving
+    one: scales that are the library's own tensors): ember's result (dtype, values) or RuntimeError message,
+    PyTorch's."""
+    outcomes = []
+    for lib in (torch, ember):
+        try:
+            out = _product_with_scales(lib, op, dt, kw(lib) if callable(kw) else kw)
+            outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
+        except RuntimeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0], kw
+
+
 @pytest.mark.parametrize("scales", [
     {"beta": "tensor(2.)"}, {"alpha": "tensor(3)"}, {"beta": "tensor(True)"}, {"beta": "np.float64(0.5)"},
     {"alpha": "np.float64(2.5)", "beta": "np.int64(2)"}, {"beta": "np.complex128(2)"},
@@ -137,28 +151,8 @@ def test_scales_as_pytorchs_scalars(op, scales, dt):
     # float32 product float32 there; ember's result was float64, and a 0-d tensor was refused)
     import numpy as np
 
-    outcomes = []
-    for lib in (torch, ember):
-        kw = {k: eval(v, {"np": np, "tensor": lib.tensor}) for k, v in scales.items()}
-        try:
-            out = _product_with_scales(lib, op, dt, kw)
-            outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
-        except RuntimeError as err:
-            outcomes.append(str(err))
-    assert outcomes[1] == outcomes[0]
-
-
-def _assert_scales_as_pytorch(op, dt, kw):
-    """The product ``op`` on a ``dt`` result with the scales ``kw``: ember's result (dtype, values) or RuntimeError
-    message, PyTorch's."""
-    outcomes = []
-    for lib in (torch, ember):
-        try:
-            out = _product_with_scales(lib, op, dt, kw)
-            outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
-        except RuntimeError as err:
-            outcomes.append(str(err))
-    assert outcomes[1] == outcomes[0], kw
+    _assert_scales_as_pytorch(op, dt, lambda lib: {k: eval(v, {"np": np, "tensor": lib.tensor})
+                                                   for k, v in scales.items()})
 
 
 @pytest.mark.parametrize("op", ["addmm", "addmv", "addr", "baddbmm", "addbmm"])

@@ -441,9 +441,34 @@ class ElementwiseMethods:
             tensor1, tensor2, value = _deprecated.value_first("addcdiv", tensor1, tensor2, number_first, value)
         return ops.addcdiv(self, tensor1, tensor2, value=value)
 
-    bitwise_and = __and__
-    bitwise_or = __or__
-    bitwise_xor = __xor__
+    def bitwise_and(self, other) -> Tensor:
+        try:
+            return ops.elementwise.bitwise_and(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("bitwise_and", error, other) from None
+
+    def bitwise_or(self, other) -> Tensor:
+        try:
+            return ops.elementwise.bitwise_or(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("bitwise_or", error, other) from None
+
+    def bitwise_xor(self, other) -> Tensor:
+        try:
+            return ops.elementwise.bitwise_xor(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("bitwise_xor", error, other) from None
+
+    def bitwise_left_shift(self, other) -> Tensor:
+        try:
+            return ops.elementwise.bitwise_left_shift(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("bitwise_left_shift", error, other) from None
+
+    def bitwise_right_shift(self, other) -> Tensor:
+        try:
+            return ops.elementwise.bitwise_right_shift(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("bitwise_right_shift", error, other) from None
+
     bitwise_not = __invert__
-    bitwise_left_shift = __lshift__
-    bitwise_right_shift = __rshift__

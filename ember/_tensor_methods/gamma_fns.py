@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arg_aliases import method_refusal
 from .pointwise import _cast_checked_in_place
 
 if TYPE_CHECKING:
@@ -35,10 +36,16 @@ class GammaMethods:
         return ops.gamma_fns.igammac(self, other)
 
     def xlogy(self, other) -> Tensor:
-        return ops.gamma_fns.xlogy(self, other)
+        try:
+            return ops.gamma_fns.xlogy(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("xlogy", error, other) from None
 
     def xlogy_(self, other) -> Tensor:
-        return _cast_checked_in_place(self, ops.gamma_fns.xlogy, other)
+        try:
+            return _cast_checked_in_place(self, ops.gamma_fns.xlogy, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("xlogy_", error, other) from None
 
     def lgamma_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.gamma_fns.lgamma)

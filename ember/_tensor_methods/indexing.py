@@ -18,6 +18,8 @@ class IndexingMethods:
         return ops.indexing.getitem(self, idx)
 
     def __setitem__(self, idx, value) -> None:
+        if value.__class__ is not float and value.__class__ is not int:
+            value = ops.indexing.assigned_value(self, value)
         if isinstance(value, ops.indexing.Tensor) and value._data.dtype != self._data.dtype and \
                 not ops.indexing._only_basic(idx):  # (index tensors: PyTorch's index_put_, which keeps dtypes but
             parts = idx if idx.__class__ is tuple else (idx,)  # for one value through a bool mask: masked_fill_)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from types import EllipsisType
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,17 @@ if TYPE_CHECKING:
 else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
+
+
+def _bitwise_in_place(x: Tensor, other, op) -> Tensor:
+    """``x &= other`` (``bitwise_and_``), ``|=``, ``^=``, ``<<=``, ``>>=``: x <- op(x, other). As PyTorch, a result
+    dtype ``x`` cannot hold (a float or complex ``other`` into an integer ``x``) is the cast's RuntimeError, before
+    the kernel's "not implemented" for that dtype; an operand of no tensor type is the operator's NotImplemented."""
+    ops.inplace.refuse_partial_overlap(x._data, other)
+    if not is_operand(other):
+        return NotImplemented
+    ops.inplace.check_result_cast(x, other)
+    return ops.index_update._write_back(x, lambda t: op(t, other), other)
 
 class InplaceMethods:
     __slots__ = ()
@@ -139,34 +151,19 @@ class InplaceMethods:
         return ops.inplace.addcdiv_(self, tensor1, tensor2, value=value)
 
     def __iand__(self, other) -> Tensor:
-        ops.inplace.refuse_partial_overlap(self._data, other)
-        if not is_operand(other):
-            return NotImplemented
-        return ops.index_update._write_back(self, lambda t: t & other, other)
+        return _bitwise_in_place(self, other, operator.and_)
 
     def __ior__(self, other) -> Tensor:
-        ops.inplace.refuse_partial_overlap(self._data, other)
-        if not is_operand(other):
-            return NotImplemented
-        return ops.index_update._write_back(self, lambda t: t | other, other)
+        return _bitwise_in_place(self, other, operator.or_)
 
     def __ixor__(self, other) -> Tensor:
-        ops.inplace.refuse_partial_overlap(self._data, other)
-        if not is_operand(other):
-            return NotImplemented
-        return ops.index_update._write_back(self, lambda t: t ^ other, other)
+        return _bitwise_in_place(self, other, operator.xor)
 
     def __ilshift__(self, other) -> Tensor:
-        ops.inplace.refuse_partial_overlap(self._data, other)
-        if not is_operand(other):
-            return NotImplemented
-        return ops.index_update._write_back(self, lambda t: t << other, other)
+        return _bitwise_in_place(self, other, operator.lshift)
 
     def __irshift__(self, other) -> Tensor:
-        ops.inplace.refuse_partial_overlap(self._data, other)
-        if not is_operand(other):
-            return NotImplemented
-        return ops.index_update._write_back(self, lambda t: t >> other, other)
+        return _bitwise_in_place(self, other, operator.rshift)
 
     bitwise_and_, bitwise_or_, bitwise_xor_ = __iand__, __ior__, __ixor__
     bitwise_left_shift_, bitwise_right_shift_ = __ilshift__, __irshift__

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arg_aliases import method_refusal
 from .._backend import xp
+from .._dtype import parsed_number
 
 if TYPE_CHECKING:
     from .. import ops
@@ -22,11 +24,14 @@ def _in_place(x: Tensor, op, other) -> Tensor:
 def _cast_checked_in_place(x: Tensor, op, other) -> Tensor:
     """``x.gcd_(other)``, ``fmod_``, ``atan2_``, ...: as PyTorch, a promoted dtype ``x`` cannot hold is refused
     before the kernel's own dtype check (an integer ``x`` with a float ``other``, a real one with a complex
-    ``other``: the cast's error, not "not implemented"). A number counts as a 0-d tensor: by its category."""
+    ``other``: the cast's error, not "not implemented"). A number (a NumPy scalar: the one PyTorch's argument
+    parser reads, ``parsed_number``) counts as a 0-d tensor of its category's default dtype, as PyTorch's wrapped
+    number (a float: the default float's name in the error), and is computed with as a 0-d tensor of its value."""
+    ops.inplace.check_result_cast(x, other)
+    if isinstance(other, xp.generic):
+        other = parsed_number(other)
     if not isinstance(other, type(x)) and isinstance(other, (bool, int, float, complex)):
         other = type(x)._make(xp.asarray(other))
-    if isinstance(other, type(x)):
-        ops.inplace._check_cast(ops.elementwise.result_dtype(x, other).np, x)
     return _in_place(x, op, other)
 
 
@@ -147,7 +152,10 @@ class PointwiseMethods:
         return ops.pointwise.hypot(self, other)
 
     def fmod(self, other) -> Tensor:
-        return ops.pointwise.fmod(self, other)
+        try:
+            return ops.pointwise.fmod(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("fmod", error, other) from None
 
     def fmax(self, other: Tensor) -> Tensor:
         ops.elementwise.require_tensor("fmax", other, 1)
@@ -158,10 +166,16 @@ class PointwiseMethods:
         return ops.pointwise.fmin(self, other)
 
     def copysign(self, other) -> Tensor:
-        return ops.pointwise.copysign(self, other)
+        try:
+            return ops.pointwise.copysign(self, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("copysign", error, other) from None
 
     def copysign_(self, other) -> Tensor:
-        return _cast_checked_in_place(self, ops.pointwise.copysign, other)
+        try:
+            return _cast_checked_in_place(self, ops.pointwise.copysign, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("copysign_", error, other) from None
 
     def atan2_(self, other) -> Tensor:
         ops.elementwise.require_tensor("atan2_", other, 1)
@@ -176,7 +190,10 @@ class PointwiseMethods:
         return _in_place(self, ops.pointwise.hypot, other)
 
     def fmod_(self, other) -> Tensor:
-        return _cast_checked_in_place(self, ops.pointwise.fmod, other)
+        try:
+            return _cast_checked_in_place(self, ops.pointwise.fmod, other)
+        except TypeError as error:  # (a non-operand: PyTorch's words, on the error path only)
+            raise method_refusal("fmod_", error, other) from None
 
     def heaviside(self, values: Tensor) -> Tensor:
         ops.elementwise.require_tensor("heaviside", values, 1, "values")  # (a method: position 1)

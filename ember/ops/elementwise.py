@@ -59,7 +59,7 @@ def promote(a, b):
             t._data.dtype.kind in "fc":
         return a, b  # a Python number with a floating tensor: the tensor's dtype (the common case, decided at once)
     if isinstance(s, xp.generic):
-        s = s.item()
+        s = _dtype.parsed_number(s)
     elif isinstance(s, xp.ndarray):  # PyTorch hands `tensor + array` to NumPy and wraps NumPy's result, ungraded
         raise TypeError("a NumPy array cannot be an operand of a tensor op; convert it first with "
                         "ember.from_numpy(array) (shares its memory) or ember.as_tensor(array, dtype=...)")
@@ -615,17 +615,16 @@ _KIND_ORDER = "biufc"
 
 
 def check_alpha(a, b, alpha, op: str = "add"):
-    """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: an integer one an int, any other, np.bool_
-    too, a float or complex; a 0-d tensor its value, ``scalar_tensor_number``), after PyTorch's errors for add's/sub's
-    ``alpha`` of a kind the result cannot take: a bool one for a result that is not bool, a float one for integral
-    (or bool) operands, a complex one for real operands. ``op`` names the call in the TypeError for a tensor."""
+    """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: ``_dtype.parsed_number``; a 0-d tensor its
+    value, ``scalar_tensor_number``), after PyTorch's errors for add's/sub's ``alpha`` of a kind the result cannot
+    take: a bool one for a result that is not bool, a float one for integral (or bool) operands, a complex one for
+    real operands. ``op`` names the call in the TypeError for a tensor."""
     if alpha.__class__ is float and isinstance(a, Tensor) and a._data.dtype.kind in "fc":
         return alpha  # (the common case, an optimizer's step: a floating tensor admits any float alpha)
     if isinstance(alpha, Tensor):
         alpha = _dtype.scalar_tensor_number(alpha, op, "alpha")
     if isinstance(alpha, xp.generic):
-        kind = alpha.dtype.kind
-        alpha = int(alpha) if kind in "iu" else complex(alpha) if kind == "c" else float(alpha)
+        alpha = _dtype.parsed_number(alpha)
     kinds = [np_kind(v._data.dtype) if isinstance(v, Tensor) else
              {bool: "b", int: "i", float: "f", complex: "c"}.get(v.__class__, "f") for v in (a, b)]
     kind = max(kinds, key=_KIND_ORDER.index)
@@ -877,7 +876,7 @@ def pow(a, b):
     if _promotes_to_complex32(a, b):  # (PyTorch's pow has no half-precision complex kernel)
         raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
     if isinstance(b, xp.generic):  # (a NumPy scalar exponent as the Python number PyTorch reads it as)
-        b = b.item()
+        b = _dtype.parsed_number(b)
     check_exponent(a, b)  # (before promotion wraps an integer exponent into the tensor's dtype: -1 is 255 in uint8)
     if a.__class__ is not Tensor:  # (a number base: as mul's)
         a = left_number(a, b)
@@ -957,10 +956,14 @@ def without_derivative(result: Tensor, op: str, *operands) -> Tensor:
 
 def require_tensor(name: str, value, position: int = 2, argument: str = "other") -> None:
     """PyTorch's TypeError for a number (or anything else) where its signature takes only a tensor: ``position``
-    counts from 1 among the function's arguments (a method's ``other`` is its position 1)."""
+    counts from 1 among the function's arguments (a method's ``other`` is its position 1). The error carries the
+    ``operand``: the function's wrapper, which sees how it was passed, words it for the call (``_operand_error``:
+    an argument given by keyword has no position; ``torch.special.gammainc``'s own name)."""
     if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
-                        f"{c_type_name(value)}")
+        error = TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                          f"{c_type_name(value)}")
+        error.operand = value  # type: ignore[attr-defined]
+        raise error
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
@@ -1055,12 +1058,11 @@ bitwise_and, bitwise_or, bitwise_xor = (_bitwise(f) for f in (xp.bitwise_and, xp
 
 def _shift(fn, kernel: str):
     """Bit shifts of integer tensors. A shift by a negative count or by the type's width or more gives 0 for a left
-    shift and the sign (0 or -1) for a right shift, as PyTorch; NumPy's shifts do the same."""
+    shift and the sign (0 or -1) for a right shift, as PyTorch; NumPy's shifts do the same. A float or complex
+    operand (a number too) is PyTorch's NotImplementedError naming the promoted dtype ('Float', 'ComplexFloat')."""
     def op(a, b):
-        if not isinstance(b, (Tensor, int)) and not isinstance(b, xp.integer):
-            if isinstance(b, float):
-                raise NotImplementedError(f"\"{kernel}\" not implemented for 'Float'")
-            if not isinstance(b, (bool, xp.ndarray)):  # (the operators turn this into NotImplemented)
+        if not isinstance(b, (Tensor, int, float, complex)) and not isinstance(b, xp.generic):
+            if not isinstance(b, xp.ndarray):  # (the operators turn this into NotImplemented)
                 raise operand_type_error(b)
             return NotImplemented
         if isinstance(b, int) and not 0 <= b < 64:  # any such count shifts everything out: 64 fits every dtype

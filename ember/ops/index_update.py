@@ -208,12 +208,20 @@ def fill_diagonal_(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
     return masked_fill_(x, Tensor._make(mask), fill_value)
 
 
+SCATTER_REDUCE_DEPRECATION = ("The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                              "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+                              "reduction options.")
+
+
 def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
-    """In-place scatter; ``reduce="add"``/``"multiply"`` combine with the existing values instead."""
+    """In-place scatter; ``reduce="add"``/``"multiply"`` combine with the existing values instead (with a Tensor
+    ``src``, deprecated: PyTorch's UserWarning, once per process, as PyTorch's; a number ``src`` is not)."""
     src = value if src is None else src
     refuse_partial_overlap(x._data, src, full=True)  # (PyTorch's index ops refuse any overlap of their source)
     if reduce is None:
         return _write_back(x, lambda t: scatter(t, dim, index, src), src)
+    if isinstance(src, Tensor):  # PyTorch's TORCH_WARN_ONCE, before it looks at the reduction's name
+        warn_once(SCATTER_REDUCE_DEPRECATION)
     if reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
     if _GradState.enabled and (x._requires_grad or isinstance(src, Tensor) and src._requires_grad):

@@ -23,13 +23,14 @@ from .._meta import (
     iterator_layout,
     meta_layout,
     nonzero_error,
+    record_layout,
     refuse_meta,
     strides_at_size_one,
 )
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
-from .._size import leading_ones
+from .._size import c_type_name, leading_ones
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -828,6 +829,16 @@ def _check_byte_mask_fill(idx, value) -> None:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
 
 
+def assigned_value(x: Tensor, value):
+    """``value`` of ``x[idx] = value`` as PyTorch's setitem reads it (a NumPy scalar: its Python number), or its
+    TypeError for one neither a tensor nor a Python number: it takes a NumPy integer as an int, and
+    np.float64/np.complex128 (Python float and complex types), but not an np.float32 or np.bool_ (where its
+    arithmetic reads them as floats), a list or None."""
+    if not isinstance(value, (Tensor, int, float, complex, xp.integer)):
+        raise TypeError(f"can't assign a {c_type_name(value)} to a {x.type()}")
+    return _dtype.parsed_number(value) if isinstance(value, xp.generic) else value
+
+
 def setitem(x: Tensor, idx, value) -> None:
     idx = sequence_as_tuple(idx)
     _check_byte_mask_fill(idx, value)
@@ -1270,6 +1281,8 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
                                 mask=mask._data)
+    if _meta_made[0] and is_meta(out._data):  # (row-major on the meta device too, not its input's layout)
+        record_layout(out._data, contiguous_strides(out._data.shape), 0)
     return version_checked(out, mask)  # (PyTorch saves the mask)
 
 

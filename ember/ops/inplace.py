@@ -20,11 +20,14 @@ from .._dtype import (
     CPP_TYPE_NAMES,
     SCALAR_TYPE_NAMES,
     can_cast_result,
+    category_dtype,
     fill_number,
     from_np,
     get_default_dtype,
     not_implemented_for,
     np_kind,
+    parsed_number,
+    scalar_category,
     scalar_int,
 )
 from .._memory_format import half_number, via_float32
@@ -105,6 +108,21 @@ def _check_cast(src_dtype, x: Tensor, out_names: dict = SCALAR_TYPE_NAMES) -> No
         )
 
 
+def check_result_cast(x: Tensor, other) -> None:
+    """``_check_cast`` for ``x.op_(other)`` by PyTorch's result type of ``x`` and ``other``: a tensor's dtype, or a
+    number's as PyTorch's wrapped number (its category's default dtype: a float is 'Float' beside an integer ``x``;
+    a NumPy scalar the number ``parsed_number`` reads). Anything else is left to the op."""
+    if isinstance(other, xp.generic):
+        other = parsed_number(other)
+    if isinstance(other, Tensor):
+        dtype = ew.result_dtype(x, other)
+    elif isinstance(other, (bool, int, float, complex)):
+        dtype = ew.result_dtype(x, Tensor._make(xp.zeros((), category_dtype(scalar_category(other)).np)))
+    else:
+        return
+    _check_cast(dtype.np, x)
+
+
 def _refuse_complex_number(x: Tensor) -> None:
     """PyTorch's error for a complex number into a real (or integer, bool) tensor in place: the result's type, the
     complex type of x's (half: ComplexHalf, float64: ComplexDouble, else ComplexFloat), cannot be written into it."""
@@ -127,6 +145,8 @@ _OTHER_TENSOR_OR_NUMBER = ("add", "sub", "mul", "div")
 def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
+    if isinstance(other, xp.generic):  # (np.float32(1.5) is a float for an int64 x: refused as PyTorch's)
+        other = parsed_number(other)
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
         if not isinstance(other, _OPERANDS):  # (a str, None, a list: PyTorch's argument parser refuses them)
             name = getattr(op, "__name__", "")
@@ -275,8 +295,10 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
 
 
 def pow_(x: Tensor, other) -> Tensor:
+    if isinstance(other, xp.generic):  # (np.int64(-2) is an int: pow's error below)
+        other = parsed_number(other)
     ew.check_exponent(x, other)
-    if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iu":  # (pow's error, not NumPy's)
+    if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iub":  # (pow's error, not NumPy's)
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _binary_inplace(x, other, xp.power, ew.pow)
 

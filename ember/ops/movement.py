@@ -119,9 +119,12 @@ def _meta_output_size(output_size: int | None) -> int:
 
 def tile(x: Tensor, dims) -> Tensor:
     """``repeat`` with ``dims`` padded with leading 1s to the tensor's number of dimensions."""
-    from .shape import repeat
+    from .shape import index_sizes, repeat
 
-    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
+    if isinstance(dims, (tuple, list)):
+        dims = index_sizes(dims, "dims", "tile")
+    else:  # (one int of any kind; anything else PyTorch's TypeError, not truncated)
+        dims = index_sizes((dims,), "dims", "tile", whole=True)
     dims = (1,) * (x._data.ndim - len(dims)) + dims
     return repeat(x, dims)
 

@@ -47,11 +47,12 @@ def _shape_arg(shape, keyword=None, name: str = "size", op: str | None = None) -
         if shape:
             raise TypeError(f"got the sizes both as positional arguments and as the keyword '{name}'")
         shape = (keyword,)
+    whole = len(shape) == 1 and not isinstance(shape[0], (tuple, list))  # (one argument: not a sequence)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     for s in shape:  # (plain ints, the usual case, as they are: no per-size conversion)
         if s.__class__ is not int:
-            return index_sizes(shape, name, op)
+            return index_sizes(shape, name, op, whole=whole)
     return tuple(shape)
 
 
@@ -60,17 +61,20 @@ def missing_sizes(op: str, name: str) -> TypeError:
     return TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
 
 
-def index_sizes(shape, name: str, op: str | None = None, position: int | None = None) -> tuple:
+def index_sizes(shape, name: str, op: str | None = None, position: int | None = None, whole: bool = False) -> tuple:
     """Sizes that are integers of another kind (bools, NumPy integers, one-element integer tensors) as ints; a
     float or any other object is PyTorch's TypeError, not truncated, naming ``op`` and the argument's ``position``
     where given (``op`` alone: a method's, whose function's wrapper names the position the function's sizes
-    have)."""
+    have). ``whole``: ``shape`` is the one object given for the argument, not a sequence (``zeros(Decimal(2))``),
+    which PyTorch's parser words as not a tuple ("must be tuple of ints, not decimal.Decimal")."""
     out = []
     for pos, s in enumerate(shape):
         try:
             out.append(operator.index(s))
         except TypeError:
             problem = f"must be tuple of ints, but found element of type {c_type_name(s)} at pos {pos}"
+            if whole:
+                problem = f"must be tuple of ints, not {c_type_name(s)}"
             if op is None:
                 raise TypeError(f"argument '{name}' {problem}") from None
             if pos:  # (PyTorch's parser words an element after the first otherwise, counting from 1, no position)
@@ -923,6 +927,9 @@ class Flip(Node):
 
 
 def flip(x: Tensor, dims) -> Tensor:
+    if not isinstance(dims, int):  # (a sequence of ints, or one int of another kind: PyTorch's TypeError else)
+        dims = index_sizes(dims if isinstance(dims, (tuple, list)) else (dims,), "dims", "flip",
+                           whole=not isinstance(dims, (tuple, list)))
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     wrapped = tuple(_wrap_dim(d, x._data.ndim) for d in dims)
     for d in set(wrapped):

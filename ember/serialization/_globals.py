@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._shown_name import package_name
+from ._native_functions import public_path
 
 _allowed: dict[str, Any] = {}  # path -> the object itself
 
@@ -113,6 +114,7 @@ def ember_counterpart(path: str) -> Any:
     Imports only ember's own modules."""
     if not path.startswith("torch."):
         return None
+    path = public_path(path)  # (a function PyTorch implements in C, by its C path: torch._C._nn.gelu)
     module, _, name = ("ember." + path.removeprefix("torch.")).rpartition(".")
     try:
         obj = getattr(importlib.import_module(module), name, None)

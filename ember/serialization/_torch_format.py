@@ -32,6 +32,7 @@ from . import _torch_zip
 from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
+from ._native_functions import pickled_global
 from ._torch_unpickle import _ALLOWED, _NOT_WEIGHTS_ONLY, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler, python3_path
 
 
@@ -301,9 +302,10 @@ class _Pickler:
         """A class or function by name (a value, a defaultdict's factory): GLOBAL in protocol 2's spelling of it
         (``__builtin__`` for ``builtins``, ``long`` for ``int``), as pickle writes it. ember's own public ones are
         written as PyTorch's, whose namespaces ember's mirror (``ember.nn.modules.activation.ReLU`` as
-        ``torch.nn.modules.activation.ReLU``, which ``torch.load`` imports). Refused: one that cannot be imported
-        again by its name (a lambda, a local function), a nested class (protocol 2 names it through a call of
-        ``getattr``), and one from ember's private modules, which PyTorch has no counterpart of."""
+        ``torch.nn.modules.activation.ReLU``, which ``torch.load`` imports; a function PyTorch implements in C by
+        the path pickle gives it, ``torch._C._nn.gelu`` for ``F.gelu``: ``_native_functions``). Refused: one that
+        cannot be imported again by its name (a lambda, a local function), a nested class (protocol 2 names it
+        through a call of ``getattr``), and one from ember's private modules, which PyTorch has no counterpart of."""
         module, _, name = path_of(fn).rpartition(".")  # (TypeError for a lambda or a local function)
         if "." in name:
             raise TypeError(f"ember.save(format='torch') cannot store a reference to the nested {module}.{name}: "
@@ -313,6 +315,7 @@ class _Pickler:
                 raise TypeError(f"ember.save(format='torch') cannot store a reference to {module}.{name}: it is "
                                 "ember's own, from a module PyTorch has no counterpart of")
             module = "torch" + module.removeprefix("ember")
+            module, name = pickled_global(module, name)  # (F.gelu: PyTorch's C function, torch._C._nn.gelu)
         if (module, name) in _compat_pickle.REVERSE_NAME_MAPPING:
             module, name = _compat_pickle.REVERSE_NAME_MAPPING[module, name]
         elif module in _compat_pickle.REVERSE_IMPORT_MAPPING:

@@ -22,7 +22,7 @@ import builtins
 import pickle
 import struct
 import sys
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from typing import Any
 
 from .. import _dtype
@@ -89,8 +89,26 @@ _SCALAR = {"numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar"}
 _NUMPY = {*_RECONSTRUCT, *_SCALAR, "numpy.ndarray", "numpy.dtype", "builtins.bytes"}
 _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
             "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode", *_NUMPY,
-            "collections.defaultdict", "builtins.complex",
+            "collections.defaultdict", "builtins.complex", "collections.Counter",
             *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
+
+# the classes PyTorch's weights-only loader allows by default that a file keeps only as values (never built from
+# it here: NEWOBJ and REDUCE refuse them)
+_VALUE_ONLY = {"builtins.bytearray", "torch.Tensor", "torch.nn.parameter.Parameter"}
+
+
+def _value_classes() -> dict:
+    """The classes a file may keep as values, by the path it names them by: those PyTorch's weights-only loader
+    allows by default (``collections.OrderedDict``, ``builtins.set``, ``torch.Size``, ``torch.Tensor`` ...), and
+    the other containers ember's reader builds (``frozenset``, ``defaultdict``: refused by a weights-only load
+    unless allowlisted, as PyTorch's), as ember's (``ember.Size`` for ``torch.Size``)."""
+    from ..nn.parameter import Parameter
+
+    return {"collections.OrderedDict": OrderedDict, "collections.Counter": Counter, "builtins.set": set,
+            "builtins.frozenset": frozenset, "builtins.bytearray": bytearray, "builtins.complex": complex,
+            "collections.defaultdict": defaultdict, "torch.Size": Size, "torch.device": _device_type,
+            "torch.Tensor": Tensor, "torch.nn.parameter.Parameter": Parameter}
+
 
 # built, but refused by a weights_only load unless allowlisted, as PyTorch's weights-only loader refuses them
 _NOT_WEIGHTS_ONLY = {"builtins.frozenset", "collections.defaultdict", *_NUMPY}
@@ -204,6 +222,9 @@ class Unpickler:
                       f"{', '.join(sorted(_DTYPES))}); convert those tensors in PyTorch before saving")
         if path in _NOT_WEIGHTS_ONLY and self.weights_only and path not in _globals.allowed():
             raise _globals.weights_only_error(self.what, path)
+        if path not in _ALLOWED and path in _VALUE_ONLY:  # (a class PyTorch allows as a value: torch.Tensor)
+            self.push(_Class(path, _value_classes()[path]))
+            return
         if path not in _ALLOWED:
             ours = None
             if module == "torch" or module.startswith("torch.") or module == "__torch__":
@@ -246,7 +267,11 @@ class Unpickler:
     def value(self, item):
         """``item`` where the file keeps it as a value (in a container, as a result): a class or function it names
         (``{"act": nn.ReLU}``), imported now (weights_only=False) or allowlisted, as PyTorch's loader gives it back;
-        never called. Anything else as it is."""
+        one of the classes PyTorch's weights-only loader allows by default (``{"od": OrderedDict}``), ember's
+        counterpart (``_value_classes``); never called. Anything else as it is."""
+        if item.__class__ is _Global:
+            cls = _value_classes().get(item.path)
+            return item if cls is None else cls
         if item.__class__ is not _Class:
             return item
         if item.cls is None:
@@ -255,7 +280,7 @@ class Unpickler:
 
     def values(self, items: list) -> list:
         for i, item in enumerate(items):
-            if item.__class__ is _Class:
+            if item.__class__ is _Class or item.__class__ is _Global:
                 items[i] = self.value(item)
         return items
 
@@ -286,12 +311,12 @@ class Unpickler:
 
     def call(self, path: str, args: tuple):
         """What calling the allowed global ``path`` builds, paid for (the caller pushes it)."""
-        if path == "collections.OrderedDict" and len(args) <= 1:
+        if path in ("collections.OrderedDict", "collections.Counter") and len(args) <= 1:
             if not all(isinstance(a, (list, tuple, dict)) for a in args):
                 return self.bad(path)
             for a in args:
-                self.bounds.plain(a, "an OrderedDict")
-            out = OrderedDict(*args)
+                self.bounds.plain(a, "an OrderedDict" if path == "collections.OrderedDict" else "a Counter")
+            out = OrderedDict(*args) if path == "collections.OrderedDict" else Counter(*args)
             return self.bounds.made(out, [*out.keys(), *out.values()])
         if path in ("builtins.set", "builtins.frozenset") and len(args) <= 1:
             items = list(args[0]) if args and isinstance(args[0], (list, tuple)) else []

@@ -469,9 +469,21 @@ def ntuple(value, n: int, name: str) -> tuple:
     return value
 
 
+def conv_argument(value, nd: int, name: str) -> tuple:
+    """A convolution's ``stride``, ``padding``, ``dilation`` or ``output_padding`` as an nd-tuple, as PyTorch's
+    convolution expands it (an int, or a sequence of one, repeated): a sequence of another length is its
+    RuntimeError, met when the convolution runs (``nd``: its weight's spatial dimensions, which decide)."""
+    if not isinstance(value, int):
+        value = tuple(value)
+        if len(value) not in (1, nd):
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} values to match the "
+                               f"convolution dimensions, but got {name}={list(value)}")
+    return ntuple(value, nd, name)
+
+
 def strides_and_dilations(stride, dilation, nd: int) -> tuple:
-    """(stride, dilation) as nd-tuples, after PyTorch's checks that they are positive."""
-    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
+    """(stride, dilation) as nd-tuples (``conv_argument``), after PyTorch's checks that they are positive."""
+    stride, dilation = conv_argument(stride, nd, "stride"), conv_argument(dilation, nd, "dilation")
     if any(s <= 0 for s in stride):
         raise RuntimeError(f"non-positive stride is not supported (got stride={list(stride)})")
     if any(d <= 0 for d in dilation):
@@ -491,21 +503,31 @@ def conv_pads(padding, kernel, stride, dilation) -> tuple:
         return tuple((t // 2, t - t // 2) for t in total)  # the odd extra goes on the right, as PyTorch
     if isinstance(padding, str):
         raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
-    pads = ntuple(padding, nd, "padding")
+    pads = conv_argument(padding, nd, "padding")
     if any(p < 0 for p in pads):
         raise RuntimeError(f"negative padding is not supported (got padding={padding})")
     return tuple((p, p) for p in pads)
 
 
-def batched(input: Tensor, weight: Tensor, nd: int, name: str, layout: str) -> tuple[Tensor, bool]:
-    """(input with a batch dim, whether it had none) after PyTorch's checks of an nd-d convolution's dims."""
+def batched(input: Tensor, weight: Tensor, nd: int, name: str, arguments: dict) -> tuple[Tensor, bool]:
+    """(input with a batch dim, whether it had none) after PyTorch's checks of an nd-d convolution's dims, in its
+    order: the input's for the function, its ``arguments`` (name: value, ``conv_argument``) against the weight's
+    spatial dimensions, then the weight's against the input's (``Conv1d(1, 1, kernel_size=(3, 3))`` builds a 4-d
+    weight, refused at the first forward, as PyTorch's)."""
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
                            f"of size: {list(input.shape)}")
-    if weight._data.ndim != nd + 2:
-        raise RuntimeError(f"{name}: weight must be {nd + 2}-D ({layout}), got {list(weight.shape)}")
     unbatched = input._data.ndim == nd + 1
-    return (input.unsqueeze(0) if unbatched else input), unbatched
+    input = input.unsqueeze(0) if unbatched else input
+    if weight._data.ndim != nd + 2:
+        for argument, value in arguments.items():
+            if not isinstance(value, str):
+                conv_argument(value, max(weight._data.ndim - 2, 1), argument)
+        k = weight._data.ndim
+        space = "" if arguments.get("padding") == "same" else " "  # (the words of PyTorch's padding="same" path)
+        raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight{space}{list(weight.shape)}, "
+                           f"but got {input._data.ndim}-dimensional input of size {list(input.shape)} instead")
+    return input, unbatched
 
 
 def empty_batch(run: Callable[[Tensor], Tensor], input: Tensor) -> Tensor:
@@ -517,7 +539,8 @@ def empty_batch(run: Callable[[Tensor], Tensor], input: Tensor) -> Tensor:
 def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
     """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
     name = f"conv{nd}d"
-    input, unbatched = batched(input, weight, nd, name, "out, in/groups, *kernel")
+    input, unbatched = batched(input, weight, nd, name, {"stride": stride, "padding": padding,
+                                                         "dilation": dilation})
     stride, dilation = strides_and_dilations(stride, dilation, nd)
     kernel = weight._data.shape[2:]
     pads = conv_pads(padding, kernel, stride, dilation)

@@ -21,10 +21,10 @@ from ...ops.activation import row_sums
 from . import conv_transpose_winograd
 from .conv import (
     batched,
+    conv_argument,
     empty_batch,
     forward_batch_last,
     input_grad,
-    ntuple,
     strides_and_dilations,
     weight_grad,
     zero_grads,
@@ -92,11 +92,13 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
                    nd: int) -> Tensor:
     """Shared body of conv_transpose1d/2d/3d: validate as PyTorch does, add the batch dim if missing, run the node."""
     name = f"conv_transpose{nd}d"
-    input, unbatched = batched(input, weight, nd, name, "in, out/groups, *kernel")
+    input, unbatched = batched(input, weight, nd, name, {"stride": stride, "padding": padding,
+                                                         "output_padding": output_padding, "dilation": dilation})
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     stride, dilation = strides_and_dilations(stride, dilation, nd)
-    padding, output_padding = ntuple(padding, nd, "padding"), ntuple(output_padding, nd, "output_padding")
+    padding, output_padding = conv_argument(padding, nd, "padding"), conv_argument(output_padding, nd,
+                                                                                    "output_padding")
     _check_positive("stride", stride, 1)
     _check_positive("dilation", dilation, 1)
     _check_positive("padding", padding, 0)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import init
-from .._ops.conv import conv, conv_pads, ntuple
+from .._ops.conv import conv, conv_pads
 from .._ops.conv_transpose import conv_transpose
 from .._ops.padding import pad
 from .linear import _empty_param, optional_bias
 from .module import Module
+from .utils import _ntuple
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -37,13 +38,19 @@ class _ConvNd(Module):
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = ntuple(kernel_size, nd, "kernel_size")
-        self.stride, self.dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
-        self.padding = padding if isinstance(padding, str) else ntuple(padding, nd, "padding")
-        self.output_padding = ntuple(output_padding, nd, "output_padding")
+        # as PyTorch's _single/_pair/_triple: an int repeated, a sequence kept as given (one of another length
+        # than nd is refused by the convolution at the first forward, as PyTorch's)
+        expand = _ntuple(nd)
+        self.kernel_size = expand(kernel_size)
+        self.stride, self.dilation = expand(stride), expand(dilation)
+        self.padding = padding if isinstance(padding, str) else expand(padding)
+        self.output_padding = expand(output_padding)
         self.transposed = transposed
         self.padding_mode = padding_mode
-        if not transposed:  # validates 'same'/'valid' (and strided 'same') now rather than at the first forward
+        self._pads = None  # (arguments of another length than nd: the first forward's error)
+        if not transposed and all(len(v) == nd for v in (self.kernel_size, self.stride, self.dilation)) and \
+                (isinstance(self.padding, str) or len(self.padding) == nd):
+            # validates 'same'/'valid' (and strided 'same') now rather than at the first forward
             self._pads = conv_pads(self.padding, self.kernel_size, self.stride, self.dilation)
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
         self.weight = _empty_param(*shape, *self.kernel_size, dtype=dtype, device=device)
@@ -59,7 +66,7 @@ class _ConvNd(Module):
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         """This layer's convolution with a given weight and bias (PyTorch's hook for layers that wrap a
         convolution and change its weight per call, as LoRA does: ``conv._conv_forward(x, w + delta, b)``)."""
-        if self.padding_mode == "zeros":
+        if self.padding_mode == "zeros" or self._pads is None:
             return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups, self._nd)
         amounts = tuple(p for lo_hi in reversed(self._pads) for p in lo_hi)  # F.pad order: last dim first
         return conv(pad(input, amounts, mode=self.padding_mode), weight, bias, self.stride, 0,
