@@ -200,6 +200,9 @@ TARGETS = {
                                  # (a number times an alpha beside a float32/float64/complex tensor, bit for bit:
                                  # fused_alpha)
                                  "tests/test_scaled_number_operands.py",
+                                 # (add_/sub_ with alpha of an operand of another dtype: PyTorch's common dtype,
+                                 # add_scaled)
+                                 "tests/test_inplace_add_operand_dtypes.py",
                                  # (an operand of another kind: its type named in the comparisons' TypeError as
                                  # PyTorch's C++ names it)
                                  "tests/test_operand_type_names.py",
