@@ -307,7 +307,11 @@ TARGETS = {
                                     _BOOKKEEPING, _BRANCH_POINTS,
                                     # (in-place activations' nodes: PyTorch's ...Backward1 of the forms that read
                                     # their result, and threshold_'s)
-                                    "tests/test_inplace_activation_names.py", _RESULT_MEMORY],
+                                    "tests/test_inplace_activation_names.py", _RESULT_MEMORY,
+                                    # (a tensor given for a parameter: PyTorch's TypeError naming its position,
+                                    # scalar_params' positions, by position and by keyword)
+                                    "tests/test_scalar_argument_errors.py::test_message_as_pytorchs",
+                                    "tests/test_argument_positions_by_keyword.py::test_message_as_torchs"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
