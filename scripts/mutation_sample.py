@@ -161,7 +161,8 @@ TARGETS = {
                                    # graph by a term of derivative zero, _reading_inputs)
                                    "tests/test_gradient_reads_input.py",
                                    # (half-precision formulas computed in float32, rounded back once: _rounded_back)
-                                   "tests/test_half_second_order.py", "tests/test_half_rerun_empty_nodes.py"],
+                                   "tests/test_half_second_order.py", "tests/test_half_rerun_empty_nodes.py",
+                                   "tests/test_half_rerun_formula_nodes.py"],
     "ember/autograd/functional.py": [_DEFAULTS, "tests/test_autograd_functional.py", "tests/test_func_transforms.py",
                                      "tests/test_jvp_input_changed_in_place.py",
                                      # (v left out: allowed only for one tensor of one element, PyTorch's errors)
@@ -290,7 +291,10 @@ TARGETS = {
                               _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py", _REFUSALS, _BOOKKEEPING,
                               _RESULT_MEMORY,
                               # (each weight and bias combination, one off at a time: layer_norm's fast-path test)
-                              "tests/test_norm_parameter_combinations.py"],
+                              "tests/test_norm_parameter_combinations.py",
+                              # (a half input's gradient under create_graph: the formula's last node, rms_norm's
+                              # cast of its input to float32 kept, upcasts_input)
+                              "tests/test_half_rerun_formula_nodes.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
