@@ -12,6 +12,7 @@ def _params(lib):
     return {
         "float": [lib.ones(2)],
         "parameter and None": [lib.nn.Parameter(lib.ones(2)), None],
+        "only None": [None, None],
         "integer": [lib.ones(2, dtype=lib.long)],
         "float64 and float16": [lib.ones(2, dtype=lib.float64), lib.ones(2, dtype=lib.float16)],
         "none": [],

@@ -16,6 +16,10 @@ import ember
 EDGES = {
     "bce": ("binary_cross_entropy", [0.0, 1.0, 1e-7, 0.5, 1 - 1e-7, 0.0, 1.0, 0.25],
             [0.3, 0.3, 0.0, 1.0, 1.0, 0.0, 1.0, 0.25], {}, {}),
+    # within the second derivative's epsilon (1e-12) of 0 and 1: (x + eps)^2 (1 - x + eps)^2 tells + eps from - eps
+    # only there (float32 rounds 1 - 1e-12 to 1)
+    "bce at its epsilon": ("binary_cross_entropy", [1e-13, 1 - 1e-12, 5e-13, 1 - 3e-12, 2e-12],
+                           [0.0, 1.0, 0.5, 0.25, 1.0], {}, {}),
     "bce weight": ("binary_cross_entropy", [0.0, 1.0, 0.5, 0.75], [0.5, 0.5, 0.0, 1.0],
                    {"weight": [2.0, 0.5, 3.0, 1.5]}, {}),
     "smooth_l1": ("smooth_l1_loss", [0.0, 1.0, -1.0, 0.5, 2.0, 0.25], [0.0, 0.0, 0.0, 0.0, 1.0, 0.0], {}, {}),

@@ -143,6 +143,9 @@ OPS = {
         # batches that broadcast: a batch of 1 expanded (a view), batch dims merged across a broadcast (a copy)
         ("3b", 3, (1, 4, 3), (2, 3, 2)), (3, "3b", (2, 4, 3), (1, 3, 2)), ("4b", 3, (2, 1, 4, 3), (3, 3, 2)),
         (3, "4b", (3, 4, 3), (2, 1, 3, 2)), (4, "4b", (2, 3, 4, 3), (2, 1, 3, 2)), (2, 4, (4, 3), (2, 2, 3, 2)),
+        # batches of two ranks whose shorter one matches the longer's trailing batch dims: the shorter operand is
+        # expanded across the new leading dim, which merges into one stack only as a copy (saved; the other viewed)
+        (3, "4x", (2, 4, 3), (2, 2, 3, 2)), ("4x", 3, (2, 2, 4, 3), (2, 3, 2)),
         # a stack of one matrix against a vector or matrix: folded as a view of it (saved, not copied)
         (2, "3one", (4, 3), (1, 3, 2)), (1, "3one", (3,), (1, 3, 2)), (2, "4one", (4, 3), (1, 1, 3, 2)),
         ("3b", "4b", (1, 4, 3), (2, 1, 3, 2)))},

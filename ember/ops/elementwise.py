@@ -320,9 +320,12 @@ def add_scaled(a, b, alpha, out=None):
             return summed
         out[...] = summed
         return out
-    dt = a.dtype if a.dtype == b.dtype else xp.result_type(a, b)
-    if dt.itemsize == 2 and np_kind(dt) == "f":  # (two half or two bfloat16 operands)
+    # PyTorch's common dtype (an integer operand beside a half one is cast to it; NumPy's result_type would widen
+    # float16 with int32 to float64)
+    dt = a.dtype if a.dtype == b.dtype else _dtype.promote_types(_dtype.from_np(a.dtype), _dtype.from_np(b.dtype)).np
+    if dt.itemsize == 2 and np_kind(dt) == "f":  # (two half or two bfloat16 operands, or one beside an integer one)
         scale = half_scalar(alpha, dt, alpha=True)
+        b = b.astype(dt, copy=False)  # (an integer operand rounded to the half type first, as PyTorch casts it)
         fused = (a.astype(xp.float64) + scale * b.astype(xp.float64)).astype(xp.float32)
         if out is None:
             return fused.astype(dt)
