@@ -318,7 +318,7 @@ TARGETS = {
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
                                  "tests/test_grad_store.py", "tests/test_grad_store_added_groups.py",
-                                 "tests/test_optim_complex.py",
+                                 "tests/test_optim_complex.py", "tests/test_optimizer_refusals.py",
                                  "tests/test_kernels.py::test_optimizer_updates_same_bits_as_numpy"],
     "ember/optim/_helpers.py": _OPTIM_TESTS,
     "ember/optim/rmsprop.py": _OPTIM_TESTS,
