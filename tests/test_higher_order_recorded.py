@@ -184,3 +184,14 @@ def test_an_unrecordable_formula_step_fails_naming_the_node_and_the_step(name):
     with pytest.raises(HigherOrderError, match="^a backward formula cannot"):  # outside any node's formula
         step(r)
     assert isinstance(raised.value, RuntimeError)  # (PyTorch's error type for what it cannot differentiate)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_logaddexp_accumulate_computes_as_numpy_along_its_default_axis(axis):
+    """``numpy.logaddexp.accumulate`` of a recorded array (a formula's running log-sum-exp), its axis left to
+    NumPy's default (0) or given: NumPy's values, and a recorded result."""
+    r = RecordedArray(ember.tensor(X))
+    kwargs = {} if axis is None else {"axis": axis}
+    got = np.logaddexp.accumulate(r, **kwargs)
+    assert type(got) is RecordedArray
+    np.testing.assert_allclose(got.t.numpy(), np.logaddexp.accumulate(X, **kwargs), rtol=1e-12)
