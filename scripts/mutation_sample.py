@@ -344,13 +344,19 @@ TARGETS = {
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
                                  "tests/test_grad_store.py", "tests/test_grad_store_added_groups.py",
-                                 "tests/test_optim_complex.py",
+                                 "tests/test_optim_complex.py", "tests/test_optimizer_refusals.py",
+                                 "tests/test_optimizer_helpers.py",
+                                 "tests/test_optim_state_dict_hooks.py", "tests/test_optim_load_state_dict_cast.py",
+                                 "tests/test_coverage_names_s42.py::test_default_to_fused_or_foreach",
+                                 "tests/test_coverage_names_s42.py::test_use_grad_for_differentiable",
+                                 "tests/test_coverage_names_s42.py::"
+                                 "test_use_grad_for_differentiable_restores_the_mode_after_an_error",
+                                 "tests/test_coverage_round_surface19.py::test_capturable_supported_devices_are_pytorchs",
+                                 "tests/test_fill_and_small_names.py::test_a_required_optimizer_option",
                                  "tests/test_kernels.py::test_optimizer_updates_same_bits_as_numpy",
                                  # (add_scaled's compiled kernel taken where its dispatch applies, never the NumPy
                                  # path's: the same bits either way)
-                                 "tests/test_optimizer_compiled_paths.py",
-                                 # (PyTorch's default choice of fused or foreach: _default_to_fused_or_foreach)
-                                 "tests/test_coverage_names_s42.py::test_default_to_fused_or_foreach"],
+                                 "tests/test_optimizer_compiled_paths.py"],
     "ember/optim/_helpers.py": _OPTIM_TESTS,
     "ember/optim/rmsprop.py": _OPTIM_TESTS,
     "ember/optim/adagrad.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],

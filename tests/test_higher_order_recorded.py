@@ -184,3 +184,30 @@ def test_an_unrecordable_formula_step_fails_naming_the_node_and_the_step(name):
     with pytest.raises(HigherOrderError, match="^a backward formula cannot"):  # outside any node's formula
         step(r)
     assert isinstance(raised.value, RuntimeError)  # (PyTorch's error type for what it cannot differentiate)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_logaddexp_accumulate_computes_as_numpy_along_its_default_axis(axis):
+    """``numpy.logaddexp.accumulate`` of a recorded array (a formula's running log-sum-exp), its axis left to
+    NumPy's default (0) or given: NumPy's values, and a recorded result."""
+    r = RecordedArray(ember.tensor(X))
+    kwargs = {} if axis is None else {"axis": axis}
+    got = np.logaddexp.accumulate(r, **kwargs)
+    assert type(got) is RecordedArray
+    np.testing.assert_allclose(got.t.numpy(), np.logaddexp.accumulate(X, **kwargs), rtol=1e-12)
+
+
+@pytest.mark.parametrize("values", ["float64 array", "float32 array", "recorded float64", "number"])
+def test_add_at_into_a_float32_recorded_buffer_casts_the_values_as_numpy(values):
+    """``numpy.add.at`` into a recorded float32 buffer (a formula's scatter of its gradient) with values of another
+    dtype or of its own: cast to the buffer's dtype, as NumPy's, the sums NumPy's, repeated positions added again."""
+    buffer = X.astype(np.float32)
+    plain = {"float64 array": np.array([0.5, 1.25, 2.0]), "float32 array": np.array([0.5, 1.25, 2.0], np.float32),
+             "recorded float64": np.array([0.5, 1.25, 2.0]), "number": 1.5}[values]
+    given = RecordedArray(ember.tensor(plain)) if values.startswith("recorded") else plain
+    target = RecordedArray(ember.tensor(buffer.copy()))
+    index = (np.array([0, 1, 0]), np.array([2, 0, 2]))
+    np.add.at(target, index, given)
+    np.add.at(buffer, index, plain)
+    assert target.t.dtype == ember.float32
+    np.testing.assert_array_equal(target.t.numpy(), buffer)

@@ -202,7 +202,7 @@ class Optimizer:
         Raises ValueError when a parameter is already in another group.
         """
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -221,7 +221,9 @@ class Optimizer:
         param_group["params"] = params
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+                from .. import typename  # (ember's top level imports optim: imported when refusing)
+
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {typename(p)}")
             if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
@@ -232,6 +234,10 @@ class Optimizer:
             _warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                            "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                            through={"": "torch._compile"})  # PyTorch's add_param_group is wrapped there
+        for group in self.param_groups:  # (PyTorch's check, before the overlap's)
+            if ("param_names" in param_group) != ("param_names" in group):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with' if 'param_names' in param_group else 'without'} names to the optimizer")
         seen = {p for group in self.param_groups for p in group["params"]}
         if not seen.isdisjoint(params):
             raise ValueError("some parameters appear in more than one parameter group")
