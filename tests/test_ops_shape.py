@@ -319,3 +319,13 @@ def test_unsqueeze_keeps_the_other_strides_as_pytorch(layout, requires_grad):
 def test_splitting_a_0d_tensor_is_pytorchs_error(call):
     # a 0-d tensor's dim 0 wraps, but it has no size: these indexed its empty shape (IndexError: tuple index)
     assert_same_error(lambda m: call(m, m.ones(())))
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (0, -4), (2, -2, 0), (3, 1, 3, 1), (0, 0, 9)])
+@pytest.mark.parametrize("call", [
+    lambda m, x, d: m.squeeze(x, d), lambda m, x, d: x.squeeze(d), lambda m, x, d: m.flip(x, d),
+    lambda m, x, d: m.sum(x, d),
+], ids=["squeeze", "squeeze_method", "flip", "sum"])
+def test_a_repeated_dim_is_refused_as_pytorch(call, dims):
+    # (in the order PyTorch reads the list: the first dim that repeats one before it, before a later bad dim)
+    assert_same_error(lambda m: call(m, m.zeros(1, 2, 1, 3), dims))
