@@ -226,7 +226,8 @@ def _prod_of_others(x, axes):
 def evenly_distributed_mask(x, value):
     """Where PyTorch's ``evenly_distribute_backward`` sends the gradient of ``value``, one of x's elements (max(),
     min(), median() of all elements): the elements equal to it, or every NaN when it is NaN."""
-    if type(value) is xp.ndarray and xp.isnan(value).any():  # (a recorded array under create_graph: equality)
+    # (a NumPy scalar: a 0-d x's reduction; a recorded array under create_graph: equality)
+    if (type(value) is xp.ndarray or isinstance(value, xp.generic)) and xp.isnan(value).any():
         return xp.isnan(x)
     return x == value
 
