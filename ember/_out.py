@@ -539,6 +539,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             return return_types.structseq(f"{type(result).__name__}_out", result._fields)(*written)
         if isinstance(out, (tuple, list)):
             raise TypeError(f"{parsed or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if name == "nan_to_num" and not (result.is_floating_point() or result.is_complex()):
+            result = result.contiguous()  # (PyTorch copies an integer input into out, resized row-major)
         if name == "mean" and len(args) < 2 and "dim" not in kwargs and "axis" not in kwargs:
             return _write("mean.dtype_out", result, out, False)  # (PyTorch's mean of all elements: its own words)
         # (abs of a complex tensor is real: its out is checked as a cast, as PyTorch's)

@@ -486,3 +486,14 @@ def test_more_ops_out_under_autograd_as_pytorch(name):
         return x.grad
 
     assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+def test_nan_to_num_out_of_a_transposed_input_is_laid_out_as_pytorch(dtype):
+    # (an integer input is copied into out resized row-major; a floating one's out follows the input's layout)
+    strides = []
+    for m in (ember, torch):
+        out = m.empty(0, dtype=getattr(m, dtype))
+        m.nan_to_num(m.zeros(4, 3, dtype=getattr(m, dtype)).t(), out=out)
+        strides.append(out.stride())
+    assert strides[0] == strides[1]
