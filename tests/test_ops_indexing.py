@@ -345,3 +345,20 @@ def test_scatter_of_a_non_contiguous_input_is_contiguous_as_pytorch(call, layout
         assert r.stride() == tuple(r.contiguous().stride())
         results.append(r)
     assert_close(results[0], results[1])
+
+
+@pytest.mark.parametrize("tensor_value", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_masked_fill_gradient_of_inf_and_nan_as_pytorch(tensor_value, dtype):
+    # (the filled places get 0 whatever reaches them, not inf * 0 = NaN: PyTorch selects, it does not multiply)
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor([[1.5, 0.2], [0.1, 0.3]], dtype=getattr(m, dtype), requires_grad=True)
+        v = m.tensor(2.0, dtype=getattr(m, dtype), requires_grad=True)
+        mask = m.tensor([[True, False], [False, True]])
+        y = x.masked_fill(mask, v if tensor_value else 2.0)
+        (y * m.tensor([[float("inf"), 1.0], [2.0, float("nan") if not tensor_value else 3.0]],
+                      dtype=getattr(m, dtype))).sum().backward()
+        grads.append((x.grad, v.grad if tensor_value else x.grad))
+    assert_close(grads[0][0], grads[1][0])
+    assert_close(grads[0][1], grads[1][1])

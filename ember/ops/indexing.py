@@ -1284,8 +1284,8 @@ class _MaskedFill(Node):
         self.saved = (mask,)
         return _row_major(xp.where(mask, value, x))
 
-    def backward(self, g):
-        return (g * ~self.saved[0],)
+    def backward(self, g):  # g with the filled places zeroed (selected, not multiplied: an inf or NaN g gives 0 there)
+        return (xp.where(self.saved[0], 0, g),)
 
 
 def _row_major(out):
@@ -1312,7 +1312,8 @@ class _MaskedFillTensor(Node):
     def backward(self, g):
         (mask,) = self.saved
         nx, nv = self.needs_input_grad
-        return (g * ~mask if nx else None), (g * mask if nv else None)
+        # (selected as in _MaskedFill, not multiplied: an inf or NaN g reaches only its own side)
+        return (xp.where(mask, 0, g) if nx else None), (xp.where(mask, g, 0) if nv else None)
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):
