@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from oracle import assert_close, check
+from oracle import assert_close, check, outcomes
 
 import ember
 
@@ -482,3 +482,18 @@ def test_nan_to_num_of_a_complex_tensor_replaces_each_part_as_pytorch(dtype, inp
     for m in (ember, torch):  # PyTorch defines no complex derivative for it
         with pytest.raises(RuntimeError, match="does not support automatic differentiation for outputs with complex"):
             m.nan_to_num(m.tensor(values, dtype=getattr(m, dtype), requires_grad=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "complex64", "int8", "bool"])
+@pytest.mark.parametrize("spelling", ["function", "method"])
+def test_bitwise_not_of_a_floating_tensor_raises_as_pytorch(dtype, spelling):
+    # (NumPy's invert raised its own TypeError; PyTorch has no floating kernel: NotImplementedError)
+    def run(m):
+        x = m.zeros(3, dtype=getattr(m, dtype))
+        return m.bitwise_not(x) if spelling == "function" else x.bitwise_not()
+
+    (got, _), (want, _) = outcomes(run)
+    if isinstance(want, Exception):
+        assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))
+    else:
+        assert_close(got, want)

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from oracle import assert_same_error, check
+from oracle import assert_same_error, check, outcomes
 
 import ember
 
@@ -329,3 +329,11 @@ def test_splitting_a_0d_tensor_is_pytorchs_error(call):
 def test_a_repeated_dim_is_refused_as_pytorch(call, dims):
     # (in the order PyTorch reads the list: the first dim that repeats one before it, before a later bad dim)
     assert_same_error(lambda m: call(m, m.zeros(1, 2, 1, 3), dims))
+
+
+@pytest.mark.parametrize("args", [(0, (-1, 1)), (-1, (1,)), (1, (1,))])
+def test_unflatten_of_a_0d_tensor_raises_as_pytorch(args):
+    # (it reshaped the single element where PyTorch has no dim to unflatten)
+    (got, _), (want, _) = outcomes(lambda m: m.zeros(()).unflatten(*args))
+    assert type(got).__name__ == type(want).__name__
+    assert str(want).startswith(str(got))  # (PyTorch's goes on with its C++ stack)

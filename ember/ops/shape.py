@@ -353,6 +353,8 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     d = _wrap_dim(dim, x._data.ndim)
+    if x._data.ndim == 0:  # (a 0-d tensor has no dim to unflatten: PyTorch's error, its first lines)
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     shp = x._data.shape
     return reshape(x, shp[:d] + tuple(sizes) + shp[d + 1:])
 
