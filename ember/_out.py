@@ -9,12 +9,15 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   deprecates it), an empty one is resized silently;
 - ``sum``/``prod``/``cumsum``/``cumprod`` compute in ``out``'s dtype (its ``dtype=``); for the others, its dtype
   must be one the result can be cast to (pointwise ops and most reductions: ``RuntimeError``
-  "result type Float can't be cast to the desired output type Long"; ``cat``/``stack``: ``TypeError``), or
+  "result type Float can't be cast to the desired output type Long"; ``cat``/``stack``/``hstack``/``vstack``:
+  ``TypeError``), or
   exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
-  ``clamp``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``, ``neg``, ``sign``, ...),
-  each refusal with PyTorch's message for that op;
+  ``clamp``, ``inner``, ``nan_to_num``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``,
+  ``neg``, ``sign``, ``sgn``, ...; ``isposinf``/``isneginf`` want a bool ``out``), each refusal with PyTorch's
+  message for that op;
 - the op is not differentiated: with gradients enabled and an input or ``out`` that requires grad,
-  ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation");
+  ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation"), except
+  for ``inner`` (PyTorch's composite: out is a differentiable copy of the result);
 - the overloads that take no ``out=`` refuse it as PyTorch's argument parser does (``TypeError``): ``sum`` and
   ``prod`` take it only with a ``dim``, ``max``/``min`` take one tensor without a dim or with another tensor and a
   tuple of two with a dim. ``max``/``min`` of all elements into ``out`` is PyTorch's ``max.unary_out``: an empty
@@ -23,10 +26,10 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   pointwise ops (and ``cumsum``, ``sort``, ``take``, ..., ``addmm``'s added input) when it overlaps the input only
   in part (the very same elements, laid out alike, are allowed: ``torch.add(x, 1, out=x)``) or when ``out``
   itself repeats elements (an expanded tensor); for ``cat``/``stack``/``gather``/``index_select`` whenever it
-  overlaps. As PyTorch's, the test compares the address ranges of dense tensors and takes strided ones that
-  are not dense as not overlapping (``addmm``'s added input broadcast to the result repeats elements: never
-  refused). ``max``/``min`` with a dim or of two tensors refuse a partial overlap too; the matrix products and
-  the other reductions compute before writing: no check.
+  overlaps (``hstack``/``vstack`` too: PyTorch's ``cat``). As PyTorch's, the test compares the address ranges of
+  dense tensors and takes strided ones that are not dense as not overlapping (``addmm``'s added input broadcast
+  to the result repeats elements: never refused). ``max``/``min`` with a dim or of two tensors refuse a partial
+  overlap too; the matrix products and the other reductions compute before writing: no check.
 
 The factories (``zeros``, ``ones``, ``full``, ``empty``, ``eye``, ``arange``, ``range``, ``linspace``,
 ``logspace``, ``rand``, ``randn``, ``randint``, ``randperm``) take their ``dtype=`` from ``out`` (a different one
@@ -61,13 +64,14 @@ logical_xor logit lt mvlgamma polygamma
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
-gcd lcm ldexp nextafter outer ger addcmul addcdiv cholesky_inverse
+gcd lcm ldexp nextafter outer ger addcmul addcdiv cholesky_inverse hstack vstack kron angle
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
 addmm addmv amax amin argmax argmin bmm clamp clip dot gather index_select masked_select matmul mm mv round sort take
 topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
+sgn nan_to_num inner isposinf isneginf
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -76,8 +80,8 @@ _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
 _FOUND = "Found dtype {out} but expected {result}"
 _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
 EXACT_MESSAGES = {
-    **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign round clamp clip bitwise_not".split(),
-                    _FOUND),
+    **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign sgn round clamp clip bitwise_not"
+                    .split(), _FOUND),
     **dict.fromkeys("addmm addmv bmm matmul mm gather sort topk argmax argmin max min norm tril triu".split(), _CPP),
     **dict.fromkeys(("dot", "vdot"), "result dtype {out} does not match input dtype {result}"),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
@@ -90,6 +94,10 @@ EXACT_MESSAGES = {
             "out.dtype = {out}",
     "where": "Expected out type to be {result} but got {out}",
     "signbit": "signbit does not support non-boolean outputs.",
+    "isposinf": "isposinf does not support non-boolean outputs.",
+    "isneginf": "isneginf does not support non-boolean outputs.",
+    "nan_to_num": "nan_to_num: dtype of out: {out} should be same as input: {result}",
+    "inner": "tensordot: Expected the output tensor to have dtype {result}, but got an output tensor with dtype {out}",
 }
 # max/min of all elements (max.unary_out): out's dtype is checked by PyTorch's canCast assertion, in its words
 _UNARY_CAN_CAST = ("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) to be "
@@ -104,9 +112,9 @@ DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors wit
                   "logsumexp": "logsumexp(): Expected floating point type for result tensor, but got: {out}",
                   "cholesky_inverse": "cholesky_inverse: Expected result to be safely castable from {result} dtype, "
                                       "but got result with dtype {out}",
-                  **dict.fromkeys(("cat", "concat", "concatenate", "stack"),
+                  **dict.fromkeys(("cat", "concat", "concatenate", "stack", "hstack", "vstack"),
                                   "torch.cat(): input types can't be cast to the desired output type {out}")}
-TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
+TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 # the factories: no tensor input, out's dtype their dtype= (``torch.zeros(2, out=doubles)`` is float64), out=
 # refused under autograd only when it is a leaf requiring grad; ``requires_grad=True`` makes out require grad
 FACTORIES = frozenset("arange empty eye full linspace logspace ones rand randint randn randperm range zeros".split())
@@ -115,7 +123,8 @@ _ONE_DIMENSIONAL = frozenset({"arange", "range", "linspace", "logspace"})
 # of these, PyTorch's composite ones resize out first, grad mode or not: an out that requires grad is refused so
 _RESIZING_FACTORIES = frozenset({"empty", "randn"})
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
-_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", **{name: f"aten::{name}" for name in FACTORIES}}
+_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "kron": "mul", "hstack": "cat", "vstack": "cat",
+                   **{name: f"aten::{name}" for name in FACTORIES}}
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod"}) | FACTORIES
 # c10's C++ spelling of each dtype, as PyTorch's typed checks print it
@@ -128,10 +137,10 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int
 # assert_no_partial_overlap), and those refusing any overlap (assert_no_overlap); addmm/addmv check only their
 # added input (the product is computed apart)
 _NO_PARTIAL_OVERLAP = (CASTING | EXACT) - frozenset("""
-amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm matmul mv dot vdot
-cat concat concatenate stack gather index_select tril triu
+amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm matmul mv dot vdot inner
+cat concat concatenate stack hstack vstack gather index_select tril triu
 """.split())
-_NO_OVERLAP = frozenset("cat concat concatenate stack gather index_select".split())
+_NO_OVERLAP = frozenset("cat concat concatenate stack hstack vstack gather index_select".split())
 _EXTREMA = frozenset({"max", "min"})  # (with a dim, or of two tensors; not of all elements: max.unary_out)
 _FIRST_ONLY = frozenset({"addmm", "addmv"})
 _OVERLAP_ERROR = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
@@ -470,6 +479,10 @@ isposinf isneginf signbit argmax argmin floor_divide heaviside
 """.split())
 
 
+# PyTorch's composite functions whose out= copies a differentiable result (tensordot's): no refusal under autograd
+_DIFFERENTIABLE = frozenset({"inner"})
+
+
 def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
     """Whether PyTorch's autograd refuses the call (grad mode on): an input that requires grad, or an ``out`` that
     does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written); an op it does
@@ -526,6 +539,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             return return_types.structseq(f"{type(result).__name__}_out", result._fields)(*written)
         if isinstance(out, (tuple, list)):
             raise TypeError(f"{parsed or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if name == "nan_to_num" and not (result.is_floating_point() or result.is_complex()):
+            result = result.contiguous()  # (PyTorch copies an integer input into out, resized row-major)
         if name == "mean" and len(args) < 2 and "dim" not in kwargs and "axis" not in kwargs:
             return _write("mean.dtype_out", result, out, False)  # (PyTorch's mean of all elements: its own words)
         # (abs of a complex tensor is real: its out is checked as a cast, as PyTorch's)
@@ -541,4 +556,4 @@ def add_out_keyword(namespace: dict) -> None:
     """Wrap the listed functions of ``namespace`` (ember's top level) with ``with_out``."""
     for name in sorted(CASTING | EXACT | FACTORIES):
         if name in namespace:
-            namespace[name] = with_out(name, namespace[name])
+            namespace[name] = with_out(name, namespace[name], differentiable=name in _DIFFERENTIABLE)

@@ -717,4 +717,19 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim + n if dim < 0 else dim
 
 
+def wrap_dims_once(dims, ndim: int, wrap_all_first: bool = False) -> tuple[int, ...]:
+    """Each of ``dims`` wrapped (``_wrap_dim``), in order; PyTorch's RuntimeError at the first one that repeats a dim
+    before it. As PyTorch reads the list: each dim wrapped before the next is looked at (squeeze, flip), or, with
+    ``wrap_all_first`` (the reductions), every dim wrapped, its IndexError first, then the repeats looked for."""
+    if wrap_all_first:
+        dims = [_wrap_dim(d, ndim) for d in dims]
+    wrapped: list[int] = []
+    for d in dims:
+        w = _wrap_dim(d, ndim)
+        if w in wrapped:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        wrapped.append(w)
+    return tuple(wrapped)
+
+
 __all__ = ["Tensor", "xp"]

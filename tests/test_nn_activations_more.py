@@ -162,3 +162,35 @@ def test_hard_activations_of_a_0d_tensor_as_pytorch(name, dtype, grad):
         assert_close(results[0][0], results[1][0])
         if grad:
             assert_close(results[0][1], results[1][1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["elu", "celu", "selu"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_exponential_linear_units_of_a_0d_tensor_as_pytorch(name, dtype, inplace):
+    # (a 0-d input's fmin and maximum are NumPy scalars, which the kernel cannot write into)
+    for v in (1.5, -0.7, 0.0):
+        results = []
+        for m in (ember, torch):
+            leaf = m.tensor(v, dtype=getattr(m, dtype), requires_grad=True)
+            x = leaf * 1 if inplace else leaf  # (a leaf needing grad cannot be changed in place)
+            y = getattr(m.nn.functional, name)(x, inplace=inplace)
+            y.backward()
+            results.append((y.detach().float(), leaf.grad.float()))  # (assert_close takes no bfloat16)
+        assert_close(results[0][0], results[1][0])
+        assert_close(results[0][1], results[1][1])
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", ["elu", "celu", "selu", "hardswish", "hardsigmoid", "softshrink", "leaky_relu",
+                                  "relu6", "softplus", "gelu", "silu", "mish"])
+def test_activations_of_an_expanded_half_tensor_are_laid_out_as_pytorch(name, dtype):
+    # (computed through float32: NumPy's copy of an expanded array orders it by its zero strides, PyTorch does not)
+    results = []
+    for m in (ember, torch):
+        plain = m.arange(10, dtype=getattr(m, dtype)).reshape(2, 1, 5) / 4 - 1
+        permuted = m.arange(10, dtype=getattr(m, dtype)).reshape(5, 1, 2).permute(2, 1, 0) / 4 - 1
+        results.append([getattr(m.nn.functional, name)(x.expand(2, 4, 5)) for x in (plain, permuted)])
+    for e, t in zip(*results):
+        assert e.stride() == t.stride()
+        assert_close(e.float(), t.float())

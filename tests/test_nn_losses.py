@@ -494,3 +494,18 @@ def test_an_ignored_target_with_a_nonfinite_score_adds_nothing_as_pytorch(loss, 
     results = [getattr(m.nn.functional, loss)(m.tensor(scores), m.tensor([-100, 1, 2]), reduction=reduction)
                for m in (ember, torch)]
     assert_close(*results)
+
+
+@pytest.mark.parametrize("classes", [1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_label_smoothing_with_every_target_ignored_gradient_as_pytorch(classes, weighted):
+    # (the mean is 0 / 0, NaN; its gradient 0, as PyTorch's: the ignored rows' smoothing term is filled, not scaled)
+    results = []
+    for m in (ember, torch):
+        x = m.tensor([[1.5, -0.5, 0.25][:classes]] * 2, requires_grad=True)
+        w = m.tensor([0.5, 2.0, 1.0][:classes]) if weighted else None
+        loss = m.nn.functional.cross_entropy(x, m.tensor([-100, -100]), weight=w, label_smoothing=0.1)
+        loss.backward()
+        results.append((loss.detach(), x.grad))
+    assert_close(results[0][0], results[1][0])
+    assert_close(results[0][1], results[1][1])

@@ -28,6 +28,18 @@ def test_a_fixed_sample_of_calls_has_no_silently_wrong_result():
     assert not silent, op_fuzz.report(silent, [], count, 3)
 
 
+# the op families whose calls no longer raise where PyTorch computes, nor raise another error type than PyTorch's
+ERROR_CLEAN = ("activation", "join")
+
+
+def test_the_error_clean_families_raise_as_pytorch():
+    count = 400
+    ops = [op for family in ERROR_CLEAN for op in op_fuzz.CATEGORIES[family][1]]
+    found, _ = op_fuzz.fuzz(seed=0, count=count, ops=ops)
+    wrong = [f for f in found if f[2] in ("error-ember-only", "error-type")]
+    assert not wrong, op_fuzz.report(wrong, [], count, 3)
+
+
 def test_draws_are_reproducible_from_the_seed_and_index():
     ops = sorted(op_fuzz.OP_CATEGORY)
     first = [op_fuzz.draw_case(np.random.default_rng([7, i]), ops).text() for i in range(40)]

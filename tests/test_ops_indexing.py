@@ -318,3 +318,47 @@ def test_getitem_through_a_0d_bool_tensor_as_pytorch(index):
         out = x[index(lib)]
         outs.append((tuple(out.shape), out.tolist(), out._base is None))
     assert outs[1] == outs[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, i, s: m.scatter(x, 0, i, s),
+    lambda m, x, i, s: x.scatter(-1, i, s),
+    lambda m, x, i, s: m.scatter(x, 0, i, 5.0),
+    lambda m, x, i, s: m.scatter(x.detach(), 1, i, s.detach(), reduce="add"),
+], ids=["src", "method", "number", "reduce"])
+@pytest.mark.parametrize("layout", ["transposed", "channels_last"])
+def test_scatter_of_a_non_contiguous_input_is_contiguous_as_pytorch(call, layout):
+    # (PyTorch allocates the result contiguous whatever the input's layout; values and gradients unchanged)
+    import warnings
+
+    base = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(base)
+        x = x.transpose(1, 3) if layout == "transposed" else x.to(memory_format=m.channels_last)
+        x.requires_grad_(True)
+        s = m.full((1, 2, 2, 2), -1.0, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (PyTorch deprecates reduce= with a tensor src)
+            r = call(m, x, m.zeros(1, 2, 2, 2, dtype=m.long), s)
+        assert r.is_contiguous(), m.__name__
+        assert r.stride() == tuple(r.contiguous().stride())
+        results.append(r)
+    assert_close(results[0], results[1])
+
+
+@pytest.mark.parametrize("tensor_value", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_masked_fill_gradient_of_inf_and_nan_as_pytorch(tensor_value, dtype):
+    # (the filled places get 0 whatever reaches them, not inf * 0 = NaN: PyTorch selects, it does not multiply)
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor([[1.5, 0.2], [0.1, 0.3]], dtype=getattr(m, dtype), requires_grad=True)
+        v = m.tensor(2.0, dtype=getattr(m, dtype), requires_grad=True)
+        mask = m.tensor([[True, False], [False, True]])
+        y = x.masked_fill(mask, v if tensor_value else 2.0)
+        (y * m.tensor([[float("inf"), 1.0], [2.0, float("nan") if not tensor_value else 3.0]],
+                      dtype=getattr(m, dtype))).sum().backward()
+        grads.append((x.grad, v.grad if tensor_value else x.grad))
+    assert_close(grads[0][0], grads[1][0])
+    assert_close(grads[0][1], grads[1][1])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-from oracle import assert_close, check
+from oracle import assert_close, assert_same_error, check
 from test_data_samplers import raises_like_torch
 
 import ember
@@ -462,3 +462,22 @@ def test_tensordot_takes_its_dims_as_a_tensor_as_pytorch(dims):
     a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
     assert_close(ember.tensordot(ember.tensor(a), ember.tensor(b), dims=ember.tensor(dims)),
                  torch.tensordot(torch.tensor(a), torch.tensor(b), dims=torch.tensor(dims)))
+
+
+@pytest.mark.parametrize("shapes", [((2, 0), (0, 0)), ((2, 0), (3, 0)), ((0,), (0,)), ((2, 3, 0), (4, 0)),
+                                    ((0, 3), (2, 3))])
+def test_inner_of_empty_shapes_as_pytorch(shapes):
+    # (an empty last dimension: zeros of the leading shapes, not reshape's error for -1)
+    results = []
+    for m in (ember, torch):
+        a, b = (m.ones(*s, requires_grad=True) for s in shapes)
+        r = m.inner(a, b)
+        r.sum().backward()
+        results.append((r.detach(), a.grad, b.grad))
+    for e, t in zip(*results):
+        assert_close(e, t)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (2, 4)), ((3,), (2, 5))])
+def test_inner_of_mismatched_last_dimensions_raises_as_pytorch(shapes):
+    assert_same_error(lambda m: m.inner(m.ones(*shapes[0]), m.ones(*shapes[1], dtype=m.float64)))

@@ -437,3 +437,63 @@ def test_an_out_overlapping_an_input_is_refused_as_pytorch(call):
 @pytest.mark.parametrize("call", ALLOWED_OVERLAPS)
 def test_an_out_overlapping_as_pytorch_allows_is_written(call):
     assert_close(ALLOWED_OVERLAPS[call](ember), ALLOWED_OVERLAPS[call](torch))
+
+
+SPECIAL_VALUES = np.array([[1.5, np.nan], [np.inf, -np.inf]], dtype=np.float32)
+# ops PyTorch gives out= that are joinings, products or pointwise: name -> f(module, x, out)
+MORE_CALLS = {
+    "vstack": lambda m, x, o: m.vstack([x, x], out=o),
+    "hstack": lambda m, x, o: m.hstack([x, x], out=o),
+    "inner": lambda m, x, o: m.inner(x, x, out=o),
+    "kron": lambda m, x, o: m.kron(x, x, out=o),
+    "nan_to_num": lambda m, x, o: m.nan_to_num(x, out=o),
+    "sgn": lambda m, x, o: m.sgn(x, out=o),
+    "angle": lambda m, x, o: m.angle(x, out=o),
+    "isposinf": lambda m, x, o: m.isposinf(x, out=o),
+    "isneginf": lambda m, x, o: m.isneginf(x, out=o),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_CALLS))
+@pytest.mark.parametrize("source", ["float32", "int64", "complex64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "float16"])
+def test_more_ops_take_out_with_pytorchs_dtype_checks(name, source, dtype):
+    """Written and returned where PyTorch accepts out's dtype (cast into it or exactly the result's), else
+    PyTorch's error type and words."""
+    def run(m):
+        x = m.tensor(SPECIAL_VALUES).nan_to_num(0.5, 2.0, -3.0).to(getattr(m, source)) if source == "int64" else \
+            m.tensor(SPECIAL_VALUES).to(getattr(m, source))
+        out = m.empty(0, dtype=getattr(m, dtype))
+        result = MORE_CALLS[name](m, x, out)
+        assert result is out
+        return out
+
+    assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("name", sorted(MORE_CALLS))
+def test_more_ops_out_under_autograd_as_pytorch(name):
+    """Refused with an input that requires grad (PyTorch's words, naming the op autograd sees), except inner (a
+    composite whose out= copies a differentiable result: the gradient flows through out) and the ops PyTorch
+    does not differentiate."""
+    def run(m):
+        x = m.tensor(SPECIAL_VALUES).nan_to_num(0.5, 2.0, -3.0).requires_grad_(True)
+        out = m.empty(0, dtype=m.bool if name.startswith("is") else m.float32)
+        MORE_CALLS[name](m, x, out)
+        if not out.requires_grad:
+            return out
+        out.sum().backward()
+        return x.grad
+
+    assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+def test_nan_to_num_out_of_a_transposed_input_is_laid_out_as_pytorch(dtype):
+    # (an integer input is copied into out resized row-major; a floating one's out follows the input's layout)
+    strides = []
+    for m in (ember, torch):
+        out = m.empty(0, dtype=getattr(m, dtype))
+        m.nan_to_num(m.zeros(4, 3, dtype=getattr(m, dtype)).t(), out=out)
+        strides.append(out.stride())
+    assert strides[0] == strides[1]

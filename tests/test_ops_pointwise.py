@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from oracle import assert_close, check
+from oracle import assert_close, check, outcomes
 
 import ember
 
@@ -466,3 +466,34 @@ def test_lerp_picks_its_formula_by_the_weight_in_the_kernels_dtype(weight, dtype
         x, y = m.tensor([np.inf, 1.0, -np.inf]).to(dt), m.tensor([1.0, -np.inf, 2.0]).to(dt)
         outs.append([x.lerp(y, weight).tolist(), x.clone().lerp_(y, weight).tolist()])
     np.testing.assert_array_equal(*outs)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_nan_to_num_of_a_complex_tensor_replaces_each_part_as_pytorch(dtype, inplace):
+    # (each part apart: a NaN real part with a finite imaginary one keeps the imaginary one)
+    values = [complex(np.nan, 1), complex(np.inf, -np.inf), 1 + 2j, complex(2, np.nan), complex(-np.inf, np.nan)]
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(values, dtype=getattr(m, dtype))
+        y = x.nan_to_num_(posinf=3.0) if inplace else m.nan_to_num(x, nan=0.5, neginf=-4.0)
+        results.append(y)
+    assert_close(results[0], results[1])
+    for m in (ember, torch):  # PyTorch defines no complex derivative for it
+        with pytest.raises(RuntimeError, match="does not support automatic differentiation for outputs with complex"):
+            m.nan_to_num(m.tensor(values, dtype=getattr(m, dtype), requires_grad=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "complex64", "int8", "bool"])
+@pytest.mark.parametrize("spelling", ["function", "method"])
+def test_bitwise_not_of_a_floating_tensor_raises_as_pytorch(dtype, spelling):
+    # (NumPy's invert raised its own TypeError; PyTorch has no floating kernel: NotImplementedError)
+    def run(m):
+        x = m.zeros(3, dtype=getattr(m, dtype))
+        return m.bitwise_not(x) if spelling == "function" else x.bitwise_not()
+
+    (got, _), (want, _) = outcomes(run)
+    if isinstance(want, Exception):
+        assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))
+    else:
+        assert_close(got, want)

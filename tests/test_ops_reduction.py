@@ -787,3 +787,18 @@ def test_extreme_of_all_elements_gradient_with_nan_as_pytorch(op, values):
         getattr(x, op)().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.max(), lambda x: x.min(), lambda x: x.max(0)[0], lambda x: x.min(-1)[0],
+    lambda x: x.max(0, keepdim=True)[0], lambda x: x.amax(0),
+], ids=["max", "min", "max_dim", "min_dim", "max_keepdim", "amax"])
+@pytest.mark.parametrize("value", [float("nan"), 2.5])
+def test_extreme_of_a_0d_tensor_gradient_as_pytorch(call, value):
+    # (a 0-d NaN is its own max: the gradient 1 as PyTorch's, not 0 / 0 from NaN == NaN; amax's stays NaN)
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(value, requires_grad=True)
+        call(x).backward()
+        grads.append(x.grad)
+    assert_close(grads[0], grads[1])  # (NaN where NaN)

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from oracle import assert_same_error, check
+from oracle import assert_same_error, check, outcomes
 
 import ember
 
@@ -319,3 +319,21 @@ def test_unsqueeze_keeps_the_other_strides_as_pytorch(layout, requires_grad):
 def test_splitting_a_0d_tensor_is_pytorchs_error(call):
     # a 0-d tensor's dim 0 wraps, but it has no size: these indexed its empty shape (IndexError: tuple index)
     assert_same_error(lambda m: call(m, m.ones(())))
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (0, -4), (2, -2, 0), (3, 1, 3, 1), (0, 0, 9)])
+@pytest.mark.parametrize("call", [
+    lambda m, x, d: m.squeeze(x, d), lambda m, x, d: x.squeeze(d), lambda m, x, d: m.flip(x, d),
+    lambda m, x, d: m.sum(x, d),
+], ids=["squeeze", "squeeze_method", "flip", "sum"])
+def test_a_repeated_dim_is_refused_as_pytorch(call, dims):
+    # (in the order PyTorch reads the list: the first dim that repeats one before it, before a later bad dim)
+    assert_same_error(lambda m: call(m, m.zeros(1, 2, 1, 3), dims))
+
+
+@pytest.mark.parametrize("args", [(0, (-1, 1)), (-1, (1,)), (1, (1,))])
+def test_unflatten_of_a_0d_tensor_raises_as_pytorch(args):
+    # (it reshaped the single element where PyTorch has no dim to unflatten)
+    (got, _), (want, _) = outcomes(lambda m: m.zeros(()).unflatten(*args))
+    assert type(got).__name__ == type(want).__name__
+    assert str(want).startswith(str(got))  # (PyTorch's goes on with its C++ stack)

@@ -40,8 +40,17 @@ def widen(arrays: list) -> tuple:
 
 
 def to_float32(arrays, low) -> list:
-    """``arrays`` with those of dtype ``low`` as float32 (other entries unchanged)."""
-    return [a.astype(xp.float32) if isinstance(a, xp.ndarray) and a.dtype == low else a for a in arrays]
+    """``arrays`` with those of dtype ``low`` as float32 (other entries unchanged), laid out as PyTorch lays out a
+    pointwise result of them: NumPy's own order for an expanded array (a zero stride) is not PyTorch's."""
+    return [(_widened(a) if isinstance(a, xp.ndarray) and a.dtype == low else a) for a in arrays]
+
+
+def _widened(a):
+    if 0 in a.strides and a.size > 1:
+        from .._meta import kept_layout
+
+        return kept_layout(a.astype(xp.float32, order="C"), a)
+    return a.astype(xp.float32)
 
 
 def narrow(out, low):

@@ -1088,6 +1088,8 @@ def logical_not(a: Tensor) -> Tensor:
 
 
 def bitwise_not(a: Tensor) -> Tensor:
+    if np_kind(a._data.dtype) in "fc":  # (no floating kernel: PyTorch's error, not NumPy's TypeError)
+        raise not_implemented_for("bitwise_not_cpu", a.dtype)
     return Tensor._make(xp.invert(a._data))
 
 

@@ -15,7 +15,7 @@ import operator
 from .. import _dtype, _inference
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
-from .._memory_format import half_number, via_float32
+from .._memory_format import contiguous_format, half_number, via_float32
 from .._meta import (
     contiguous_strides,
     follow_view,
@@ -1114,15 +1114,15 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
         from .elementwise import without_derivative
         from .index_update import scatter_
 
-        with no_grad():
-            combined = scatter_(x.clone(), dim, index, src, reduce=reduce)
+        with no_grad():  # (PyTorch's result is contiguous whatever x's layout)
+            combined = scatter_(x.clone(memory_format=contiguous_format), dim, index, src, reduce=reduce)
         return without_derivative(combined, "scatter", x, src)
     idx = _check_index(index, "scatter")
     d = _wrap_dim(dim, x._data.ndim)
     if isinstance(src, Tensor) and src._data.dtype != x._data.dtype:
         raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and {src.dtype}")
     check_scatter_index(x, d, idx, src._data if isinstance(src, Tensor) else None)
-    out = x.clone()
+    out = x.clone(memory_format=contiguous_format)  # (PyTorch's result is contiguous whatever x's layout)
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
     vals = src
@@ -1297,8 +1297,8 @@ class _MaskedFill(Node):
         self.saved = (mask,)
         return _row_major(xp.where(mask, value, x))
 
-    def backward(self, g):
-        return (g * ~self.saved[0],)
+    def backward(self, g):  # g with the filled places zeroed (selected, not multiplied: an inf or NaN g gives 0 there)
+        return (xp.where(self.saved[0], 0, g),)
 
 
 def _row_major(out):
@@ -1325,7 +1325,8 @@ class _MaskedFillTensor(Node):
     def backward(self, g):
         (mask,) = self.saved
         nx, nv = self.needs_input_grad
-        return (g * ~mask if nx else None), (g * mask if nv else None)
+        # (selected as in _MaskedFill, not multiplied: an inf or NaN g reaches only its own side)
+        return (xp.where(mask, 0, g) if nx else None), (xp.where(mask, g, 0) if nv else None)
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):

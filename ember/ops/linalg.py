@@ -773,9 +773,14 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
     require_tensors("inner", 2, other=b)
     if a._data.ndim == 0 or b._data.ndim == 0:
         return mul(a, b)
+    if a._data.shape[-1] != b._data.shape[-1]:  # (before the dtypes, as PyTorch)
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(a._data.shape)} and {list(b._data.shape)}")
     _check_both_dtypes(a, b)
     lead_a, lead_b = a._data.shape[:-1], b._data.shape[:-1]
-    out = matmul(reshape(a, -1, a._data.shape[-1]), reshape(b, -1, b._data.shape[-1]).mT)
+    # (the leading sizes multiplied out, not -1: an empty last dimension leaves -1 undetermined)
+    rows_a, rows_b = int(xp.prod(lead_a, dtype=xp.int64)), int(xp.prod(lead_b, dtype=xp.int64))
+    out = matmul(reshape(a, rows_a, a._data.shape[-1]), reshape(b, rows_b, b._data.shape[-1]).mT)
     return reshape(out, lead_a + lead_b)
 
 

@@ -22,6 +22,7 @@ from .._meta import made as _meta_made
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.forward_ad import has_tangent
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import Node, shape_error, shown_as, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import (
@@ -543,9 +544,12 @@ class NanToNum(Node):
 
 def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: 0 and the dtype's
-    largest and lowest finite values); integer tensors are returned unchanged."""
-    if not x.is_floating_point():
+    largest and lowest finite values), in the real and the imaginary part of a complex tensor apart; integer tensors
+    are returned unchanged."""
+    if not (x.is_floating_point() or x.is_complex()):
         return x.clone()
+    if x.is_complex() and x.requires_grad and is_grad_enabled():  # (PyTorch defines no complex derivative for it)
+        raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype.")
     return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
 
 

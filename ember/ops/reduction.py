@@ -15,7 +15,7 @@ from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
 from .._not_given import NOT_GIVEN
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
 from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, running
@@ -30,11 +30,7 @@ def _axes(dim, ndim: int):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        axes = sorted(_wrap_dim(d, ndim) for d in dim)
-        for a, b in zip(axes, axes[1:]):
-            if a == b:
-                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
-        axes = tuple(axes)
+        axes = tuple(sorted(wrap_dims_once(dim, ndim, wrap_all_first=True)))
     else:
         axes = (_wrap_dim(dim, ndim),)
     return axes if ndim else None  # a 0-d tensor accepts dim 0 / -1: the whole (single) element
@@ -230,7 +226,8 @@ def _prod_of_others(x, axes):
 def evenly_distributed_mask(x, value):
     """Where PyTorch's ``evenly_distribute_backward`` sends the gradient of ``value``, one of x's elements (max(),
     min(), median() of all elements): the elements equal to it, or every NaN when it is NaN."""
-    if type(value) is xp.ndarray and xp.isnan(value).any():  # (a recorded array under create_graph: equality)
+    # (a NumPy scalar: a 0-d x's reduction; a recorded array under create_graph: equality)
+    if (type(value) is xp.ndarray or isinstance(value, xp.generic)) and xp.isnan(value).any():
         return xp.isnan(x)
     return x == value
 

@@ -27,7 +27,7 @@ from .._meta import check_operand_devices, follow_view, is_meta, meta_array, met
 from .._meta import made as _meta_made
 from .._shown_name import package_name
 from .._size import c_type_name, check_nonnegative
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..autograd.recorded import RecordedArray
@@ -357,6 +357,8 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     d = _wrap_dim(dim, x._data.ndim)
+    if x._data.ndim == 0:  # (a 0-d tensor has no dim to unflatten: PyTorch's error, its first lines)
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     shp = x._data.shape
     return reshape(x, shp[:d] + tuple(sizes) + shp[d + 1:])
 
@@ -608,7 +610,7 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
         new = tuple(s for s in shp if s != 1)
         node = SqueezeBackward0
     else:
-        dims = {_wrap_dim(d, len(shp)) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        dims = wrap_dims_once(dim if isinstance(dim, (tuple, list)) else (dim,), len(shp))
         new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
         node = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
     return node.apply(x, shape=new)
@@ -931,10 +933,7 @@ def flip(x: Tensor, dims) -> Tensor:
         dims = index_sizes(dims if isinstance(dims, (tuple, list)) else (dims,), "dims", "flip",
                            whole=not isinstance(dims, (tuple, list)))
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    wrapped = tuple(_wrap_dim(d, x._data.ndim) for d in dims)
-    for d in set(wrapped):
-        if wrapped.count(d) > 1:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    wrapped = wrap_dims_once(dims, x._data.ndim)
     return Flip.apply(x, dims=wrapped if x._data.ndim else ())  # (a scalar's dim 0 or -1: nothing to flip)
 
 

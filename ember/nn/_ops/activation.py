@@ -283,12 +283,12 @@ def exp_linear(x, need, alpha, scale, inner):
         z = xp.where(x < 0, x, 0) * inner
         return (scale * alpha * xp.expm1(z) + scale * xp.maximum(x, 0),
                 scale * alpha * inner * xp.exp(z) + ~(x <= 0) * _scalar(x, scale * (1 - alpha * inner)))
-    z = xp.fmin(x, _scalar(x, 0))
+    z = xp.asarray(xp.fmin(x, _scalar(x, 0)))  # (an array to write into: a 0-d x's fmin is a scalar)
     if inner != 1:
         z *= _scalar(x, inner)
     out = xp.expm1(z)
     out *= _scalar(x, alpha * scale)
-    pos = xp.maximum(x, _scalar(x, 0))  # (NaN propagates)
+    pos = xp.asarray(xp.maximum(x, _scalar(x, 0)))  # (NaN propagates; an array, as z)
     if scale != 1:
         pos *= _scalar(x, scale)
     out += pos
