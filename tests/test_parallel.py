@@ -464,24 +464,31 @@ def test_set_num_threads_sets_numpys_openblas_as_torch_sets_its_blas():
         found[0](saved[1])
 
 
+@pytest.fixture
+def handed(monkeypatch):
+    """The chunks handed to ember's workers while a test runs (the list fills as ``_Worker.submit`` is called);
+    OpenBLAS's thread count left alone, as the ``threads`` fixture leaves it (no GEMM in these tests)."""
+    from ember._kernels import openblas
+
+    monkeypatch.setattr(openblas, "set_threads", lambda n: None)
+    chunks: list = []
+    submit = _parallel._Worker.submit
+
+    def counted(self, fn, lo, hi):
+        chunks.append(fn)
+        submit(self, fn, lo, hi)
+
+    monkeypatch.setattr(_parallel._Worker, "submit", counted)
+    return chunks
+
+
 @pytest.mark.parametrize("shape, split", [((32, 32, 16, 16), False), ((32, 16, 32, 32), True)])
-def test_relu_and_batch_norm_split_from_512_ki_elements(shape, split, monkeypatch):
+def test_relu_and_batch_norm_split_from_512_ki_elements(shape, split, handed):
     """At the shipped thresholds, ReLU's forward and gradient and BatchNorm's training forward and backward run on
     the calling thread below ``min_parallel_pass_elements`` (512 Ki: a ResNet's 256 Ki activation, whose calls take
     0.07-0.17 ms, less than a hand-off to a sleeping worker costs on an idle 2-core machine) and are split over two
     threads from it; the same values either way."""
-    from ember._kernels import openblas
-
-    monkeypatch.setattr(openblas, "set_threads", lambda n: None)  # (as the ``threads`` fixture: no GEMM here anyway)
     saved = ember.get_num_threads()
-    handed: list = []
-    submit = _parallel._Worker.submit
-
-    def counted(self, fn, lo, hi):
-        handed.append(fn)
-        submit(self, fn, lo, hi)
-
-    monkeypatch.setattr(_parallel._Worker, "submit", counted)
     x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
     try:
         results = []
@@ -502,23 +509,12 @@ def test_relu_and_batch_norm_split_from_512_ki_elements(shape, split, monkeypatc
 
 
 @pytest.mark.parametrize("rows, split", [(1024, False), (4096, True)])
-def test_row_kernels_split_from_512_ki_elements(rows, split, monkeypatch):
+def test_row_kernels_split_from_512_ki_elements(rows, split, handed):
     """At the shipped thresholds, the compiled row kernels (LayerNorm's forward and backward, softmax and its
     gradient, the embedding's gather) run on the calling thread below ``min_parallel_pass_elements`` (512 Ki: the
     GPT-style step's (1024, 128) activations, whose calls take less than a hand-off to a sleeping worker costs on
     an idle 2-core machine) and are split over two threads from it; the same values either way."""
-    from ember._kernels import openblas
-
-    monkeypatch.setattr(openblas, "set_threads", lambda n: None)  # (as the ``threads`` fixture)
     saved = ember.get_num_threads()
-    handed: list = []
-    submit = _parallel._Worker.submit
-
-    def counted(self, fn, lo, hi):
-        handed.append(fn)
-        submit(self, fn, lo, hi)
-
-    monkeypatch.setattr(_parallel._Worker, "submit", counted)
     rng = np.random.default_rng(9)
     x = rng.standard_normal((rows, 128)).astype(np.float32)
     table = rng.standard_normal((50, 128)).astype(np.float32)
