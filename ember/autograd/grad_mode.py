@@ -96,7 +96,7 @@ def _decorated(fn: _F, mode: Callable[[], Any]) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-class _Mode:
+class _ModeBlock:
     """Grad mode set to ``target`` for a ``with`` block (what a decorator enters at each call)."""
 
     __slots__ = ("_target", "_prev")
@@ -124,7 +124,7 @@ class _GradModeContext:
 
     def __call__(self, fn: _F) -> _F:
         target = self._target
-        return _decorated(fn, lambda: _Mode(target))
+        return _decorated(fn, lambda: _ModeBlock(target))
 
 
 class _BareDecoratable(_GradModeContext):
