@@ -93,10 +93,9 @@ def _distribution_validation_as_it_was():
 @pytest.fixture
 def threads(monkeypatch):
     """For a test that changes ember's thread count (``ember.set_num_threads``): restores it after, and splits
-    elementwise and one-pass kernels (ReLU, BatchNorm) over threads from 64 Ki elements (512 Ki shipped) for the
-    test's duration, so that its inputs, a few hundred Ki at most, take the threaded paths whose results must not
-    depend on the count. The
-    threshold decides only whether a kernel splits, never what it computes; every other test runs at the shipped
+    elementwise and one-pass kernels (ReLU, BatchNorm, LayerNorm/RMSNorm, softmax, the embedding's gather) over
+    threads from 64 Ki elements (512 Ki shipped) for the test's duration, so that its inputs, a few hundred Ki at
+    most, take the threaded paths whose results must not depend on the count. The threshold decides only whether a kernel splits, never what it computes; every other test runs at the shipped
     settings. NumPy's OpenBLAS stays at its count meanwhile: ``set_num_threads`` sets it too, as PyTorch's sets
     its BLAS threads, and a GEMM OpenBLAS threads itself may differ by rounding between counts (as PyTorch's
     may), which is not what these tests compare."""
