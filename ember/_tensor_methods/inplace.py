@@ -182,6 +182,9 @@ class InplaceMethods:
     def neg_(self) -> Tensor:
         return ops.inplace.neg_(self)
 
+    def bitwise_not_(self) -> Tensor:
+        return ops.inplace.bitwise_not_(self)
+
     def exp_(self) -> Tensor:
         return ops.inplace.exp_(self)
 

@@ -453,6 +453,12 @@ def neg_(x: Tensor) -> Tensor:
     return _unary_inplace(x, un.neg, lambda a: xp.negative(a, out=a))
 
 
+def bitwise_not_(x: Tensor) -> Tensor:
+    if x._data.dtype.kind in "fc":
+        ew.bitwise_not(x)  # (PyTorch's error for a floating or complex tensor, the out-of-place form's)
+    return _unary_inplace(x, ew.bitwise_not, lambda a: xp.invert(a, out=a))
+
+
 def exp_(x: Tensor) -> Tensor:
     return _unary_inplace(x, un.exp, lambda a: xp.exp(a, out=a), floating=True)
 
