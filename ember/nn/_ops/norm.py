@@ -532,8 +532,11 @@ def _normalized_shape(op: str, input: Tensor, normalized_shape, **params) -> tup
                         f"{c_type_name(normalized_shape)}")
     shape = index_sizes(normalized_shape, "normalized_shape", op, 2)
     k = len(shape)
+    if op == "rms_norm" and input._data.ndim < k:  # (PyTorch's rms_norm checks the rank first, a ValueError)
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input._data.ndim}")
     if input._data.shape[input._data.ndim - k:] != shape or input._data.ndim < k:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+        star = "*" if op == "rms_norm" else "*, "  # (PyTorch's rms_norm writes "[*2]", its layer_norm "[*, 2]")
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [{star}"
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     for name, t in params.items():
         if t is not None and t._data.shape != shape:
