@@ -37,15 +37,16 @@ def _data(shape, o, dtype, seed=0, bias=True):
     ((64, 8, 4, 4), 8, 1, False),     # few channels, large batch
     ((32, 16, 3, 4), 16, 3, True),    # padding beyond the kernel's reach: the input gradient takes col2im
 ])
-@pytest.mark.parametrize("direct", [True, False])
-def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias, direct):
+@pytest.mark.parametrize("route", ["direct", "bands", "copies"])
+def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias, route):
     """Shapes that take the Winograd path (asserted): output, input, weight and bias gradients equal PyTorch's,
-    with the transforms reading and writing (N, C, H, W) directly (``direct``, where compiled) or between layout
-    copies."""
-    monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if direct else 1 << 20)
+    with the transforms reading and writing (N, C, H, W) directly (``direct``, where compiled), or over batch-last
+    bands of tile rows that gather and scatter (N, C, H, W) themselves (``bands``: a contiguous input, compiled),
+    or between layout copies (``copies``: a batch-last input)."""
+    monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if route == "direct" else 1 << 20)
     calls = []
     for name in ("conv3x3_nchw", "weight_grad3x3_nchw", "grads3x3_nchw", "conv3x3", "conv3x3_rows",
-                 "weight_grad3x3", "weight_grad3x3_rows"):
+                 "weight_grad3x3", "weight_grad3x3_rows", "conv3x3_bands_nchw", "conv3x3_bands_nchw_rows"):
         fn = getattr(winograd, name)
         monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name, **kw: calls.append(_name) or _fn(*a, **kw))
     x, w, b, rng = _data(shape, o, dtype, bias=bias)
@@ -54,18 +55,25 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     to = torch.nn.functional.conv2d(tx, tw, tb, padding=padding)
     up = rng.standard_normal(tuple(to.shape)).astype(dtype)
     to.backward(torch.tensor(up))
-    ours = _conv_grads(x, w, b, up, padding, batch_last=not direct)  # the direct path takes contiguous inputs
+    ours = _conv_grads(x, w, b, up, padding, batch_last=route == "copies")
     # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach, or where the
     # correlation would cover more than ``transposed_as_conv_max_ratio`` times the output's positions: the 6 x 9
-    # image unpadded, 54 input positions for 28 outputs); narrow images (or no compiled kernels) take the
-    # batch-last transforms between one layout copy each way. The two gradients' bands run in one split over
-    # threads (``grads3x3_nchw``; batch-last: ``weight_grad3x3_rows`` and ``conv3x3_rows``)
+    # image unpadded, 54 input positions for 28 outputs); narrow images take the batch-last transforms, in bands
+    # that read and write (N, C, H, W) where compiled, at more than one thread, and the arrays contiguous (the output
+    # gradient is), else
+    # between one layout copy each way. The two gradients' bands run in one split over threads
+    # (``grads3x3_nchw``; batch-last: ``weight_grad3x3_rows`` and ``conv3x3_rows`` or ``conv3x3_bands_nchw_rows``)
     ratio = x.shape[2] * x.shape[3] / (to.shape[2] * to.shape[3])
     as_conv = padding <= 2 and ratio <= policy.transposed_as_conv_max_ratio
-    if direct and policy.use_compiled():
+    compiled = policy.use_compiled()
+    bands_taken = compiled and ember.get_num_threads() > 1  # (at one thread the layout copies: faster there)
+    if route == "direct" and compiled:
         expected = ["conv3x3_nchw", "grads3x3_nchw" if as_conv else "weight_grad3x3_nchw"]
     else:
-        expected = ["conv3x3", "conv3x3_rows", "weight_grad3x3_rows"] + (["conv3x3_rows"] if as_conv else [])
+        bands = ["conv3x3_bands_nchw", "conv3x3_bands_nchw_rows"]
+        forward = bands if route == "bands" and bands_taken else ["conv3x3", "conv3x3_rows"]
+        input_grad = ["conv3x3_bands_nchw_rows" if bands_taken else "conv3x3_rows"] if as_conv else []
+        expected = forward + ["weight_grad3x3_rows"] + input_grad
     assert calls == expected
     tol = dict(atol=1e-4, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-10, rtol=1e-10)
     theirs = [to, tx.grad, tw.grad] + ([] if tb is None else [tb.grad])

@@ -67,6 +67,99 @@ def output_tiles(m, t0, out):
                         out[o, t0 + i, a, j, 1, q] = s[a, 1, j, q] - s[a, 2, j, q] - s[a, 3, j, q]
 
 
+
+# Bands of tile rows (batch-last tiles, as ``input_tiles`` and ``output_tiles``) read from and written to PyTorch's
+# (N, C, H, W) layout inside the band, where the images are too narrow for the ``*_nchw`` kernels below (a row of a
+# few tiles costs their loops more than their work): each (channel, tile row) is first gathered into a batch-last
+# scratch block (4 rows, 2 tw + 2 columns, N samples; zeros outside the image: the padding), and each (output
+# channel, tile row) of results scattered from one, so the arithmetic runs on the same batch-innermost runs as the
+# batch-last kernels, in their order: the same bits as those kernels between ``conv_layout``'s copies, without the
+# copies of the whole input and output on the calling thread before and after the bands.
+@kernel
+def input_tiles_from_nchw(x, top, left, t0, v):
+    """v[a, b, c, i, j, n] = (B^T d B)[a, b] for the 4x4 tile d at padded rows 2 (t0 + i), columns 2 j of sample n
+    of x (N, C, H, W) padded by ``top`` rows and ``left`` columns (zeros beyond x on every side): v (4, 4, C, k, tw,
+    N). ``input_tiles``' arithmetic on the padded batch-last image."""
+    n_, h_, w_ = x.shape[0], x.shape[2], x.shape[3]
+    c_, k, tw = v.shape[2], v.shape[3], v.shape[4]
+    cols = 2 * tw + 2
+    d = np.empty((4, cols, n_), x.dtype)  # the tile row's padded batch-last block
+    lo, hi = min(left, cols), max(min(left, cols), min(left + w_, cols))  # its columns that lie in x
+    for c in range(c_):
+        for i in range(k):
+            r = 2 * (t0 + i) - top
+            for u in range(4):
+                du = d[u]
+                if r + u < 0 or r + u >= h_:
+                    for s in range(cols):
+                        for q in range(n_):
+                            du[s, q] = 0.0
+                    continue
+                for q in range(n_):
+                    src = x[q, c, r + u]
+                    for s in range(lo):
+                        du[s, q] = 0.0
+                    for s in range(lo, hi):
+                        du[s, q] = src[s - left]
+                    for s in range(hi, cols):
+                        du[s, q] = 0.0
+            for a in range(4):
+                ra, rb, na = _P[a], _Q[a], _NEG[a]
+                for b in range(4):
+                    pb, qb, nb = _P[b], _Q[b], _NEG[b]
+                    for j in range(tw):
+                        s = 2 * j
+                        for q in range(n_):
+                            if nb:
+                                xa = d[ra, s + pb, q] - d[ra, s + qb, q]
+                                ya = d[rb, s + pb, q] - d[rb, s + qb, q]
+                            else:
+                                xa = d[ra, s + pb, q] + d[ra, s + qb, q]
+                                ya = d[rb, s + pb, q] + d[rb, s + qb, q]
+                            v[a, b, c, i, j, q] = xa - ya if na else xa + ya
+
+
+@kernel
+def output_tiles_to_nchw(m, bias, t0, out):
+    """out[n, o, 2 (t0 + i) + a, 2 j + b] = (A^T m A)[a, b] (+ bias[o] when bias is not empty) for the tile GEMMs'
+    result m (4, 4, O, k, tw, N), cropped to out (N, O, Ho, Wo): ``output_tiles``' arithmetic, then the bias added
+    as ``conv.to_nchw`` adds it to the rounded sum."""
+    o_, k, tw, n_ = m.shape[2], m.shape[3], m.shape[4], m.shape[5]
+    ho, wo = out.shape[2], out.shape[3]
+    s = np.empty((2, 4, tw, n_), m.dtype)  # A^T m for one tile row
+    z = np.empty((2, 2, tw, n_), m.dtype)  # A^T m A: z[a, b, j, n] is output (2 i + a, 2 j + b) of sample n
+    for o in range(o_):
+        for i in range(k):
+            for b in range(4):
+                for j in range(tw):
+                    for q in range(n_):
+                        s[0, b, j, q] = m[0, b, o, i, j, q] + m[1, b, o, i, j, q] + m[2, b, o, i, j, q]
+                for j in range(tw):
+                    for q in range(n_):
+                        s[1, b, j, q] = m[1, b, o, i, j, q] - m[2, b, o, i, j, q] - m[3, b, o, i, j, q]
+            for a in range(2):
+                for j in range(tw):
+                    for q in range(n_):
+                        z[a, 0, j, q] = s[a, 0, j, q] + s[a, 1, j, q] + s[a, 2, j, q]
+                        z[a, 1, j, q] = s[a, 1, j, q] - s[a, 2, j, q] - s[a, 3, j, q]
+                if bias.shape[0]:
+                    bo = bias[o]
+                    for j in range(tw):
+                        for q in range(n_):
+                            z[a, 0, j, q] = z[a, 0, j, q] + bo
+                            z[a, 1, j, q] = z[a, 1, j, q] + bo
+            for q in range(n_):
+                for a in range(2):
+                    h = 2 * (t0 + i) + a
+                    if h >= ho:
+                        break
+                    row = out[q, o, h]
+                    for j in range(tw):
+                        if 2 * j < wo:
+                            row[2 * j] = z[a, 0, j, q]
+                        if 2 * j + 1 < wo:
+                            row[2 * j + 1] = z[a, 1, j, q]
+
 @kernel
 def grad_tiles(g6, t0, dm):
     """dm[a, b, o, i, j, n] = (A g A^T)[a, b] for the 2x2 output-gradient block g of g6 (O, th, 2, tw, 2, N) at

@@ -262,6 +262,23 @@ def _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups: int):
                                       kept, lead=1)
 
 
+def _input_grad_nchw_rows(g, gb_last, w, in_sp, stride, pads, dilation, groups: int):
+    """``_input_grad_rows`` for ``ConvNd``'s batch-last backward, its ``finish()`` giving dx in PyTorch's (N, C, *in_sp)
+    layout. A stride-1 3x3 whose flipped-kernel correlation takes Winograd reads the output gradient g (N, O, H, W)
+    and writes dx in that layout inside its bands (``winograd.conv3x3_bands_nchw``: the same bits), where the
+    general way pads a batch-last copy of g before the bands and copies dx back to (N, C, H, W) after them, both on
+    the calling thread."""
+    tpads = _transposed_pads(pads, w, stride, dilation, in_sp, g.shape[2:]) if w.shape[2:] == (3, 3) else None
+    if tpads is not None and groups == 1:
+        wf = _flipped(w, 1)
+        gc = xp.ascontiguousarray(g, dtype=gb_last.dtype)
+        if _winograd(gb_last, wf, stride, dilation, 1) and winograd.bands_nchw(gc, wf, tpads):
+            rows, out, _ = winograd.conv3x3_bands_nchw_rows(gc, wf, tpads)
+            return rows, lambda: out
+    rows, finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
+    return rows, lambda: to_nchw(finish())
+
+
 def _whole(compute: Callable):
     """(``Rows`` of one whole row that runs ``compute()``, ``finish()`` giving its result): a computation that splits
     itself over threads, run on its own (``parallel_for_all`` runs it after the kernels before it)."""
@@ -283,6 +300,10 @@ class ConvNd(Node):
             # contiguous (N, O, *out), as PyTorch's; cols: the transformed input tiles
             out, cols = winograd.conv3x3_nchw(x, w, pads, b, keep_tiles=needs is not None and needs[1])
             layout = _WINOGRAD
+        elif wino and winograd.bands_nchw(x, w, pads, b):  # Winograd on narrow images: batch-last tiles, (N, C, H, W)
+            # in and out, each band of tile rows gathering its input and scattering its output on its own thread
+            out, cols = winograd.conv3x3_bands_nchw(x, w, pads, b, keep_tiles=needs is not None and needs[1])
+            layout = None  # (``forward_batch_last``'s tag for Winograd tiles)
         elif wino or _batch_last(x, w, stride, pads, dilation):  # Winograd on narrow images, or few positions
             xb = batch_last_padded(x, pads)
             out, cols, layout = forward_batch_last(xb, w, stride, dilation, groups, needs is not None and needs[1])
@@ -314,13 +335,15 @@ class ConvNd(Node):
         gx = gw = gb = None
         if nw and nx:  # both in one split over threads (each thread a share of both)
             w_rows, w_finish = _weight_grad_rows(cols, gb_last, w.shape, groups, layout)
-            x_rows, x_finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
+            x_rows, x_finish = _input_grad_nchw_rows(g, gb_last, w, in_sp, stride, pads, dilation, groups)
             parallel_for_all(w_rows, x_rows)
-            gw, gx = w_finish(), to_nchw(x_finish())
+            gw, gx = w_finish(), x_finish()
         elif nw:
             gw = weight_grad(cols, gb_last, w.shape, groups, layout)
         elif nx:
-            gx = to_nchw(input_grad(gb_last, w, in_sp, stride, pads, dilation, groups))
+            x_rows, x_finish = _input_grad_nchw_rows(g, gb_last, w, in_sp, stride, pads, dilation, groups)
+            run_rows(x_rows)
+            gx = x_finish()
         if nb:
             gb = gb_last.reshape(w.shape[0], -1).sum(1)
         return gx, gw, gb
