@@ -46,7 +46,8 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if route == "direct" else 1 << 20)
     calls = []
     for name in ("conv3x3_nchw", "weight_grad3x3_nchw", "grads3x3_nchw", "conv3x3", "conv3x3_rows",
-                 "weight_grad3x3", "weight_grad3x3_rows", "conv3x3_bands_nchw", "conv3x3_bands_nchw_rows"):
+                 "weight_grad3x3", "weight_grad3x3_rows", "conv3x3_bands_nchw", "conv3x3_bands_nchw_rows",
+                 "weight_grad3x3_bands_nchw_rows"):
         fn = getattr(winograd, name)
         monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name, **kw: calls.append(_name) or _fn(*a, **kw))
     x, w, b, rng = _data(shape, o, dtype, bias=bias)
@@ -62,7 +63,7 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     # that read and write (N, C, H, W) where compiled, at more than one thread, and the arrays contiguous (the output
     # gradient is), else
     # between one layout copy each way. The two gradients' bands run in one split over threads
-    # (``grads3x3_nchw``; batch-last: ``weight_grad3x3_rows`` and ``conv3x3_rows`` or ``conv3x3_bands_nchw_rows``)
+    # (``grads3x3_nchw``; batch-last: ``weight_grad3x3_rows`` and ``conv3x3_rows``, or their banded forms)
     ratio = x.shape[2] * x.shape[3] / (to.shape[2] * to.shape[3])
     as_conv = padding <= 2 and ratio <= policy.transposed_as_conv_max_ratio
     compiled = policy.use_compiled()
@@ -72,8 +73,12 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     else:
         bands = ["conv3x3_bands_nchw", "conv3x3_bands_nchw_rows"]
         forward = bands if route == "bands" and bands_taken else ["conv3x3", "conv3x3_rows"]
-        input_grad = ["conv3x3_bands_nchw_rows" if bands_taken else "conv3x3_rows"] if as_conv else []
-        expected = forward + ["weight_grad3x3_rows"] + input_grad
+        if bands_taken and as_conv:  # the input gradient's bands read g in PyTorch's layout; so do the weight
+            # gradient's where no bias gradient sums a batch-last copy of g
+            backward = ["weight_grad3x3_rows" if bias else "weight_grad3x3_bands_nchw_rows", "conv3x3_bands_nchw_rows"]
+        else:  # (col2im's input gradient takes the batch-last copies of g: so does the weight gradient then)
+            backward = ["weight_grad3x3_rows"] + (["conv3x3_rows"] if as_conv else [])
+        expected = forward + backward
     assert calls == expected
     tol = dict(atol=1e-4, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-10, rtol=1e-10)
     theirs = [to, tx.grad, tw.grad] + ([] if tb is None else [tb.grad])

@@ -49,9 +49,9 @@ def _step(x, w, b, up):
 
 
 def test_conv2d_on_an_8x8_image_at_two_threads_copies_no_whole_array_on_the_calling_thread(threads, monkeypatch):
-    """conv2d forward and backward on a ResNet's 8x8 layer (Winograd, batch-last tiles): no padded batch-last copy
-    of the input or of the output gradient, no copy of the output or of the input gradient back to (N, C, H, W)
-    at two threads (before: two each way, on the calling thread; at one thread they stay); its output and
+    """conv2d forward and backward on a ResNet's 8x8 layer (Winograd, batch-last tiles): no batch-last copy of the
+    input or of the output gradient for the transforms, no copy of the output or of the input gradient back to
+    (N, C, H, W) at two threads (before: two each way, on the calling thread; at one thread they stay); its output and
     gradients the bits of the layout copies' way, at 1 and 2 threads."""
     rng = np.random.default_rng(2)
     x = rng.standard_normal((32, 16, 8, 8)).astype(np.float32)
@@ -71,7 +71,25 @@ def test_conv2d_on_an_8x8_image_at_two_threads_copies_no_whole_array_on_the_call
         ours = _step(x, w, b, up)
         for name, a, r in zip(("output", "input grad", "weight grad", "bias grad"), ours, reference):
             assert a.tobytes() == r.tobytes(), (name, n)
-    # at one thread, the copies (faster there); at two, only the output gradient's batch-last copy the weight
-    # gradient reads (``to_batch_last``)
+    # at one thread, the copies (faster there); at two, only the output gradient's batch-last copy whose sum is the
+    # bias gradient (``to_batch_last``: PyTorch's bias-less ResNet layers take none)
     assert copies == ["batch_last_padded", "to_nchw", "batch_last_padded", "batch_last_padded", "to_nchw",
                       "batch_last_padded"]
+
+
+@pytest.mark.parametrize("shape,o", [((32, 16, 8, 8), 16), ((33, 5, 7, 9), 6), ((2, 3, 2, 2), 4)])
+def test_weight_gradient_bands_read_the_gradient_in_pytorchs_layout(threads, shape, o):
+    """``weight_grad3x3_bands_nchw_rows(tiles, g)`` gives ``weight_grad3x3(tiles, to_batch_last(g))``'s bits (odd
+    sizes: zeros beyond g's last row and column), at 1, 2 and 3 threads."""
+    rng = np.random.default_rng(3)
+    n, c, h, w = shape
+    xb = batch_last_padded(rng.standard_normal(shape), ((1, 1), (1, 1)))
+    _, tiles = winograd.conv3x3(xb, rng.standard_normal((o, c, 3, 3)), keep_tiles=True)
+    g = rng.standard_normal((n, o, h, w))
+    ember.set_num_threads(1)
+    reference = winograd.weight_grad3x3(tiles, conv_layout.to_batch_last(g))
+    for count in (1, 2, 3):
+        ember.set_num_threads(count)
+        bands, finish = winograd.weight_grad3x3_bands_nchw_rows(tiles, g)
+        winograd.run_rows(bands)
+        assert finish().tobytes() == reference.tobytes(), count

@@ -21,28 +21,49 @@ _Q = (2, 2, 1, 3)
 _NEG = (True, False, True, True)
 
 
+@kernel.inline
+def _tile_row_bt_b(d, r, v, c, i) -> None:
+    """v[a, b, c, i, j, n] = (B^T t B)[a, b] for the 4x4 tiles t of d (H, W, N) at rows r.., columns 2 j: one tile
+    row of channel c. Columns first (t B), then rows, as the reference."""
+    tw, n = v.shape[4], v.shape[5]
+    for a in range(4):
+        ra, rb, na = r + _P[a], r + _Q[a], _NEG[a]
+        for b in range(4):
+            pb, qb, nb = _P[b], _Q[b], _NEG[b]
+            for j in range(tw):
+                s = 2 * j
+                for q in range(n):
+                    if nb:
+                        x = d[ra, s + pb, q] - d[ra, s + qb, q]
+                        y = d[rb, s + pb, q] - d[rb, s + qb, q]
+                    else:
+                        x = d[ra, s + pb, q] + d[ra, s + qb, q]
+                        y = d[rb, s + pb, q] + d[rb, s + qb, q]
+                    v[a, b, c, i, j, q] = x - y if na else x + y
+
+
 @kernel
 def input_tiles(xb, t0, v):
     """v[a, b, c, i, j, n] = (B^T d B)[a, b] for the 4x4 tile d of xb (C, H, W, N) at rows 2 (t0 + i),
     columns 2 j: v (4, 4, C, k, tw, N). Columns first (d B), then rows, as the reference."""
-    c_, k, tw, n = v.shape[2], v.shape[3], v.shape[4], v.shape[5]
+    c_, k = v.shape[2], v.shape[3]
     for c in range(c_):
         for i in range(k):
-            r = 2 * (t0 + i)
-            for a in range(4):
-                ra, rb, na = r + _P[a], r + _Q[a], _NEG[a]
-                for b in range(4):
-                    pb, qb, nb = _P[b], _Q[b], _NEG[b]
-                    for j in range(tw):
-                        s = 2 * j
-                        for q in range(n):
-                            if nb:
-                                x = xb[c, ra, s + pb, q] - xb[c, ra, s + qb, q]
-                                y = xb[c, rb, s + pb, q] - xb[c, rb, s + qb, q]
-                            else:
-                                x = xb[c, ra, s + pb, q] + xb[c, ra, s + qb, q]
-                                y = xb[c, rb, s + pb, q] + xb[c, rb, s + qb, q]
-                            v[a, b, c, i, j, q] = x - y if na else x + y
+            _tile_row_bt_b(xb[c], 2 * (t0 + i), v, c, i)
+
+
+@kernel.inline
+def _tile_row_at(m, o, i, s) -> None:
+    """s[a, b, j, n] = (A^T m)[a, b] for tile row i of output channel o of the tile GEMMs' result m (4, 4, O, k, tw,
+    N): s (2, 4, tw, N) (A^T = [[1, 1, 1, 0], [0, 1, -1, -1]])."""
+    tw, n = m.shape[4], m.shape[5]
+    for b in range(4):
+        for j in range(tw):
+            for q in range(n):
+                s[0, b, j, q] = m[0, b, o, i, j, q] + m[1, b, o, i, j, q] + m[2, b, o, i, j, q]
+        for j in range(tw):
+            for q in range(n):
+                s[1, b, j, q] = m[1, b, o, i, j, q] - m[2, b, o, i, j, q] - m[3, b, o, i, j, q]
 
 
 @kernel
@@ -53,20 +74,12 @@ def output_tiles(m, t0, out):
     s = m[:2, :, 0, 0].copy()  # (2, 4, tw, N) scratch: A^T m for one tile row
     for o in range(o_):
         for i in range(k):
-            for b in range(4):
-                for j in range(tw):
-                    for q in range(n):
-                        s[0, b, j, q] = m[0, b, o, i, j, q] + m[1, b, o, i, j, q] + m[2, b, o, i, j, q]
-                for j in range(tw):
-                    for q in range(n):
-                        s[1, b, j, q] = m[1, b, o, i, j, q] - m[2, b, o, i, j, q] - m[3, b, o, i, j, q]
+            _tile_row_at(m, o, i, s)
             for a in range(2):
                 for j in range(tw):
                     for q in range(n):
                         out[o, t0 + i, a, j, 0, q] = s[a, 0, j, q] + s[a, 1, j, q] + s[a, 2, j, q]
                         out[o, t0 + i, a, j, 1, q] = s[a, 1, j, q] - s[a, 2, j, q] - s[a, 3, j, q]
-
-
 
 # Bands of tile rows (batch-last tiles, as ``input_tiles`` and ``output_tiles``) read from and written to PyTorch's
 # (N, C, H, W) layout inside the band, where the images are too narrow for the ``*_nchw`` kernels below (a row of a
@@ -79,44 +92,32 @@ def output_tiles(m, t0, out):
 def input_tiles_from_nchw(x, top, left, t0, v):
     """v[a, b, c, i, j, n] = (B^T d B)[a, b] for the 4x4 tile d at padded rows 2 (t0 + i), columns 2 j of sample n
     of x (N, C, H, W) padded by ``top`` rows and ``left`` columns (zeros beyond x on every side): v (4, 4, C, k, tw,
-    N). ``input_tiles``' arithmetic on the padded batch-last image."""
+    N). ``input_tiles``' arithmetic on the padded batch-last image, each channel's 2 k + 2 rows gathered once."""
     n_, h_, w_ = x.shape[0], x.shape[2], x.shape[3]
     c_, k, tw = v.shape[2], v.shape[3], v.shape[4]
     cols = 2 * tw + 2
-    d = np.empty((4, cols, n_), x.dtype)  # the tile row's padded batch-last block
+    d = np.empty((2 * k + 2, cols, n_), x.dtype)  # the band's padded batch-last rows of one channel
     lo, hi = min(left, cols), max(min(left, cols), min(left + w_, cols))  # its columns that lie in x
+    r0 = 2 * t0 - top
     for c in range(c_):
-        for i in range(k):
-            r = 2 * (t0 + i) - top
-            for u in range(4):
-                du = d[u]
-                if r + u < 0 or r + u >= h_:
-                    for s in range(cols):
-                        for q in range(n_):
-                            du[s, q] = 0.0
-                    continue
+        for u in range(2 * k + 2):
+            du = d[u]
+            if r0 + u < 0 or r0 + u >= h_:
+                for s in range(cols):
+                    for q in range(n_):
+                        du[s, q] = 0.0
+                continue
+            for s in range(lo):
                 for q in range(n_):
-                    src = x[q, c, r + u]
-                    for s in range(lo):
-                        du[s, q] = 0.0
-                    for s in range(lo, hi):
-                        du[s, q] = src[s - left]
-                    for s in range(hi, cols):
-                        du[s, q] = 0.0
-            for a in range(4):
-                ra, rb, na = _P[a], _Q[a], _NEG[a]
-                for b in range(4):
-                    pb, qb, nb = _P[b], _Q[b], _NEG[b]
-                    for j in range(tw):
-                        s = 2 * j
-                        for q in range(n_):
-                            if nb:
-                                xa = d[ra, s + pb, q] - d[ra, s + qb, q]
-                                ya = d[rb, s + pb, q] - d[rb, s + qb, q]
-                            else:
-                                xa = d[ra, s + pb, q] + d[ra, s + qb, q]
-                                ya = d[rb, s + pb, q] + d[rb, s + qb, q]
-                            v[a, b, c, i, j, q] = xa - ya if na else xa + ya
+                    du[s, q] = 0.0
+            for s in range(lo, hi):
+                for q in range(n_):
+                    du[s, q] = x[q, c, r0 + u, s - left]
+            for s in range(hi, cols):
+                for q in range(n_):
+                    du[s, q] = 0.0
+        for i in range(k):
+            _tile_row_bt_b(d, 2 * i, v, c, i)
 
 
 @kernel
@@ -130,13 +131,7 @@ def output_tiles_to_nchw(m, bias, t0, out):
     z = np.empty((2, 2, tw, n_), m.dtype)  # A^T m A: z[a, b, j, n] is output (2 i + a, 2 j + b) of sample n
     for o in range(o_):
         for i in range(k):
-            for b in range(4):
-                for j in range(tw):
-                    for q in range(n_):
-                        s[0, b, j, q] = m[0, b, o, i, j, q] + m[1, b, o, i, j, q] + m[2, b, o, i, j, q]
-                for j in range(tw):
-                    for q in range(n_):
-                        s[1, b, j, q] = m[1, b, o, i, j, q] - m[2, b, o, i, j, q] - m[3, b, o, i, j, q]
+            _tile_row_at(m, o, i, s)
             for a in range(2):
                 for j in range(tw):
                     for q in range(n_):
@@ -177,6 +172,40 @@ def grad_tiles(g6, t0, dm):
                             x1 = _row(g6[o, t, 0, j, 1, q], g6[o, t, 1, j, 1, q], a)
                             dm[a, b, o, i, j, q] = _row(x0, x1, b)
 
+
+
+@kernel
+def grad_tiles_from_nchw(g, t0, dm):
+    """dm[a, b, o, i, j, n] = (A g A^T)[a, b] for the 2x2 block of sample n's output gradient g (N, O, Ho, Wo) at
+    rows 2 (t0 + i), columns 2 j (zeros beyond g): dm (4, 4, O, k, tw, N). ``grad_tiles``' arithmetic, on each
+    (channel, tile row) gathered first into a batch-last scratch block."""
+    n_, ho, wo = g.shape[0], g.shape[2], g.shape[3]
+    o_, k, tw = dm.shape[2], dm.shape[3], dm.shape[4]
+    e = np.empty((2, 2 * tw, n_), g.dtype)  # the tile row's two output-gradient rows, batch-last
+    wide = min(wo, 2 * tw)
+    for o in range(o_):
+        for i in range(k):
+            t = t0 + i
+            for u in range(2):
+                eu = e[u]
+                if 2 * t + u >= ho:
+                    for s in range(2 * tw):
+                        for q in range(n_):
+                            eu[s, q] = 0.0
+                    continue
+                for q in range(n_):
+                    src = g[q, o, 2 * t + u]
+                    for s in range(wide):
+                        eu[s, q] = src[s]
+                    for s in range(wide, 2 * tw):
+                        eu[s, q] = 0.0
+            for a in range(4):
+                for b in range(4):
+                    for j in range(tw):
+                        for q in range(n_):
+                            x0 = _row(e[0, 2 * j, q], e[1, 2 * j, q], a)
+                            x1 = _row(e[0, 2 * j + 1, q], e[1, 2 * j + 1, q], a)
+                            dm[a, b, o, i, j, q] = _row(x0, x1, b)
 
 @kernel.inline
 def _row(g0, g1, a):

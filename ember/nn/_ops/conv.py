@@ -330,6 +330,10 @@ class ConvNd(Node):
             return _backward_nchw(g, cols, w, self.needs_input_grad, in_sp, stride, pads, dilation, groups)
         if layout == _WINOGRAD:
             return _backward_winograd(g, cols, w, self.needs_input_grad, in_sp, pads)
+        if layout is None:  # Winograd's tiles
+            grads = _backward_winograd_bands(g, cols, w, self.needs_input_grad, in_sp, pads)
+            if grads is not None:
+                return grads
         nx, nw, nb = self.needs_input_grad
         gb_last = to_batch_last(g)
         gx = gw = gb = None
@@ -416,6 +420,36 @@ def _backward_winograd(g, tiles, w, needs, in_sp, pads):
     if nb:
         gb = g.sum(axis=(0, 2, 3))
     return gx, gw, gb
+
+
+def _backward_winograd_bands(g, tiles, w, needs, in_sp, pads):
+    """ConvNd's gradients after a batch-last Winograd forward (narrow images), at more than one thread: the input
+    gradient (a Winograd convolution of g with the flipped kernel) gathers the output gradient g from (N, O, H, W)
+    and scatters dx into that layout inside its bands, and so does the weight gradient's gather g unless the bias
+    gradient sums a batch-last copy of g anyway (then its bands read that), the two in one split over threads: no
+    whole-array layout copy on the calling thread but that one. The general way's bits. None where that way must
+    run: the input gradient by col2im, or the arrays not what the bands take (``winograd.bands_nchw``)."""
+    nx, nw, nb = needs
+    g = xp.ascontiguousarray(g)
+    if not (nx or nw) or not winograd.bands_nchw(g, w, ((0, 0), (0, 0))):
+        return None
+    one = (1, 1)
+    tpads = _transposed_pads(pads, w, one, one, in_sp, g.shape[2:]) if nx else None
+    wf = _flipped(w, 1) if nx else None
+    if nx and (tpads is None or not _winograd(g.transpose(1, 2, 3, 0), wf, one, one, 1)):
+        return None
+    gb_last = to_batch_last(g) if nb else None  # the bias gradient's sum, as the general way takes it
+    works, gw_finish, gx = [], None, None
+    if nw:
+        w_rows, gw_finish = (winograd.weight_grad3x3_bands_nchw_rows(tiles, g) if gb_last is None
+                             else winograd.weight_grad3x3_rows(tiles, gb_last))
+        works.append(w_rows)
+    if nx:
+        x_rows, gx, _ = winograd.conv3x3_bands_nchw_rows(g, wf, tpads)
+        works.append(x_rows)
+    parallel_for_all(*works)
+    gb = None if gb_last is None else gb_last.reshape(w.shape[0], -1).sum(1)
+    return gx, None if gw_finish is None else gw_finish(), gb
 
 
 def _batch_last(x, w, stride, pads, dilation) -> bool:

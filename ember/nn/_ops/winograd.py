@@ -280,9 +280,10 @@ def weight_grad3x3_rows(tiles, gb):
 
 def bands_nchw(x, w, pads, bias=None) -> bool:
     """Whether ``conv3x3_bands_nchw`` takes these arrays: more than one thread, compiled kernels, C-contiguous float
-    arrays of one dtype, no negative padding. At one thread the layout copies cost no wait and the plain batch-last
-    kernels after them are faster than the gathering ones (a ResNet's 64-channel 8x8 layer, forward and backward,
-    batch 32: 4.2 against 4.4 ms); the bits are the same either way."""
+    arrays of one dtype, no negative padding. At one thread the layout copies cost no wait, and the copies with the
+    plain batch-last kernels took as long or less (forward and backward, CPU: a ResNet's 64-channel 8x8 layer at
+    batch 32 4.30-4.44 against 4.35-4.48 ms, a small CNN's 16 -> 32 channel 14x14 one at batch 64 5.33-5.45 against
+    6.06-6.26); the bits are the same either way."""
     return (get_num_threads() > 1 and all(lo >= 0 and hi >= 0 for lo, hi in pads)
             and _nchw_compiled(x, w, bias))
 
@@ -298,16 +299,21 @@ def conv3x3_bands_nchw(x, w, pads, bias=None, keep_tiles: bool = False):
     return out, tiles
 
 
+def _nchw_output(x, w, pads, bias):
+    """The geometry of a 3x3 convolution of x (N, C, H, W) padded by ``pads`` with w (O, C, 3, 3) in PyTorch's layout:
+    (N, C, top, left padding, tile rows, tile columns, the output (N, O, Ho, Wo) to fill, the bias or an empty
+    array)."""
+    n, c, h, wd = x.shape
+    (top, bottom), (left, right) = pads
+    ho, wo = h + top + bottom - 2, wd + left + right - 2
+    out = xp.empty((n, w.shape[0], ho, wo), x.dtype)
+    return n, c, top, left, (ho + 1) // 2, (wo + 1) // 2, out, xp.empty(0, x.dtype) if bias is None else bias
+
+
 def conv3x3_bands_nchw_rows(x, w, pads, bias=None, keep_tiles: bool = False):
     """``conv3x3_bands_nchw``, ready to run: (its bands as ``Rows``, the output they fill, the list of V they fill
     when ``keep_tiles``, else None)."""
-    n, c, h, wd = x.shape
-    o = w.shape[0]
-    (top, bottom), (left, right) = pads
-    ho, wo = h + top + bottom - 2, wd + left + right - 2
-    th, tw = (ho + 1) // 2, (wo + 1) // 2
-    out = xp.empty((n, o, ho, wo), x.dtype)
-    b = xp.empty(0, x.dtype) if bias is None else bias
+    n, c, top, left, th, tw, out, b = _nchw_output(x, w, pads, bias)
     tb = _bands(c, th, tw, n)
 
     def tiles_of(t0: int, k: int):
@@ -318,6 +324,21 @@ def conv3x3_bands_nchw_rows(x, w, pads, bias=None, keep_tiles: bool = False):
     bands, tiles = _forward_rows(w, th, tb, tb * tw * n, tiles_of,
                                  lambda m, t0: compiled.output_tiles_to_nchw(m, b, t0, out), keep_tiles, out.size)
     return bands, out, tiles
+
+
+def weight_grad3x3_bands_nchw_rows(tiles, g):
+    """``weight_grad3x3_rows(tiles, to_batch_last(g))`` for ``conv3x3``'s (or ``conv3x3_bands_nchw``'s) kept tiles
+    and the output gradient g (N, O, Ho, Wo), C-contiguous, compiled kernels: each band gathers its tile rows of g
+    itself (the same bits, without the copy of the whole g on the calling thread first)."""
+    n, o, ho, wo = g.shape
+    tw = (wo + 1) // 2
+
+    def grads_of(t0: int, k: int):
+        dm = xp.empty((4, 4, o, k, tw, n), g.dtype)
+        compiled.grad_tiles_from_nchw(g, t0, dm)
+        return dm
+
+    return _weight_grad_rows(tiles, o, grads_of, g.size)
 
 # (N, C, H, W) in and out, with no layout copies (compiled only): bands of samples, whose tiles the compiled
 # ``*_nchw`` transforms read from and write to PyTorch's layout directly, row by row. The tile GEMMs and the
@@ -360,13 +381,7 @@ def conv3x3_nchw(x, w, pads, bias=None, keep_tiles: bool = False):
 def _conv3x3_nchw_rows(x, w, pads, bias, keep_tiles: bool):
     """``conv3x3_nchw``'s direct path, ready to run: (its bands as ``Rows``, the output they fill, the list of V
     they fill when ``keep_tiles``, else None)."""
-    n, c, h, wd = x.shape
-    o = w.shape[0]
-    (top, bottom), (left, right) = pads
-    ho, wo = h + top + bottom - 2, wd + left + right - 2
-    th, tw = (ho + 1) // 2, (wo + 1) // 2
-    out = xp.empty((n, o, ho, wo), x.dtype)
-    b = xp.empty(0, x.dtype) if bias is None else bias
+    n, c, top, left, th, tw, out, b = _nchw_output(x, w, pads, bias)
     per = _samples_per_band(c, th, tw, n)
 
     def tiles_of(n0: int, count: int):
