@@ -16,7 +16,9 @@ between rounds: ``1``: ember on 1 thread, OpenBLAS set to 1 thread at run time a
 on 2, OpenBLAS on 1 and ``policy.blas_threads`` 1 (no GEMM cut into blocks: what ``one_blas_thread`` gives every
 convolution when on); ``2o``: config ``2`` with ``policy.one_blas_thread`` the opposite of the shipped setting (``2``
 keeps it: off since it measured slower idle); ``2m``: config ``2`` with ``policy.omp`` on (the kernels that have a
-``kernel.parallel`` form split over numba's OpenMP threads, not ember's Python workers). Each configuration's wall
+``kernel.parallel`` form split over numba's OpenMP threads, not ember's Python workers); ``2w``: config ``2`` with
+``policy.winograd_bands_nchw`` off (Winograd on narrow images between whole-array layout copies on the calling thread,
+as before 2026-12-06). Each configuration's wall
 clock per step is printed too (on a shared machine it flatters hand-offs between threads: a wake to a busy core is
 cheap).
 
@@ -189,12 +191,13 @@ def main() -> None:
     shipped_hold = policy.one_blas_thread
 
     def configure(cfg: str) -> None:
-        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1), "2o": (2, 2), "2m": (2, 2)}[cfg]
+        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1), "2o": (2, 2), "2m": (2, 2), "2w": (2, 2)}[cfg]
         ember.set_num_threads(threads)
         blas(blas_threads)
         policy.blas_threads = blas_threads
         policy.one_blas_thread = shipped_hold != (cfg == "2o")
         policy.omp = cfg == "2m"
+        policy.winograd_bands_nchw = cfg != "2w"
 
     for cfg in args.configs:
         configure(cfg)

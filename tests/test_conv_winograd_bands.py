@@ -93,3 +93,16 @@ def test_weight_gradient_bands_read_the_gradient_in_pytorchs_layout(threads, sha
         bands, finish = winograd.weight_grad3x3_bands_nchw_rows(tiles, g)
         winograd.run_rows(bands)
         assert finish().tobytes() == reference.tobytes(), count
+
+
+def test_bands_only_at_two_threads_and_for_narrow_images(threads):
+    """The banded path is taken at more than one thread for images of at most ``policy.winograd_bands_max_tiles``
+    tile columns (an 8x8 output: 4), not at one thread (the copies keep no thread waiting there) nor for a 14x14
+    output (7 tiles: its gathers cost more than the copies), nor for arrays of two dtypes."""
+    x, w = np.zeros((32, 16, 8, 8), np.float32), np.zeros((16, 16, 3, 3), np.float32)
+    ember.set_num_threads(2)
+    assert winograd.bands_nchw(8, x, w) and winograd.bands_nchw(7, x, w, None)
+    assert not winograd.bands_nchw(14, x, w)
+    assert not winograd.bands_nchw(8, x, w.astype(np.float64))
+    ember.set_num_threads(1)
+    assert not winograd.bands_nchw(8, x, w)

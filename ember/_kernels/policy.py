@@ -134,6 +134,16 @@ class KernelPolicy:
     # quartile (a loaded machine): direct from 16 tiles 97.7 / 101.3 ms, from 8 93.4 / 96.9, from 4 94.9 / 97.6,
     # never 108.3 / 113.3.
     winograd_nchw_min_tiles: int = 8
+    # Narrower images at more than one thread: the batch-last transforms' bands gather their input from, and scatter
+    # their output to, (N, C, H, W) themselves (``winograd.bands_nchw``), instead of whole-array layout copies on the
+    # calling thread before and after the split (the same bits). False: the copies (the A/B's other side).
+    winograd_bands_nchw: bool = True
+    # ... for images of at most this many tile columns. Two threads, in one process alternating with the copies (CPU
+    # a step, load 13-15): a CIFAR ResNet's 64-channel 8x8 layers (4 tiles) took 1.7-3.4 ms less of the calling
+    # thread's time no worker matched and no more in all; a small CNN's 16 -> 32 channel 14x14 layer at batch 64 (7
+    # tiles) none less of the calling thread's and 0.6-1.7 ms more in all (its gathers of 64 samples' 14-element
+    # rows cost more than the copies they replace).
+    winograd_bands_max_tiles: int = 4
     # A stride-1 convolution's input gradient (and a stride-1 transposed convolution's forward) as a convolution
     # with the flipped kernel; False: col2im's scatter-add, the general path.
     transposed_as_conv: bool = True

@@ -262,23 +262,6 @@ def _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups: int):
                                       kept, lead=1)
 
 
-def _input_grad_nchw_rows(g, gb_last, w, in_sp, stride, pads, dilation, groups: int):
-    """``_input_grad_rows`` for ``ConvNd``'s batch-last backward, its ``finish()`` giving dx in PyTorch's (N, C, *in_sp)
-    layout. A stride-1 3x3 whose flipped-kernel correlation takes Winograd reads the output gradient g (N, O, H, W)
-    and writes dx in that layout inside its bands (``winograd.conv3x3_bands_nchw``: the same bits), where the
-    general way pads a batch-last copy of g before the bands and copies dx back to (N, C, H, W) after them, both on
-    the calling thread."""
-    tpads = _transposed_pads(pads, w, stride, dilation, in_sp, g.shape[2:]) if w.shape[2:] == (3, 3) else None
-    if tpads is not None and groups == 1:
-        wf = _flipped(w, 1)
-        gc = xp.ascontiguousarray(g, dtype=gb_last.dtype)
-        if _winograd(gb_last, wf, stride, dilation, 1) and winograd.bands_nchw(gc, wf, tpads):
-            rows, out, _ = winograd.conv3x3_bands_nchw_rows(gc, wf, tpads)
-            return rows, lambda: out
-    rows, finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
-    return rows, lambda: to_nchw(finish())
-
-
 def _whole(compute: Callable):
     """(``Rows`` of one whole row that runs ``compute()``, ``finish()`` giving its result): a computation that splits
     itself over threads, run on its own (``parallel_for_all`` runs it after the kernels before it)."""
@@ -300,7 +283,8 @@ class ConvNd(Node):
             # contiguous (N, O, *out), as PyTorch's; cols: the transformed input tiles
             out, cols = winograd.conv3x3_nchw(x, w, pads, b, keep_tiles=needs is not None and needs[1])
             layout = _WINOGRAD
-        elif wino and winograd.bands_nchw(x, w, pads, b):  # Winograd on narrow images: batch-last tiles, (N, C, H, W)
+        elif wino and winograd.bands_nchw(x.shape[3] + sum(pads[1]) - 2, x, w, b):  # Winograd on narrow images:
+            # batch-last tiles, (N, C, H, W)
             # in and out, each band of tile rows gathering its input and scattering its output on its own thread
             out, cols = winograd.conv3x3_bands_nchw(x, w, pads, b, keep_tiles=needs is not None and needs[1])
             layout = None  # (``forward_batch_last``'s tag for Winograd tiles)
@@ -339,15 +323,13 @@ class ConvNd(Node):
         gx = gw = gb = None
         if nw and nx:  # both in one split over threads (each thread a share of both)
             w_rows, w_finish = _weight_grad_rows(cols, gb_last, w.shape, groups, layout)
-            x_rows, x_finish = _input_grad_nchw_rows(g, gb_last, w, in_sp, stride, pads, dilation, groups)
+            x_rows, x_finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
             parallel_for_all(w_rows, x_rows)
-            gw, gx = w_finish(), x_finish()
+            gw, gx = w_finish(), to_nchw(x_finish())
         elif nw:
             gw = weight_grad(cols, gb_last, w.shape, groups, layout)
         elif nx:
-            x_rows, x_finish = _input_grad_nchw_rows(g, gb_last, w, in_sp, stride, pads, dilation, groups)
-            run_rows(x_rows)
-            gx = x_finish()
+            gx = to_nchw(input_grad(gb_last, w, in_sp, stride, pads, dilation, groups))
         if nb:
             gb = gb_last.reshape(w.shape[0], -1).sum(1)
         return gx, gw, gb
@@ -431,7 +413,7 @@ def _backward_winograd_bands(g, tiles, w, needs, in_sp, pads):
     run: the input gradient by col2im, or the arrays not what the bands take (``winograd.bands_nchw``)."""
     nx, nw, nb = needs
     g = xp.ascontiguousarray(g)
-    if not (nx or nw) or not winograd.bands_nchw(g, w, ((0, 0), (0, 0))):
+    if not (nx or nw) or not winograd.bands_nchw(g.shape[3], g, w):  # (the forward's output width: its decision)
         return None
     one = (1, 1)
     tpads = _transposed_pads(pads, w, one, one, in_sp, g.shape[2:]) if nx else None

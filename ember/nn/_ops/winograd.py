@@ -278,14 +278,14 @@ def weight_grad3x3_rows(tiles, gb):
 
 
 
-def bands_nchw(x, w, pads, bias=None) -> bool:
-    """Whether ``conv3x3_bands_nchw`` takes these arrays: more than one thread, compiled kernels, C-contiguous float
-    arrays of one dtype, no negative padding. At one thread the layout copies cost no wait, and the copies with the
-    plain batch-last kernels took as long or less (forward and backward, CPU: a ResNet's 64-channel 8x8 layer at
-    batch 32 4.30-4.44 against 4.35-4.48 ms, a small CNN's 16 -> 32 channel 14x14 one at batch 64 5.33-5.45 against
-    6.06-6.26); the bits are the same either way."""
-    return (get_num_threads() > 1 and all(lo >= 0 and hi >= 0 for lo, hi in pads)
-            and _nchw_compiled(x, w, bias))
+def bands_nchw(out_width: int, *arrays) -> bool:
+    """Whether ``conv3x3_bands_nchw`` (and ``weight_grad3x3_bands_nchw_rows``) take a convolution of ``out_width``
+    output columns on these arrays (None: absent): ``policy.winograd_bands_nchw``, more than one thread, at most
+    ``policy.winograd_bands_max_tiles`` tile columns, compiled kernels, C-contiguous float arrays of one dtype.
+    At one thread the layout copies keep no other thread waiting, and the plain batch-last kernels after them took
+    as long or less; the bits are the same either way."""
+    return (policy.winograd_bands_nchw and get_num_threads() > 1
+            and (out_width + 1) // 2 <= policy.winograd_bands_max_tiles and _nchw_compiled(*arrays))
 
 
 def conv3x3_bands_nchw(x, w, pads, bias=None, keep_tiles: bool = False):
@@ -293,7 +293,8 @@ def conv3x3_bands_nchw(x, w, pads, bias=None, keep_tiles: bool = False):
     ``bias`` (O,) when given, in PyTorch's layout: (out (N, O, Ho, Wo), contiguous; ``conv3x3``'s tiles, for
     ``weight_grad3x3``, None unless ``keep_tiles``). Its bands of tile rows gather their padded batch-last input
     and scatter their output inside the band (``bands_nchw`` must hold): the bits of ``to_nchw(conv3x3(
-    batch_last_padded(x, pads), w)[0], bias)``, without those two copies on the calling thread around the bands."""
+    batch_last_padded(x, pads), w)[0], bias)``, without those two copies on the calling thread around the bands.
+    Padding is zero or more on each side."""
     bands, out, tiles = conv3x3_bands_nchw_rows(x, w, pads, bias, keep_tiles)
     run_rows(bands)
     return out, tiles
