@@ -5,14 +5,13 @@ TensorBoard's format that needs no TensorFlow; TensorBoard reads them as it read
 keeps PyTorch's signatures (``log_dir``, ``add_hparams(..., hparam_domain_discrete, run_name)``) and turns
 ember tensors into NumPy arrays before they are written, so every ``add_*`` takes what PyTorch's takes.
 
-Differences from PyTorch: ``add_graph`` raises NotImplementedError (it traces the model with PyTorch's JIT,
-which ember does not have); ``add_audio`` encodes its WAV with Python's ``wave`` module as PyTorch's does
-(tensorboardX's needs the soundfile package); the rest of the ``add_*`` methods are tensorboardX's, which
-PyTorch's were derived from, with PyTorch's tags (tensorboardX's summaries of scalars, histograms, images and
-videos replace
-characters such as spaces and brackets in a tag: ember writes the tag as given, as PyTorch) and PyTorch's event
-file names (``events.out.tfevents.<time>.<host>.<pid>.<n>``: processes writing to one folder in the same second
-write files of their own).
+Differences from PyTorch: ``add_graph`` raises NotImplementedError (it traces the model with PyTorch's JIT, which
+ember does not have); ``add_audio`` encodes its WAV with Python's ``wave`` module as PyTorch's does (tensorboardX's
+needs the soundfile package); the rest of the ``add_*`` methods are tensorboardX's, which PyTorch's were derived
+from, with PyTorch's tags (tensorboardX's summaries of scalars, histograms, images and videos replace characters
+such as spaces and brackets in a tag: ember writes the tag as given, as PyTorch) and PyTorch's event file names
+(``events.out.tfevents.<time>.<host>.<pid>.<n>``: processes writing to one folder in the same second write files of
+their own).
 """
 
 from __future__ import annotations
