@@ -74,6 +74,7 @@ CASES = [
     ("capsule-routing", ["capsule_net.py"], 1),
     ("nerf-hierarchical-sampling", ["nerf_mlp.py"], 1),
     ("spatial-transformer-grid-sample", ["stn_grid_sample.py"], 1),
+    ("registration-3d-grid-sample-scaling-squaring-ncc", ["registration_3d.py"], 1),
     ("lora-parametrize", ["lora_parametrize.py"], 1),
     ("recsys-sparse-embedding-bag", ["recsys_sparse.py"], 1),
     ("glow-actnorm-invconv-lu", ["glow.py"], 1),

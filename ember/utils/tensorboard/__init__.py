@@ -5,12 +5,13 @@ TensorBoard's format that needs no TensorFlow; TensorBoard reads them as it read
 keeps PyTorch's signatures (``log_dir``, ``add_hparams(..., hparam_domain_discrete, run_name)``) and turns
 ember tensors into NumPy arrays before they are written, so every ``add_*`` takes what PyTorch's takes.
 
-Differences from PyTorch: ``add_graph`` raises NotImplementedError (it traces the model with PyTorch's JIT,
-which ember does not have); the rest of the ``add_*`` methods are tensorboardX's, which PyTorch's were
-derived from, with PyTorch's tags (tensorboardX's summaries of scalars, histograms, images and videos replace
-characters such as spaces and brackets in a tag: ember writes the tag as given, as PyTorch) and PyTorch's event
-file names (``events.out.tfevents.<time>.<host>.<pid>.<n>``: processes writing to one folder in the same second
-write files of their own).
+Differences from PyTorch: ``add_graph`` raises NotImplementedError (it traces the model with PyTorch's JIT, which
+ember does not have); ``add_audio`` encodes its WAV with Python's ``wave`` module as PyTorch's does (tensorboardX's
+needs the soundfile package); the rest of the ``add_*`` methods are tensorboardX's, which PyTorch's were derived
+from, with PyTorch's tags (tensorboardX's summaries of scalars, histograms, images and videos replace characters
+such as spaces and brackets in a tag: ember writes the tag as given, as PyTorch) and PyTorch's event file names
+(``events.out.tfevents.<time>.<host>.<pid>.<n>``: processes writing to one folder in the same second write files of
+their own).
 """
 
 from __future__ import annotations
@@ -224,6 +225,13 @@ def _make_writer_class(base):
             summary = video(tag, _to_numpy(vid_tensor), fps)
             self._get_file_writer().add_summary(_tag_kept(summary, tag), global_step, walltime)
 
+        def add_audio(self, tag: str, snd_tensor: Any, global_step: int | None = None, sample_rate: int = 44100,
+                      walltime: float | None = None) -> None:
+            """As PyTorch: one mono clip (``snd_tensor``: one dimension once its dimensions of size 1 are dropped,
+            values in [-1, 1]), written as 16-bit WAV by Python's ``wave`` module as PyTorch's writer does
+            (tensorboardX's needs the soundfile package)."""
+            self._get_file_writer().add_summary(_audio_summary(tag, snd_tensor, sample_rate), global_step, walltime)
+
         def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True):
             raise NotImplementedError(
                 "SummaryWriter.add_graph is not implemented in ember: PyTorch traces the model with its JIT "
@@ -231,7 +239,7 @@ def _make_writer_class(base):
             )
 
     own = ("add_hparams", "add_scalar", "add_scalars", "add_graph", "add_histogram", "add_image", "add_images",
-           "add_image_with_boxes", "add_video")
+           "add_image_with_boxes", "add_video", "add_audio")
     for name in dir(base):
         if name.startswith("add_") and name not in own and callable(getattr(base, name)):
             setattr(SummaryWriter, name, _numpy_arguments(getattr(base, name)))
@@ -256,6 +264,32 @@ def _scalar_summary(tag: str, value: Any, new_style: bool, double_precision: boo
              else TensorProto(float_val=[number], dtype="DT_FLOAT"))
     metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
     return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=metadata)])
+
+
+def _audio_summary(tag: str, sound: Any, sample_rate: int):
+    """PyTorch's audio summary: the samples squeezed to one dimension (else PyTorch's AssertionError), clipped to
+    [-1, 1] with PyTorch's printed warning when any lies outside, scaled to 16-bit integers (by 32767, truncated)
+    and encoded as a mono WAV file."""
+    import wave
+
+    from tensorboardX.proto.summary_pb2 import Summary
+
+    array = xp.asarray(_to_numpy(sound)).squeeze()
+    if abs(array).max() > 1:
+        print("warning: audio amplitude out of range, auto clipped.")
+        array = array.clip(-1, 1)
+    if array.ndim != 1:
+        raise AssertionError("input tensor should be 1 dimensional.")
+    samples = (array * xp.iinfo(xp.int16).max).astype("<i2")
+    encoded = io.BytesIO()
+    with wave.open(encoded, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(sample_rate)
+        wav.writeframes(samples.data)
+    clip = Summary.Audio(sample_rate=sample_rate, num_channels=1, length_frames=samples.shape[-1],
+                         encoded_audio_string=encoded.getvalue(), content_type="audio/wav")
+    return Summary(value=[Summary.Value(tag=tag, audio=clip)])
 
 
 def _hparam_values(hparam_dict: dict) -> dict:
