@@ -1,0 +1,294 @@
+"""DDP's reducer (``ember/distributed/reducer.py``) on one process through a recording communicator, path by path:
+every collective it starts, in order, with what it hands over (a bucket's scaled gradients, the lockstep table's
+row, the used counts), and the gradients it leaves. The other ranks are twins of this one (they compute the same),
+so PyTorch's DDP would leave each parameter the plain backward's gradient (the mean of equal gradients), or the
+world size times it for a sum; a joined rank's part is zeros.
+
+Paths: one bucket and several, the bucket view, mean and sum, world sizes 1 and 3, no_sync() accumulation, a
+backward without DDP's forward, find_unused_parameters and static_graph (the used counts' all-reduce: every
+synchronised backward, the first only), join()'s divisor and shadow backward, the non-finite policies, a
+communication hook's arguments, and the lockstep table's rows (iteration, buckets, layout, step and wait times).
+On real ranks against PyTorch's DDP: tests/ranks/rank_reducer_battery.py (tests/test_reducer_on_ranks.py)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import ember
+from ember.distributed import lockstep
+from ember.distributed.reducer import Reducer
+
+ITERATION, BUCKETS, LAYOUT, NONFINITE, WAIT_US, STEP_US, GRAPH_CHANGED = range(lockstep.FIELDS)
+
+
+class Recorder:
+    """A communicator of ``size`` twin ranks that records each all-reduce it is asked to start: (role, a copy of
+    the array as handed over, the op). A bucket's or the used counts' sum is ``size`` times this rank's; the
+    lockstep table's gives every rank this rank's row."""
+
+    rank = 0
+
+    def __init__(self, size: int = 1):
+        self.size = size
+        self.calls: list = []
+
+    def iallreduce_(self, array, op):
+        role = "table" if array.ndim == 2 else "used" if array.dtype == np.int32 else "bucket"
+        self.calls.append((role, array.copy(), op))
+        if role == "table":
+            array[...] = array[self.rank]
+        else:
+            array *= self.size
+        return _Done()
+
+    def roles(self) -> list[str]:
+        return [role for role, _, _ in self.calls]
+
+
+class _Done:
+    def is_completed(self) -> bool:
+        return True
+
+    def wait(self) -> None:
+        return None
+
+
+class Net(ember.nn.Module):
+    """Three layers; ``skip`` names those the forward leaves out (their parameters get no gradient)."""
+
+    def __init__(self):
+        super().__init__()
+        ember.manual_seed(0)
+        self.a, self.b, self.c = ember.nn.Linear(6, 5), ember.nn.Linear(5, 5), ember.nn.Linear(5, 2)
+        self.skip = ""
+
+    def forward(self, x):
+        for name in "abc":
+            if name not in self.skip:
+                x = getattr(self, name)(x).tanh()
+        return x
+
+
+def wrapped(size=1, **kwargs):
+    model = Net()
+    named = list(model.named_parameters())
+    comm = Recorder(size)
+    return model, Reducer([p for _, p in named], [n for n, _ in named], comm, **kwargs), comm
+
+
+def batch(step):
+    return ember.tensor(np.random.default_rng(step).standard_normal((4, 6)).astype(np.float32))
+
+
+def plain_grads(steps, skips=None, keep=()):
+    """The plain model's gradients after each backward of ``steps`` (zero_grad() before each but those in
+    ``keep``)."""
+    model = Net()
+    out = []
+    for step in steps:
+        if step not in keep:
+            model.zero_grad()
+        model.skip = (skips or {}).get(step, "")
+        model(batch(step)).sum().backward()
+        out.append([None if p.grad is None else p.grad.numpy().copy() for p in model.parameters()])
+    return out
+
+
+def assert_grads(model, want, factor=1.0, where=""):
+    for (n, p), w in zip(model.named_parameters(), want):
+        if w is None:
+            assert p.grad is None, (where, n)
+        else:
+            assert p.grad is not None, (where, n)
+            np.testing.assert_allclose(p.grad.numpy(), w * factor, rtol=1e-6, atol=1e-7, err_msg=f"{where} {n}")
+
+
+def bucket_values(reducer, bucket, grads):
+    """``grads`` (the plain model's, by parameter) laid out as ``bucket``'s slice of the gradient store."""
+    index = {id(p): i for i, p in enumerate(p for b in reversed(reducer.buckets) for p in b.params)}
+    flat = np.zeros(bucket.numel, bucket.dtype)
+    for i, p in enumerate(bucket.params, bucket.lo):
+        bucket.piece(flat, i)[...] = grads[index[id(p)]]
+    return flat
+
+
+@pytest.mark.parametrize("size", [1, 3])
+@pytest.mark.parametrize("cap_mb", [25.0, 1e-4])
+@pytest.mark.parametrize("as_view", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_each_bucket_is_handed_over_scaled_in_order_then_the_table(size, cap_mb, as_view, reduction):
+    """Every synchronised backward starts one all-reduce (a SUM) per bucket, in bucket order, of the bucket's
+    gradients times 1/world (mean) or 1 (sum), then one of the lockstep table; each parameter is left the mean (the
+    plain gradient) or the sum (world times it), backward after backward, in place in the store."""
+    model, r, comm = wrapped(size, bucket_cap_mb=cap_mb, gradient_as_bucket_view=as_view, grad_reduction=reduction)
+    assert (len(r.buckets) > 1) == (cap_mb < 1)
+    factor = 1.0 if reduction == "mean" else float(size)
+    want = plain_grads(range(3))
+    for step in range(3):
+        model.zero_grad()
+        comm.calls.clear()
+        r.prepare_for_backward()
+        model(batch(step)).sum().backward()
+        assert comm.roles() == ["bucket"] * len(r.buckets) + ["table"], step
+        assert all(op == ember.distributed.ReduceOp.SUM for _, _, op in comm.calls)
+        for bucket, (_, handed, _) in zip(r.buckets, comm.calls):
+            scale = 1.0 / size if reduction == "mean" else 1.0
+            np.testing.assert_allclose(handed, bucket_values(r, bucket, want[step]) * scale, rtol=1e-6, atol=1e-8,
+                                       err_msg=f"step {step}, bucket {bucket.index}")
+        assert all(b.in_place and b.staging is None for b in r.buckets)
+        assert_grads(model, want[step], factor, f"step {step}")
+
+
+def test_no_sync_backwards_stay_local_and_the_next_synchronised_one_reduces_their_sum():
+    """A backward after no DDP forward (no_sync(), or none at all) starts no collective and accumulates locally;
+    the next synchronised backward reduces the accumulated gradients (twins: their mean is the sum itself)."""
+    model, r, comm = wrapped(3, bucket_cap_mb=1e-4)
+    want = plain_grads(range(3), keep=(1, 2))
+    model(batch(0)).sum().backward()  # (no prepare_for_backward: DDP's forward under no_sync())
+    model(batch(1)).sum().backward()
+    assert comm.calls == []
+    r.prepare_for_backward()
+    model(batch(2)).sum().backward()
+    assert comm.roles() == ["bucket"] * len(r.buckets) + ["table"]
+    assert_grads(model, want[2])
+    model(batch(3)).sum().backward()  # after the synchronised one, without a forward of DDP's: local again
+    assert len(comm.calls) == len(r.buckets) + 1
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_find_unused_counts_every_synchronised_backward_and_static_graph_its_first_only(as_view):
+    """find_unused_parameters: behind the table, every synchronised backward all-reduces which parameters this rank
+    used since the last one (1 each, 0 unused; a no_sync() backward's use counts); static_graph: only its first
+    backward does, the later ones trust it."""
+    for kwargs, counted in (({"find_unused_parameters": True}, [True] * 4), ({"static_graph": True},
+                                                                              [True, False, False, False])):
+        model, r, comm = wrapped(2, bucket_cap_mb=1e-4, gradient_as_bucket_view=as_view, **kwargs)
+        names = [n for b in r.buckets for n in b.names]
+        for step in range(4):
+            skip = "b" if kwargs.get("find_unused_parameters") and step in (1, 2) else ""
+            if step == 2:  # a no_sync() backward using b, before the synchronised one that does not
+                model.skip = ""
+                model(batch(9)).sum().backward()
+            comm.calls.clear()
+            model.zero_grad()
+            model.skip = skip
+            r.prepare_for_backward()
+            model(batch(step)).sum().backward()
+            roles = comm.roles()
+            assert roles == ["bucket"] * len(r.buckets) + ["table"] + ["used"] * counted[step], (kwargs, step)
+            if counted[step]:
+                used = comm.calls[-1][1]
+                unused = {n for n, u in zip(names, used) if u == 0}
+                assert unused == ({"b.weight", "b.bias"} if skip and step == 1 else set()), (kwargs, step, unused)
+
+
+def test_the_lockstep_rows_carry_the_iteration_the_buckets_and_the_previous_step_and_wait():
+    """Each synchronised backward's row, handed to the table's all-reduce: this iteration, the bucket count, the
+    layout hash, no non-finite flag, and the previous iteration's wait and forward-to-forward time (0 at first)."""
+    model, r, comm = wrapped(2, bucket_cap_mb=1e-4)
+    rows = []
+    for step in range(3):
+        comm.calls.clear()
+        r.prepare_for_backward()
+        model(batch(step)).sum().backward()
+        (table,) = [a for role, a, _ in comm.calls if role == "table"]
+        assert not table[1:].any()  # (only this rank's row)
+        rows.append(table[0])
+        time.sleep(0.02)
+    assert [int(row[ITERATION]) for row in rows] == [1, 2, 3]
+    assert all(int(row[BUCKETS]) == len(r.buckets) and int(row[LAYOUT]) == r.layout for row in rows)
+    assert not any(int(row[NONFINITE]) or int(row[GRAPH_CHANGED]) for row in rows)
+    assert int(rows[0][STEP_US]) == 0 and int(rows[0][WAIT_US]) == 0
+    assert all(int(row[STEP_US]) >= 20_000 for row in rows[1:]), [int(row[STEP_US]) for row in rows]
+    assert all(int(row[STEP_US]) < 5_000_000 for row in rows[1:])
+
+
+@pytest.mark.parametrize("find_unused", [False, True])
+def test_a_joined_rank_reduces_zeros_and_the_divisor_counts_the_active_ranks(find_unused):
+    """join(): a rank out of data takes part with zeros in every bucket (and zero used counts), in bucket order,
+    then the table; with the divisor set to the ranks still training, a bucket is handed over times 1/that, and
+    ``reset_divisor`` brings back 1/world."""
+    model, r, comm = wrapped(3, bucket_cap_mb=1e-4, find_unused_parameters=find_unused)
+    r.shadow_backward()
+    assert comm.roles() == ["bucket"] * len(r.buckets) + ["table"] + ["used"] * find_unused
+    assert all(not a.any() for role, a, _ in comm.calls if role != "table")
+    assert [a.size for role, a, _ in comm.calls if role == "bucket"] == [b.numel for b in r.buckets]
+    assert all(p.grad is None for p in model.parameters())  # (a joined rank's own gradients are not touched)
+    want = plain_grads([0])[0]
+    for divisor, scale in ((2, 0.5), (None, 1 / 3)):
+        if divisor:
+            r.set_divisor(divisor)
+        else:
+            r.reset_divisor()
+        comm.calls.clear()
+        model.zero_grad()
+        r.prepare_for_backward()
+        model(batch(0)).sum().backward()
+        for bucket, (_, handed, _) in zip(r.buckets, comm.calls):
+            np.testing.assert_allclose(handed, bucket_values(r, bucket, want) * scale, rtol=1e-6, atol=1e-8)
+        assert_grads(model, want, 3 * scale)
+
+
+class NaNAt(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * float("nan")
+
+
+@pytest.mark.parametrize("policy", ["skip", "raise", "off"])
+def test_a_non_finite_gradient_is_flagged_in_the_row_and_handled_by_the_policy(policy):
+    """A NaN gradient in one bucket (on both twin ranks): the row's flag (not scanned with "off"), then every gradient None and a
+    warning ("skip"), PyTorch-style RuntimeError ("raise") or the NaN kept ("off")."""
+    model, r, comm = wrapped(2, bucket_cap_mb=1e-4, nonfinite_grads=policy)
+    r.prepare_for_backward()
+    y = model.b(NaNAt.apply(model.a(batch(0)))).sum() + model.c(ember.ones(5)).sum()
+    if policy == "skip":
+        with pytest.warns(RuntimeWarning, match=r"non-finite \(NaN or inf\) gradients on rank\(s\) \[0, 1\] at DDP "
+                                                r"iteration 1; every rank skips"):
+            y.backward()
+        assert all(p.grad is None for p in model.parameters())
+    elif policy == "raise":
+        with pytest.raises(RuntimeError, match=r"rank\(s\) \[0, 1\] at DDP iteration 1 \(nonfinite_grads='raise'\)"):
+            y.backward()
+    else:
+        y.backward()
+        assert np.isnan(model.a.weight.grad.numpy()).all() and np.isfinite(model.c.weight.grad.numpy()).all()
+    (table,) = [a for role, a, _ in comm.calls if role == "table"]
+    assert int(table[0][NONFINITE]) == (policy != "off")
+
+
+def test_a_communication_hook_is_given_each_bucket_in_order_unscaled_with_its_parameters():
+    """The hook is called once per bucket, in bucket order, with its index, is_last on the last only, the
+    bucket's local gradients (not divided by the world size) as its buffer and as gradients() shaped like its
+    parameters (in slot order), and its state; the built-in all-reduce then starts no bucket collective."""
+    model, r, comm = wrapped(3, bucket_cap_mb=1e-4)
+    want = plain_grads([0])[0]
+    calls = []
+
+    def hook(state, bucket):
+        calls.append((state, bucket.index(), bucket.is_last(), bucket.buffer().numpy().copy(),
+                      [g.numpy().copy() for g in bucket.gradients()], bucket.parameters()))
+        fut = ember.futures.Future()
+        fut.set_result(bucket.buffer() * 2.0)
+        return fut
+
+    r.register_comm_hook("state", hook)
+    r.prepare_for_backward()
+    model(batch(0)).sum().backward()
+    assert comm.roles() == ["table"]
+    assert [c[1] for c in calls] == list(range(len(r.buckets)))
+    assert [c[2] for c in calls] == [False] * (len(r.buckets) - 1) + [True]
+    position = {id(p): i for i, p in enumerate(model.parameters())}
+    for (state, _, _, buffer, grads, params), bucket in zip(calls, r.buckets):
+        assert state == "state" and [id(p) for p in params] == [id(p) for p in bucket.params]
+        np.testing.assert_allclose(buffer, bucket_values(r, bucket, want), rtol=1e-6, atol=1e-8)
+        for g, p in zip(grads, params):
+            np.testing.assert_allclose(g, want[position[id(p)]], rtol=1e-6, atol=1e-8)
+    assert_grads(model, want, 2.0)
