@@ -292,3 +292,21 @@ def test_a_communication_hook_is_given_each_bucket_in_order_unscaled_with_its_pa
         for g, p in zip(grads, params):
             np.testing.assert_allclose(g, want[position[id(p)]], rtol=1e-6, atol=1e-8)
     assert_grads(model, want, 2.0)
+
+
+@pytest.mark.parametrize("cap_mb", [25.0, 1e-4])
+def test_a_static_graph_with_a_layer_never_used_reduces_as_the_plain_model(cap_mb):
+    """static_graph with a layer no backward uses (the same graph every iteration): no error, the used layers'
+    gradients the plain model's, the unused ones' None (PyTorch's), the used counts all-reduced in the first
+    backward only."""
+    model, r, comm = wrapped(2, bucket_cap_mb=cap_mb, static_graph=True)
+    skips = {step: "b" for step in range(3)}
+    want = plain_grads(range(3), skips)
+    for step in range(3):
+        comm.calls.clear()
+        model.zero_grad()
+        model.skip = "b"
+        r.prepare_for_backward()
+        model(batch(step)).sum().backward()
+        assert comm.roles().count("used") == (step == 0), step
+        assert_grads(model, want[step], where=f"step {step}")
