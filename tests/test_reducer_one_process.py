@@ -209,14 +209,21 @@ def test_the_lockstep_rows_carry_the_iteration_the_buckets_and_the_previous_step
 @pytest.mark.parametrize("find_unused", [False, True])
 def test_a_joined_rank_reduces_zeros_and_the_divisor_counts_the_active_ranks(find_unused):
     """join(): a rank out of data takes part with zeros in every bucket (and zero used counts), in bucket order,
-    then the table; with the divisor set to the ranks still training, a bucket is handed over times 1/that, and
+    then the table (a backward after it without DDP's forward stays local); with the divisor set to the ranks still
+    training, a bucket is handed over times 1/that, and
     ``reset_divisor`` brings back 1/world."""
     model, r, comm = wrapped(3, bucket_cap_mb=1e-4, find_unused_parameters=find_unused)
+    model(batch(5)).sum().backward()  # (gradients this rank holds from before it joined: not its part)
+    held = [p.grad.numpy().copy() for p in model.parameters()]
     r.shadow_backward()
     assert comm.roles() == ["bucket"] * len(r.buckets) + ["table"] + ["used"] * find_unused
     assert all(not a.any() for role, a, _ in comm.calls if role != "table")
     assert [a.size for role, a, _ in comm.calls if role == "bucket"] == [b.numel for b in r.buckets]
-    assert all(p.grad is None for p in model.parameters())  # (a joined rank's own gradients are not touched)
+    for p, h in zip(model.parameters(), held):  # (a joined rank's own gradients are not touched)
+        np.testing.assert_array_equal(p.grad.numpy(), h)
+    comm.calls.clear()
+    model(batch(0)).sum().backward()  # after the shadow backward, one without DDP's forward: local
+    assert comm.calls == []
     want = plain_grads([0])[0]
     for divisor, scale in ((2, 0.5), (None, 1 / 3)):
         if divisor:
