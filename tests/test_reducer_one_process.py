@@ -317,3 +317,27 @@ def test_a_static_graph_with_a_layer_never_used_reduces_as_the_plain_model(cap_m
         model(batch(step)).sum().backward()
         assert comm.roles().count("used") == (step == 0), step
         assert_grads(model, want[step], where=f"step {step}")
+
+
+@pytest.mark.parametrize("cap_mb,sizes", [(1.1, [600_000] * 3), (1.15, [600_000, 1_200_000])])
+def test_bucket_cap_mb_counts_mebibytes(cap_mb, sizes):
+    """``bucket_cap_mb`` is in MiB, as PyTorch's (``bucket_cap_mb * 1024 * 1024`` bytes): three parameters of
+    600,000 bytes behind the 1 MiB first bucket fit one bucket of 1.15 MiB (1,205,862 bytes: not 1.15e6) and not one
+    of 1.1 MiB."""
+    params = [ember.zeros(150_000, requires_grad=True) for _ in range(3)]
+    r = Reducer(params, ["a", "b", "c"], Recorder(2), bucket_cap_mb=cap_mb)
+    assert r.bucket_sizes() == sizes
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_a_skipped_step_leaves_no_gradient_also_where_a_bucket_was_staged(as_view):
+    """nonfinite_grads="skip": every .grad is None after the step is skipped, also a parameter whose .grad was
+    assigned by hand (its bucket reduced through a staging copy, whose values are not copied back)."""
+    model, r, comm = wrapped(2, bucket_cap_mb=1e-4, gradient_as_bucket_view=as_view)
+    for p in model.parameters():
+        p.grad = ember.ones(p.shape)
+    r.prepare_for_backward()
+    y = model.b(NaNAt.apply(model.a(batch(0)))).sum() + model.c(ember.ones(5)).sum()
+    with pytest.warns(RuntimeWarning, match="every rank skips this optimizer step"):
+        y.backward()
+    assert [n for n, p in model.named_parameters() if p.grad is not None] == []
