@@ -341,3 +341,24 @@ def test_a_skipped_step_leaves_no_gradient_also_where_a_bucket_was_staged(as_vie
     with pytest.warns(RuntimeWarning, match="every rank skips this optimizer step"):
         y.backward()
     assert [n for n, p in model.named_parameters() if p.grad is not None] == []
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_assigned_grads_are_handed_over_scaled_through_the_staging_copy_or_the_adopted_slot(as_view, reduction):
+    """A .grad assigned by hand (not in its store slot): backward adds into it, and the bucket is handed over from a
+    staging copy (or, with the bucket view, from the slot that adopted it) times 1/world (mean) or 1 (sum) on 3
+    twin ranks; each .grad is then the assigned values plus the plain gradient (times 3 for a sum)."""
+    model, r, comm = wrapped(3, bucket_cap_mb=1e-4, gradient_as_bucket_view=as_view, grad_reduction=reduction)
+    want = plain_grads([0])[0]
+    assigned = [np.full(p.shape, float(k + 1), np.float32) for k, p in enumerate(model.parameters())]
+    for p, a in zip(model.parameters(), assigned):
+        p.grad = ember.tensor(a.copy())
+    r.prepare_for_backward()
+    model(batch(0)).sum().backward()
+    summed = [w + a for w, a in zip(want, assigned)]
+    scale = 1 / 3 if reduction == "mean" else 1.0
+    assert [b.staging is None for b in r.buckets] == [as_view] * len(r.buckets)
+    for bucket, (_, handed, _) in zip(r.buckets, comm.calls):
+        np.testing.assert_allclose(handed, bucket_values(r, bucket, summed) * scale, rtol=1e-6, atol=1e-7)
+    assert_grads(model, summed, 1.0 if reduction == "mean" else 3.0)
