@@ -26,13 +26,14 @@ ITERATION, BUCKETS, LAYOUT, NONFINITE, WAIT_US, STEP_US, GRAPH_CHANGED = range(l
 
 class Recorder:
     """A communicator of ``size`` twin ranks that records each all-reduce it is asked to start: (role, a copy of
-    the array as handed over, the op). A bucket's or the used counts' sum is ``size`` times this rank's; the
-    lockstep table's gives every rank this rank's row."""
+    the array as handed over, the op). A bucket's or the used counts' sum is ``size`` times this rank's (a bucket's
+    plus ``offset``: the other ranks' gradients then differ from this one's by that much in all); the lockstep
+    table's gives every rank this rank's row."""
 
     rank = 0
 
-    def __init__(self, size: int = 1):
-        self.size = size
+    def __init__(self, size: int = 1, offset: float = 0.0):
+        self.size, self.offset = size, offset
         self.calls: list = []
 
     def iallreduce_(self, array, op):
@@ -42,6 +43,8 @@ class Recorder:
             array[...] = array[self.rank]
         else:
             array *= self.size
+            if role == "bucket":
+                array += array.dtype.type(self.offset)
         return _Done()
 
     def roles(self) -> list[str]:
@@ -72,10 +75,10 @@ class Net(ember.nn.Module):
         return x
 
 
-def wrapped(size=1, **kwargs):
+def wrapped(size=1, offset=0.0, **kwargs):
     model = Net()
     named = list(model.named_parameters())
-    comm = Recorder(size)
+    comm = Recorder(size, offset)
     return model, Reducer([p for _, p in named], [n for n, _ in named], comm, **kwargs), comm
 
 
@@ -362,3 +365,33 @@ def test_assigned_grads_are_handed_over_scaled_through_the_staging_copy_or_the_a
     for bucket, (_, handed, _) in zip(r.buckets, comm.calls):
         np.testing.assert_allclose(handed, bucket_values(r, bucket, summed) * scale, rtol=1e-6, atol=1e-7)
     assert_grads(model, summed, 1.0 if reduction == "mean" else 3.0)
+
+
+@pytest.mark.parametrize("cap_mb", [25.0, 1e-4])
+@pytest.mark.parametrize("used_under_no_sync", [False, True])
+def test_a_held_grad_no_rank_used_keeps_this_ranks_values(cap_mb, used_under_no_sync):
+    """find_unused_parameters: a .grad held from the last step (no zero_grad) of a parameter no rank uses in this
+    backward keeps this rank's values, not the sum the ranks' held gradients reduce to (the other ranks' differ
+    here: ``offset``), as PyTorch's; one this rank used in a no_sync() backward since is reduced with the others."""
+    offset = 0.5
+    model, r, comm = wrapped(2, offset, bucket_cap_mb=cap_mb, find_unused_parameters=True)
+    r.prepare_for_backward()
+    model(batch(0)).sum().backward()
+    first = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
+    reference = Net()
+    if used_under_no_sync:
+        model(batch(7)).sum().backward()  # (no DDP forward: local, and it uses b)
+        reference(batch(7)).sum().backward()
+    extra = {n: p.grad.numpy().copy() if p.grad is not None else 0.0 for n, p in reference.named_parameters()}
+    reference.zero_grad()
+    reference.skip = model.skip = "b"
+    r.prepare_for_backward()
+    model(batch(1)).sum().backward()
+    reference(batch(1)).sum().backward()
+    for n, p in model.named_parameters():
+        if n.startswith("b.") and not used_under_no_sync:
+            want = first[n]  # untouched
+        else:
+            local = extra[n] + (reference.get_parameter(n).grad.numpy() if not n.startswith("b.") else 0.0)
+            want = first[n] + local + offset
+        np.testing.assert_allclose(p.grad.numpy(), want, rtol=1e-5, atol=1e-6, err_msg=n)
