@@ -395,3 +395,23 @@ def test_a_held_grad_no_rank_used_keeps_this_ranks_values(cap_mb, used_under_no_
             local = extra[n] + (reference.get_parameter(n).grad.numpy() if not n.startswith("b.") else 0.0)
             want = first[n] + local + offset
         np.testing.assert_allclose(p.grad.numpy(), want, rtol=1e-5, atol=1e-6, err_msg=n)
+
+
+@pytest.mark.parametrize("bias_free,listed,more", [(2, 5, False), (None, 5, True)])
+def test_a_changed_static_graph_lists_five_changes_without_an_ellipsis(bias_free, listed, more):
+    """static_graph's error lists this rank's first five changes and adds " ..." only when there are more: exactly
+    five (a layer without bias among those the first iteration left out) end without it; six end with it."""
+    layers = ember.nn.ModuleList([ember.nn.Linear(2, 2, bias=k != bias_free) for k in range(4)])
+    named = list(layers.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], Recorder(), static_graph=True)
+    r.prepare_for_backward()
+    layers[0](ember.ones(1, 2)).sum().backward()
+    r.prepare_for_backward()
+    y = ember.ones(1, 2)
+    for layer in layers:
+        y = layer(y)
+    with pytest.raises(RuntimeError, match="Your training graph has changed in this iteration") as err:
+        y.sum().backward()
+    changes = str(err.value).split("; on this rank: ")[1].split(". Every rank")[0]
+    assert changes.count("got a gradient, which it did not in the first iteration") == listed
+    assert changes.endswith(" ...") == more, changes
