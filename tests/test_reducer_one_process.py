@@ -27,13 +27,16 @@ ITERATION, BUCKETS, LAYOUT, NONFINITE, WAIT_US, STEP_US, GRAPH_CHANGED = range(l
 class Recorder:
     """A communicator of ``size`` twin ranks that records each all-reduce it is asked to start: (role, a copy of
     the array as handed over, the op). A bucket's or the used counts' sum is ``size`` times this rank's (a bucket's
-    plus ``offset``: the other ranks' gradients then differ from this one's by that much in all); the lockstep
-    table's gives every rank this rank's row."""
+    plus ``offset``: the other ranks' gradients then differ from this one's by that much in all; the used counts'
+    plus 1 with ``used_elsewhere``: another rank used every parameter); the lockstep table's gives every rank this
+    rank's row (with ``nonfinite_elsewhere``, rank 1's flagging non-finite gradients)."""
 
     rank = 0
 
-    def __init__(self, size: int = 1, offset: float = 0.0):
+    def __init__(self, size: int = 1, offset: float = 0.0, used_elsewhere: bool = False,
+                 nonfinite_elsewhere: bool = False):
         self.size, self.offset = size, offset
+        self.used_elsewhere, self.nonfinite_elsewhere = used_elsewhere, nonfinite_elsewhere
         self.calls: list = []
 
     def iallreduce_(self, array, op):
@@ -41,10 +44,14 @@ class Recorder:
         self.calls.append((role, array.copy(), op))
         if role == "table":
             array[...] = array[self.rank]
+            if self.nonfinite_elsewhere:
+                array[1, NONFINITE] = 1
         else:
             array *= self.size
             if role == "bucket":
                 array += array.dtype.type(self.offset)
+            elif self.used_elsewhere:
+                array += 1
         return _Done()
 
     def roles(self) -> list[str]:
@@ -75,10 +82,10 @@ class Net(ember.nn.Module):
         return x
 
 
-def wrapped(size=1, offset=0.0, **kwargs):
+def wrapped(size=1, offset=0.0, used_elsewhere=False, nonfinite_elsewhere=False, **kwargs):
     model = Net()
     named = list(model.named_parameters())
-    comm = Recorder(size, offset)
+    comm = Recorder(size, offset, used_elsewhere, nonfinite_elsewhere)
     return model, Reducer([p for _, p in named], [n for n, _ in named], comm, **kwargs), comm
 
 
@@ -192,10 +199,12 @@ def test_the_lockstep_rows_carry_the_iteration_the_buckets_and_the_previous_step
     """Each synchronised backward's row, handed to the table's all-reduce: this iteration, the bucket count, the
     layout hash, no non-finite flag, and the previous iteration's wait and forward-to-forward time (0 at first)."""
     model, r, comm = wrapped(2, bucket_cap_mb=1e-4)
-    rows = []
+    rows, spans = [], []  # (the interval around each forward's prepare_for_backward)
     for step in range(3):
         comm.calls.clear()
+        before = time.perf_counter()
         r.prepare_for_backward()
+        spans.append((before, time.perf_counter()))
         model(batch(step)).sum().backward()
         (table,) = [a for role, a, _ in comm.calls if role == "table"]
         assert not table[1:].any()  # (only this rank's row)
@@ -205,8 +214,9 @@ def test_the_lockstep_rows_carry_the_iteration_the_buckets_and_the_previous_step
     assert all(int(row[BUCKETS]) == len(r.buckets) and int(row[LAYOUT]) == r.layout for row in rows)
     assert not any(int(row[NONFINITE]) or int(row[GRAPH_CHANGED]) for row in rows)
     assert int(rows[0][STEP_US]) == 0 and int(rows[0][WAIT_US]) == 0
-    assert all(int(row[STEP_US]) >= 20_000 for row in rows[1:]), [int(row[STEP_US]) for row in rows]
-    assert all(int(row[STEP_US]) < 5_000_000 for row in rows[1:])
+    for k in (1, 2):  # the forward-to-forward time, in microseconds, within what was measured around it
+        shortest, longest = spans[k][0] - spans[k - 1][1], spans[k][1] - spans[k - 1][0]
+        assert 20_000 <= shortest * 1e6 - 1 <= int(rows[k][STEP_US]) <= longest * 1e6 + 1, (k, rows[k], spans)
 
 
 @pytest.mark.parametrize("find_unused", [False, True])
@@ -415,3 +425,30 @@ def test_a_changed_static_graph_lists_five_changes_without_an_ellipsis(bias_free
     changes = str(err.value).split("; on this rank: ")[1].split(". Every rank")[0]
     assert changes.count("got a gradient, which it did not in the first iteration") == listed
     assert changes.endswith(" ...") == more, changes
+
+
+@pytest.mark.parametrize("cap_mb", [25.0, 1e-4])
+def test_a_staged_parameter_this_rank_did_not_use_contributes_zeros(cap_mb):
+    """find_unused_parameters: a parameter with no .grad that this rank did not use but another rank did, in a
+    bucket reduced through a staging copy (a .grad assigned by hand beside it): this rank contributes zeros, as
+    PyTorch's, so its .grad becomes the other ranks' share (here ``offset``) alone."""
+    offset = 0.25
+    model, r, comm = wrapped(2, offset, used_elsewhere=True, bucket_cap_mb=cap_mb, find_unused_parameters=True)
+    model.skip = "b"
+    model.c.weight.grad = ember.zeros(model.c.weight.shape)  # (assigned: the bucket that holds b.bias is staged)
+    r.prepare_for_backward()
+    model(batch(0)).sum().backward()
+    assert any(b.staging is not None and any(p is model.b.bias for p in b.params) for b in r.buckets)
+    np.testing.assert_allclose(model.b.bias.grad.numpy(), np.full(5, offset, np.float32))
+
+
+@pytest.mark.parametrize("policy", ["skip", "raise"])
+def test_a_joined_rank_ignores_another_ranks_non_finite_flag(policy):
+    """join(): a rank out of data takes part in a backward whose table flags non-finite gradients on another rank:
+    it neither warns nor raises (the ranks still training do) and its gradients are left as they were."""
+    model, r, comm = wrapped(2, nonfinite_elsewhere=True, nonfinite_grads=policy)
+    model(batch(0)).sum().backward()  # (gradients from before this rank joined)
+    held = [p.grad.numpy().copy() for p in model.parameters()]
+    r.shadow_backward()
+    for p, h in zip(model.parameters(), held):
+        np.testing.assert_array_equal(p.grad.numpy(), h)
