@@ -10,26 +10,11 @@ steps of a small model, so the whole battery costs a few seconds of the job."""
 import numpy as np
 import pytest
 import torch
+from rank_ddp_vs_torch import _close, heads  # (the trunk-and-three-heads model; equal to float64 rounding)
 from torch.nn.parallel import DistributedDataParallel as TorchDDP
 
 import ember
 from ember.nn.parallel import DistributedDataParallel as DDP
-
-
-def heads(m):
-    """A trunk and three heads; a forward goes through the heads it is given (the others get no gradient)."""
-
-    class Heads(m.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.trunk = m.nn.Linear(3, 4)
-            self.a, self.b, self.c = m.nn.Linear(4, 2), m.nn.Linear(4, 2), m.nn.Linear(4, 2)
-
-        def forward(self, x, use):
-            h = self.trunk(x).tanh()
-            return sum((getattr(self, k)(h) for k in use), m.zeros(x.shape[0], 2, dtype=x.dtype))
-
-    return Heads().double()
 
 
 def _pair():
@@ -37,10 +22,6 @@ def _pair():
     torch_model, ember_model = heads(torch), heads(ember)
     ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
     return torch_model, ember_model
-
-
-def _close(got, want):
-    return np.allclose(got, want, rtol=1e-12, atol=1e-12 * max(1.0, float(np.abs(want).max(initial=0.0))))
 
 
 def _snapshot(model, grads: bool) -> dict:
