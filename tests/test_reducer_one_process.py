@@ -454,3 +454,23 @@ def test_a_joined_rank_ignores_another_ranks_non_finite_flag(policy):
     r.shadow_backward()
     for p, h in zip(model.parameters(), held):
         np.testing.assert_array_equal(p.grad.numpy(), h)
+
+
+def test_a_parameter_reshaped_after_wrapping_is_named_in_whichever_bucket_it_lies():
+    """A parameter given another shape after wrapping (``p.data = ...``) is named in DDP's error, also in a bucket
+    that does not start at slot 0 and holds other parameters before it (find_unused_parameters: its layer left out
+    of the forward, so its bucket's shapes are checked)."""
+    layers = ember.nn.Sequential(*[ember.nn.Linear(2, 2) for _ in range(4)])
+    named = list(layers.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], Recorder(), bucket_cap_mb=40 / (1 << 20),
+                find_unused_parameters=True)
+    bucket = next(b for b in r.buckets if b.lo > 0 and b.hi - b.lo >= 2)
+    victim, name = bucket.params[-1], bucket.names[-1]
+    owner = next(k for k, layer in enumerate(layers) if victim is layer.weight or victim is layer.bias)
+    victim.data = ember.zeros(3) if victim.dim() == 1 else ember.zeros(2, 3)
+    r.prepare_for_backward()
+    y = ember.ones(1, 2, requires_grad=True)
+    for layer in layers[:owner]:
+        y = layer(y)
+    with pytest.raises(RuntimeError, match=rf"^DistributedDataParallel: parameter {name} has shape"):
+        y.sum().backward()
