@@ -382,15 +382,18 @@ TARGETS = {
                                             "tests/test_serialization_modules.py",
                                             # (a __getstate__ that is not a dict of attribute names: refused)
                                             "tests/test_serialization_build_targets.py"],
-    # (the straggler test reads each step's time from the lockstep table the reducer fills)
-    # (test_on_ranks.py runs tests/ranks/rank_ddp_vs_torch.py: DDP against PyTorch's on the same ranks)
-    # (the in-process files before the rank runs, which take minutes)
-    "ember/distributed/reducer.py": ["tests/test_reducer_interface.py", "tests/test_reducer_waits_and_hooks.py",
-                                     "tests/test_on_ranks.py", "tests/test_distributed_straggler.py"],
+    # (the in-process files first (test_reducer_one_process.py: every path on a recording communicator); then ONE
+    # job of 2 ranks running DDP's rank families, the battery against PyTorch's DDP first (test_reducer_on_ranks.py:
+    # about a minute, where test_on_ranks.py's every family at 2 and 3 ranks took most of 700-800 s a mutant); the
+    # straggler test reads each step's time from the lockstep table the reducer fills)
+    "ember/distributed/reducer.py": ["tests/test_reducer_one_process.py", "tests/test_reducer_interface.py",
+                                     "tests/test_reducer_waits_and_hooks.py",
+                                     "tests/test_reducer_on_ranks.py", "tests/test_distributed_straggler.py"],
     # (first, on one process: a one-rank DDP reads a one-row table, which no rank test's table is)
-    "ember/distributed/lockstep.py": ["tests/test_reducer_interface.py", "tests/test_lockstep.py",
+    "ember/distributed/lockstep.py": ["tests/test_reducer_interface.py", "tests/test_reducer_one_process.py",
+                                      "tests/test_lockstep.py",
                                       # (the table's rows in one process, without MPI)
-                                      "tests/test_lockstep_rows.py",
+                                      "tests/test_lockstep_rows.py", "tests/test_reducer_on_ranks.py",
                                       "tests/test_on_ranks.py", "tests/test_distributed_straggler.py"],
 }
 

@@ -1,6 +1,6 @@
 """DistributedDataParallel's seed example program, run unmodified on real ranks by ember's launcher (each run has a
 deadline). What DDP computes on each rank is checked by the ordinary pytest tests of tests/ranks/rank_ddp.py, which
-tests/test_on_ranks.py runs at 2 and 3 ranks."""
+tests/test_reducer_on_ranks.py runs at 2 ranks and tests/test_on_ranks.py at 3."""
 
 import os
 import subprocess

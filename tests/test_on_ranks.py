@@ -17,16 +17,17 @@ pytest.importorskip("mpi4py")
 from conftest import ROOT  # noqa: E402
 
 RANKS = os.path.join(ROOT, "tests", "ranks")
+# (DDP's families, which exercise its reducer, run at 2 ranks in tests/test_reducer_on_ranks.py's job of their own:
+# rank_reducer_battery.py, rank_ddp_vs_torch.py, rank_ddp.py, rank_comm_hooks.py, rank_lockstep.py,
+# rank_ddp_eval.py)
 FAMILIES = {  # file: the world sizes it runs at
-    "rank_ddp.py": (2, 3),
-    "rank_ddp_eval.py": (2,),
-    "rank_ddp_vs_torch.py": (2,),
-    "rank_lockstep.py": (2, 3),
+    "rank_ddp.py": (3,),
+    "rank_lockstep.py": (3,),
     "rank_collectives.py": (2, 3),
     "rank_funcol_vs_torch.py": (2, 3),
     "rank_dist_nn.py": (2, 3),
     "rank_object_collectives.py": (2, 3),
-    "rank_comm_hooks.py": (2, 3),
+    "rank_comm_hooks.py": (3,),
     "rank_sync_batchnorm.py": (2, 3),
     "rank_zero.py": (2, 3),
     "rank_rpc.py": (3,),
@@ -47,11 +48,11 @@ def names_in(family: str) -> list[str]:
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
 
 
-def launch(files: list[str], nproc: int, out, timeout: int = JOB_TIMEOUT_S):
-    """Run the rank test ``files`` in one job of ``nproc`` ranks: {test id: {rank: [(phase, outcome, message)]}},
-    the test each rank started last, and the job."""
+def launch(files: list[str], nproc: int, out, timeout: int = JOB_TIMEOUT_S, pytest_args: tuple = ()):
+    """Run the rank test ``files`` in one job of ``nproc`` ranks (each rank's pytest also given ``pytest_args``):
+    {test id: {rank: [(phase, outcome, message)]}}, the test each rank started last, and the job."""
     cmd = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc), "--timeout", str(timeout),
-           "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "rank_plugin", *files]
+           "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "rank_plugin", *pytest_args, *files]
     env = {k: v for k, v in os.environ.items() if k != "DIST_BACKEND"}
     env.update(PYTHONPATH=os.pathsep.join([ROOT, RANKS]), RANK_RESULTS_DIR=str(out), EMBER_EXPECT_LAUNCHER="1")
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout + 30)

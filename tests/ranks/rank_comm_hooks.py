@@ -1,5 +1,5 @@
 """DDP communication hooks on every rank, each against the default path, and PowerSGD training a real model (run at
-2 and 3 ranks by tests/test_on_ranks.py). A hook out of step across ranks: tests/dist_scripts/hook_out_of_step.py.
+2 ranks by tests/test_reducer_on_ranks.py, 3 by tests/test_on_ranks.py). A hook out of step across ranks: tests/dist_scripts/hook_out_of_step.py.
 """
 
 import numpy as np

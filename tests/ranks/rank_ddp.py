@@ -1,4 +1,5 @@
-"""DistributedDataParallel on every rank (run at 2 and 3 ranks by tests/test_on_ranks.py).
+"""DistributedDataParallel on every rank (run at 2 ranks by tests/test_reducer_on_ranks.py, 3 by
+tests/test_on_ranks.py).
 
 Each test compares DDP with what one process computes on the whole global batch: every rank computes that
 reference itself, since all data comes from fixed seeds. Full-batch equivalence (SGD+momentum, Adam), no_sync,

@@ -1,5 +1,5 @@
 """DDP on every rank: evaluation on rank 0 only never hangs training, and where the non-finite warning points.
-(Run on 2 ranks by tests/test_on_ranks.py.)"""
+(Run on 2 ranks by tests/test_reducer_on_ranks.py.)"""
 
 import warnings
 

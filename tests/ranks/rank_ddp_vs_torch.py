@@ -3,7 +3,7 @@
 ``zero_grad(set_to_none=False)``, added to by hand on one rank, assigned by hand (not in the gradient store: a
 staging copy, or the bucket view adopting them), None; one bucket and several. After every backward each rank's
 gradients (None or values) and, after each SGD-with-momentum step, its parameters equal PyTorch's.
-(Run on 2 ranks by tests/test_on_ranks.py.)"""
+(Run on 2 ranks by tests/test_reducer_on_ranks.py.)"""
 
 import numpy as np
 import pytest

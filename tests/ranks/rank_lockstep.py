@@ -1,4 +1,5 @@
-"""Lockstep safety under DDP that ends normally on every rank (run at 2 and 3 ranks by tests/test_on_ranks.py):
+"""Lockstep safety under DDP that ends normally on every rank (run at 2 ranks by tests/test_reducer_on_ranks.py, 3 by
+tests/test_on_ranks.py):
 non-finite gradients on one rank, uneven inputs under Join, the periodic replica checksum. The scenarios that must
 end the job (a rank out of step, one that never arrives) are tests/dist_scripts/lockstep_hangs.py's."""
 

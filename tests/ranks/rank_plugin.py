@@ -2,8 +2,8 @@
 
 ``python -m ember.distributed.run --nproc-per-node N -m pytest -p rank_plugin tests/ranks/rank_<family>.py ...``
 (with tests/ranks on PYTHONPATH) runs the same tests in the same order on each rank, so the collectives inside them
-pair up. tests/test_on_ranks.py starts one such job per world size, holding every family (file) that runs at it,
-and reports each test on each rank. A plugin rather than a conftest.py: a second conftest module would shadow
+pair up. tests/test_on_ranks.py starts one such job per world size, holding every family (file) that runs at it
+(tests/test_reducer_on_ranks.py one more, of DDP's families at 2 ranks), and reports each test on each rank. A plugin rather than a conftest.py: a second conftest module would shadow
 tests/conftest.py's imports. The files are named ``rank_*.py``, so a plain ``pytest tests`` does not collect them:
 outside a launched job there are no ranks.
 
