@@ -1,5 +1,6 @@
 """GEMMs in blocks of rows on numba's OpenMP threads (``ember/_kernels/omp_gemm.py``, ``policy.omp_gemm``): the bits
-of NumPy's product on one OpenBLAS thread for any thread count (ragged rows, both dtypes, transposed operands),
+of NumPy's float32 product on one OpenBLAS thread for any thread count (ragged rows, transposed operands; float64
+is not split),
 Linear's products take that path only with the switch on, OpenBLAS's count is restored after, and a forked child
 (a DataLoader worker) computes its products without numba's threads."""
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     reason="needs NumPy's OpenBLAS, numba and its omp threading layer (libgomp.so.1)")
 
 # (m, k, n): 64 rows as GPT inference at batch 1, ragged row counts, a block just over OpenBLAS's small-matrix bound
-SHAPES = [(64, 128, 384), (64, 512, 128), (160, 3072, 5), (129, 200, 130), (513, 64, 300)]
+SHAPES = [(64, 128, 384), (64, 512, 128), (160, 3072, 5), (129, 200, 130), (513, 64, 300), (1000, 130, 17)]
 
 
 @pytest.fixture
@@ -47,10 +48,10 @@ def _layouts(a, b):
     return [(a, b.T), (np.asfortranarray(a), b.T), (a, np.ascontiguousarray(b.T))]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_blocks_give_the_bits_of_one_openblas_thread(shape, dtype, threads, one_blas_thread_reference):
+def test_blocks_give_the_bits_of_one_openblas_thread(shape, threads, one_blas_thread_reference):
     m, k, n = shape
+    dtype = np.float32
     rng = np.random.default_rng(m * k + n)
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((n, k)).astype(dtype)
@@ -78,6 +79,8 @@ def test_strided_operands_mixed_dtypes_and_one_thread_are_left_to_the_caller(thr
     assert omp_gemm.matmul(a, b) is not None
     assert omp_gemm.matmul(a[:, ::2], b[::2]) is None  # neither rows nor columns contiguous
     assert omp_gemm.matmul(a, b.astype(np.float64)) is None
+    # float64: OpenBLAS's dgemm sums some rows near its panel boundaries in another order in a block than whole
+    assert omp_gemm.matmul(a.astype(np.float64), b.astype(np.float64)) is None
     ember.set_num_threads(1)
     assert omp_gemm.matmul(a, b) is None
 
