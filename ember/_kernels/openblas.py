@@ -32,6 +32,7 @@ _SET_NAMES = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threa
               "openblas_set_num_threads")
 _lock = threading.Lock()
 _functions: tuple | None = None  # (set_num_threads, get_num_threads), or () when there is no OpenBLAS to call
+_library: ctypes.CDLL | None = None  # the library those came from (``omp_gemm`` finds its GEMMs there)
 # GEMMs running with OpenBLAS held to one thread, and its count before the first of them: threads calling
 # ``matmul`` at once restore the count when the last one finishes, never to another's "1".
 _held = 0
@@ -59,6 +60,7 @@ def _candidate_paths() -> list[str]:
 
 
 def _find() -> tuple:
+    global _library
     for path in _candidate_paths():
         try:
             lib = ctypes.CDLL(path)  # already loaded by NumPy: the same library, not a second copy
@@ -70,6 +72,7 @@ def _find() -> tuple:
             if setter is not None and getter is not None:
                 setter.argtypes, setter.restype = [ctypes.c_int], None
                 getter.argtypes, getter.restype = [], ctypes.c_int
+                _library = lib
                 return setter, getter
     return ()
 
@@ -82,6 +85,12 @@ def functions() -> tuple:
             if _functions is None:
                 _functions = _find()
     return _functions
+
+
+def library() -> ctypes.CDLL | None:
+    """NumPy's OpenBLAS library itself (the one ``functions`` come from), or None where there is none."""
+    functions()
+    return _library
 
 
 def one_thread(m: int, k: int, n: int) -> bool:
@@ -155,13 +164,22 @@ if hasattr(os, "register_at_fork"):
 
 def matmul(a, b):
     """``numpy.matmul(a, b)``; for two plain matrices, a mid-sized GEMM (``one_thread``) with OpenBLAS held to one
-    thread. A held GEMM's result depends on the shapes and the policy only; one OpenBLAS threads runs on the count
-    ``ember.set_num_threads`` set last (OpenBLAS's threaded double-precision GEMM sums some shapes in another order,
-    so held and threaded, or two counts, differ by rounding)."""
+    thread, and where ``policy.omp_gemm`` is on, any GEMM OpenBLAS would thread in blocks of rows on numba's OpenMP
+    threads (``omp_gemm.matmul``: one thread's bits). A held GEMM's result depends on the shapes and the policy
+    only; one OpenBLAS threads runs on the count ``ember.set_num_threads`` set last (OpenBLAS's threaded
+    double-precision GEMM sums some shapes in another order, so held and threaded, or two counts, differ by
+    rounding)."""
     if policy.blas_threads == 1:  # (one_thread's answer, without its call and the tests: every Linear's GEMM)
         return xp.matmul(a, b)
-    if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim != 2 or b.ndim != 2
-            or not one_thread(a.shape[0], a.shape[1], b.shape[1]) or not hold()):
+    if type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim != 2 or b.ndim != 2:
+        return xp.matmul(a, b)
+    if policy.omp_gemm and a.shape[0] * a.shape[1] * b.shape[1] > policy.blas_threaded_mnk:
+        from . import omp_gemm  # (numba's threads: imported on the first such product, never at ``import ember``)
+
+        out = omp_gemm.matmul(a, b)
+        if out is not None:
+            return out
+    if not one_thread(a.shape[0], a.shape[1], b.shape[1]) or not hold():
         return xp.matmul(a, b)
     try:
         return xp.matmul(a, b)

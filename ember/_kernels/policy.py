@@ -5,9 +5,10 @@ consults lives here, with the measurement behind it.
 
 ``ember._kernels.policy`` is the process's instance. Its fields are plain attributes; ``policy.override(...)``
 changes some for a ``with`` block and restores them after (how tests pin a path or lower a threshold for
-themselves). Nothing here is read at import time but ``EMBER_KERNELS`` and ``EMBER_OMP_KERNELS``:
-``EMBER_KERNELS=numpy`` in the environment starts the process with the NumPy kernels (as when numba cannot be
-imported); ``policy.compiled = False`` does the same later. ``EMBER_OMP_KERNELS=1`` starts it with ``omp`` on.
+themselves). Nothing here is read at import time but ``EMBER_KERNELS``, ``EMBER_OMP_KERNELS`` and
+``EMBER_OMP_GEMM``: ``EMBER_KERNELS=numpy`` in the environment starts the process with the NumPy kernels (as when
+numba cannot be imported); ``policy.compiled = False`` does the same later. ``EMBER_OMP_KERNELS=1`` starts it with
+``omp`` on, ``EMBER_OMP_GEMM=1`` with ``omp_gemm``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ def _compiled_from_env() -> bool:
 
 def _omp_from_env() -> bool:
     return os.environ.get("EMBER_OMP_KERNELS", "").strip().lower() in ("1", "on", "true", "yes")
+
+
+def _omp_gemm_from_env() -> bool:
+    return os.environ.get("EMBER_OMP_GEMM", "").strip().lower() in ("1", "on", "true", "yes")
 
 
 def _blas_threads_from_env() -> int:
@@ -56,6 +61,12 @@ class KernelPolicy:
     # own workers and OpenBLAS's need; PyTorch's OpenMP slowed the same way there: torch.exp at two threads 21 ms
     # against 0.12 at one). Not yet measured on the idle machine (docs/benchmarks.md).
     omp: bool = field(default_factory=_omp_from_env)
+    # GEMMs OpenBLAS would thread (more than ``blas_threaded_mnk`` multiply-adds, 32 rows or more) split into blocks
+    # of rows on numba's OpenMP threads, each block one OpenBLAS call held to one thread (``omp_gemm.py``), instead of
+    # on OpenBLAS's threads or held whole (``blas_one_thread_mnk``): with ``omp``, one set of threads for the whole
+    # process, as PyTorch's. The bits of a GEMM on one thread, for any thread count. OFF (``EMBER_OMP_GEMM=1`` turns
+    # it on): measured on the loaded shared machine only (docs/benchmarks.md, 2026-12-06, "one set of threads").
+    omp_gemm: bool = field(default_factory=_omp_gemm_from_env)
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
     # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, attention's stacked products, and the
