@@ -253,11 +253,16 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         from ..func import _batched
+        from ..func._scope import transforms_active
 
+        ctx_style = cls.setup_context is Function.setup_context
+        if ctx_style and transforms_active():
+            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+                               "jacrev, ...), it must override the setup_context staticmethod. For more details, "
+                               "please see https://pytorch.org/docs/main/notes/extending.func.html")
         level = _batched.top_level(args, kwargs)
         if level:  # inside vmap, an input batched
             return cls._vmapped(level, args, kwargs)
-        ctx_style = cls.setup_context is Function.setup_context
         if not ctx_style:  # PyTorch 2's style: the inputs setup_context sees are forward's, defaults filled in
             signature = _forward_signature(cls.forward)
             if kwargs or len(args) < len(signature.parameters):  # (else the arguments are forward's already)

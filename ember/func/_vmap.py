@@ -17,6 +17,7 @@ from .._tensor import Tensor
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 from . import _patching, _rules, _rules_fft, _rules_nn, _rules_random, _rules_shape  # noqa: F401  (rules register)
 from ._batched import BatchedTensor, NoBatchingRule, _Level, _State, wrap
+from ._scope import transform_running
 
 __all__ = ["vmap"]
 
@@ -54,9 +55,10 @@ def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness
         if not out_dims_ok:
             _check_out_dims(out_dims, func)
         size, flat_dims, flat_args, spec = _batched_inputs(in_dims, args, func)
-        if chunk_size is None or chunk_size >= size:
-            return _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs)
-        return _chunked(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs, chunk_size)
+        with transform_running():
+            if chunk_size is None or chunk_size >= size:
+                return _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs)
+            return _chunked(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs, chunk_size)
 
     return vmapped
 

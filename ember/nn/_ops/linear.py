@@ -15,6 +15,7 @@ from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, Unread, show_node_as, shown_as
 from ...autograd.recorded import RecordedArray, formula_tensor
+from ...autograd.saved_attributes import saved_value
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
 from ...ops.linalg import column_major, mm_mat1_backward, mm_mat2_backward, strides_of
@@ -28,6 +29,25 @@ class Linear(Node):
     saved_for = ((1,), (0,))  # x for w's gradient, w for x's (an unread x still gives its shape)
     saved_transposed = (1,)  # PyTorch's GEMM saves weight.t()
     _folded = False  # an input of more than 2 dimensions that PyTorch's linear multiplies as its 2-D rows
+
+    def _weight_transposed(self) -> Tensor | None:
+        """The saved weight as PyTorch's GEMM saved it: ``weight.t()`` (its TBackward0 leads to the weight)."""
+        from ...autograd.grad_mode import enable_grad
+
+        w = saved_value(self, 1)
+        if w is None:
+            return None
+        with enable_grad():
+            return w.t()
+
+    # PyTorch's saved tensors of a 2-D input's node: addmm(bias, input, weight.t()), mm without a bias
+    saved_attributes_shown = {
+        "AddmmBackward0": {"_saved_mat1": property(lambda self: saved_value(self, 0)),
+                           "_saved_mat2": property(_weight_transposed),
+                           "_saved_alpha": 1, "_saved_beta": 1},
+        "MmBackward0": {"_saved_self": property(lambda self: saved_value(self, 0)),
+                        "_saved_mat2": property(_weight_transposed)},
+    }
 
     def forward(self, x, w, b):
         if self.needs_input_grad is not None:  # (a node that records nothing is dropped: no one reads its name)
