@@ -399,6 +399,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     _GradState.higher_order = create_graph  # create_graph
     started = trace.start()
     quiet = quiet_enter()  # backward formulas and accumulation, like forward, make inf/nan silently (ember._backend)
+    node = None
     try:
         while walk.ready:
             node, grads = walk.pop()
@@ -437,6 +438,12 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
         if then is not None:
             _GradState.enabled = prev_grad_mode
             then(captured)
+    except Exception:
+        if _ThreadGradState.anomaly and node is not None:  # PyTorch's warning: the failed node's forward call
+            from .anomaly import warn_failure
+
+            warn_failure(node)
+        raise
     finally:
         quiet_exit(quiet)
         _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order
