@@ -304,6 +304,9 @@ class Function:
         if len(dirty) > len(dirty & {id(o) for o in outs}):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                                "The inputs that are modified inplace must all be outputs of the Function.")
+        for o in outs:  # (as an in-place op on it, PyTorch's error)
+            if isinstance(o, Tensor) and id(o) in dirty and o.is_leaf and o._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         # the inputs' edges before an output takes this node as its history: an input modified in place
         # (mark_dirty) and returned is both, and its gradient goes on to the history it had
         edges = [input_edge(a) if n else None for a, n in zip(args, needs)]

@@ -144,8 +144,8 @@ def show_node_as(node: Node, name: str) -> None:
     shown = _SHOWN_CLASSES.get((cls, name))
     if shown is None:
         namespace = {"__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__}
-        if cls.saved_attributes_shown is not None:  # PyTorch's ``_saved_<name>`` of the node it reads as
-            namespace.update(cls.saved_attributes_shown.get(name, {}))
+        if cls.attributes_shown is not None:  # PyTorch's ``_saved_<name>`` (and such) of the node it reads as
+            namespace.update(cls.attributes_shown.get(name, {}))
         shown = torch_named(name)(type(cls.__qualname__, (cls,), namespace))
         _SHOWN_CLASSES[cls, name] = shown
         _SHOWN_BASES[shown] = cls
@@ -225,9 +225,9 @@ class Node:
     # gradient only when ``self`` requires grad), an entry whose readers all need no gradient is not kept: it
     # is neither held (memory) nor version-checked, so changing that tensor in place before backward is fine.
     saved_for: tuple[tuple[int, ...], ...] | None = None
-    # {PyTorch node name: {"_saved_<name>": descriptor}}: the saved-tensor attributes (saved_attributes.py) of a
-    # node shown under a name of PyTorch's that varies with the call (``show_node_as``), for each such name
-    saved_attributes_shown: dict[str, dict] | None = None
+    # {PyTorch node name: {attribute: descriptor}}: the saved-tensor attributes (saved_attributes.py), and such, of
+    # a node shown under a name of PyTorch's that varies with the call (``show_node_as``), for each such name
+    attributes_shown: dict[str, dict] | None = None
     # Positions in ``saved`` of inputs PyTorch saves as their transpose (linear's weight, saved as ``weight.t()``
     # for its GEMM): its error for one changed in place names that view, of the reversed shape.
     saved_transposed: tuple[int, ...] = ()

@@ -40,13 +40,20 @@ class Linear(Node):
         with enable_grad():
             return w.t()
 
-    # PyTorch's saved tensors of a 2-D input's node: addmm(bias, input, weight.t()), mm without a bias
-    saved_attributes_shown = {
+    def _addmm_next_functions(self) -> tuple:
+        """As PyTorch's addmm(bias, input, weight.t()): the bias's, the input's, then the weight's next function."""
+        x, w, b = Node.next_functions.fget(self)
+        return b, x, w
+
+    # PyTorch's saved tensors and next functions of a 2-D input's node: addmm(bias, input, weight.t()), mm without a
+    # bias (its operands in ember's order already)
+    attributes_shown = {
         "AddmmBackward0": {"_saved_mat1": property(lambda self: saved_value(self, 0)),
                            "_saved_mat2": property(_weight_transposed),
-                           "_saved_alpha": 1, "_saved_beta": 1},
+                           "_saved_alpha": 1, "_saved_beta": 1, "next_functions": property(_addmm_next_functions)},
         "MmBackward0": {"_saved_self": property(lambda self: saved_value(self, 0)),
-                        "_saved_mat2": property(_weight_transposed)},
+                        "_saved_mat2": property(_weight_transposed),
+                        "next_functions": property(lambda self: Node.next_functions.fget(self)[:2])},
     }
 
     def forward(self, x, w, b):
