@@ -153,3 +153,37 @@ def test_unknown_name_is_attribute_error():
         with pytest.raises(AttributeError):
             _ = y.grad_fn._saved_self  # (exp saves its result, not its input)
         assert "_saved_versions" not in dir(y.grad_fn)
+
+
+@pytest.mark.parametrize("case", ["mul", "pow_number", "pow_tensors", "exp", "relu", "mm", "softmax", "prod"])
+def test_raw_saved_names_as_torch(case):
+    def names(lib):
+        fn = CASES[case](lib, _inputs(lib)).grad_fn
+        return sorted(n for n in dir(fn) if n.startswith("_raw_saved_"))
+
+    assert names(ember) == names(torch)
+
+
+def _raw_hooks(lib):
+    """The autograd-mechanics notes' per-tensor hooks: ``grad_fn._raw_saved_self.register_hooks(pack, unpack)``."""
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.pow(2)
+    raw = y.grad_fn._raw_saved_self
+    packed = []
+    raw.register_hooks(lambda t: packed.append(t.tolist()) or ("kept", t * 1), lambda p: p[1] * 10)
+    seen = y.grad_fn._saved_self
+    out = [packed, seen.tolist(), seen.requires_grad, seen.grad_fn is None, raw.unpack().tolist()]
+    for register in (lambda: raw.register_hooks(lambda t: t, lambda t: t),):
+        with pytest.raises(RuntimeError) as err:
+            register()
+        out.append(str(err.value))
+    y.sum().backward()
+    out.append(x.grad.tolist())  # (2 * (10 x) per element: backward read the unpacked tensor)
+    with pytest.raises(RuntimeError) as err:
+        raw.register_hooks(lambda t: t, lambda t: t)
+    out.append(str(err.value))
+    return out
+
+
+def test_raw_saved_register_hooks_as_torch():
+    assert _raw_hooks(ember) == _raw_hooks(torch)

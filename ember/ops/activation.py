@@ -201,7 +201,7 @@ def _wide(a):
 @torch_named("SoftmaxBackward0")
 class Softmax(Node):
     float32_compute = True
-    _saved_result = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(0)
     _saved_dim = property(lambda self: self.dim)
 
     def forward(self, x, dim):
@@ -227,7 +227,7 @@ class Softmax(Node):
 @torch_named("LogSoftmaxBackward0")
 class LogSoftmax(Node):
     float32_compute = True
-    _saved_result = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(0)
     _saved_dim = property(lambda self: self.dim)
 
     def forward(self, x, dim):

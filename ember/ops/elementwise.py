@@ -431,8 +431,9 @@ class RsubNumber(Node):
 class Mul(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0,))  # a for b's gradient, b for a's
-    _saved_self = saved_tensor(0, number_as_tensor=True)  # (PyTorch's names of what its formula saved)
-    _saved_other = saved_tensor(1, number_as_tensor=True)
+    # (PyTorch's names of what its formula saved)
+    _saved_self, _raw_saved_self = saved_tensor(0, number_as_tensor=True)
+    _saved_other, _raw_saved_other = saved_tensor(1, number_as_tensor=True)
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -450,8 +451,8 @@ class Mul(Node):
 class Div(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0, 1))  # a for b's gradient, b for both
-    _saved_self = saved_tensor(0, number_as_tensor=True)
-    _saved_other = saved_tensor(1, number_as_tensor=True)
+    _saved_self, _raw_saved_self = saved_tensor(0, number_as_tensor=True)
+    _saved_other, _raw_saved_other = saved_tensor(1, number_as_tensor=True)
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -470,8 +471,8 @@ class Div(Node):
 @torch_named("PowBackward0")
 class Pow(Node):
     diagonal_jacobian = True
-    _saved_self = saved_tensor(0)
-    _saved_exponent = saved_tensor(1)  # (a number exponent reads as the number, as PyTorch's)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_exponent = saved_tensor(1)[0]  # (a number exponent reads as the number, as PyTorch's: no raw tensor)
 
     def forward(self, a, b):
         # a half precision base: PyTorch's kernel takes a number exponent rounded to its dtype through float32
@@ -521,14 +522,16 @@ class Pow(Node):
 class PowTensors(Pow):
     """``t ** u`` of two tensors: Pow's node under PyTorch's name for that overload (PowBackward0 is its ``t ** 2``)."""
 
-    _saved_result = saved_tensor(2)
+    _raw_saved_exponent = saved_tensor(1)[1]
+    _saved_result, _raw_saved_result = saved_tensor(2)
 
 
 @torch_named("PowBackward2")
 class PowNumberBase(Pow):
     """``number ** t`` (``2 ** x``): Pow's node whose one input is the exponent, as PyTorch's (the number is none)."""
 
-    _saved_result = saved_tensor(2)
+    _raw_saved_exponent = saved_tensor(1)[1]
+    _saved_result, _raw_saved_result = saved_tensor(2)
 
     def forward(self, b, base):
         return Pow.forward(self, base, b)

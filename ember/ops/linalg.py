@@ -112,26 +112,26 @@ def strides_of(value) -> tuple:
 # matmul's node under PyTorch's name for each form of the product (names only: one node, one formula)
 @torch_named("MmBackward0")
 class _MatrixTimesMatrix(MatMul):
-    _saved_self = saved_tensor(0)
-    _saved_mat2 = saved_tensor(1)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_mat2, _raw_saved_mat2 = saved_tensor(1)
 
 
 @torch_named("DotBackward0")
 class _VectorDotVector(MatMul):
-    _saved_self = saved_tensor(0)
-    _saved_tensor = saved_tensor(1)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_tensor, _raw_saved_tensor = saved_tensor(1)
 
 
 @torch_named("MvBackward0")
 class _MatrixTimesVector(MatMul):
-    _saved_self = saved_tensor(0)
-    _saved_vec = saved_tensor(1)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_vec, _raw_saved_vec = saved_tensor(1)
 
 
 @torch_named("BmmBackward0")
 class _BatchTimesBatch(MatMul):
-    _saved_self = saved_tensor(0)
-    _saved_mat2 = saved_tensor(1)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_mat2, _raw_saved_mat2 = saved_tensor(1)
 
     def backward(self, g):
         if g.__class__ is not RecordedArray:

@@ -167,8 +167,8 @@ class _MeanOverDims(Mean):
 @torch_named("ProdBackward0")
 class Prod(Node):
     float32_compute = True
-    _saved_self = saved_tensor(0)
-    _saved_result = saved_tensor(1)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
 
     def forward(self, x, axes, keepdim):
         if self.half_dtype is None:
