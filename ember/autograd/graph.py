@@ -32,6 +32,7 @@ from .._tensor import Tensor, _empty_strides, _fill
 from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
+from .gradient_edge import GradientEdge, get_gradient_edge, increment_version  # noqa: F401 (torch's names)
 from .multi_grad_hook import register_multi_grad_hook  # noqa: F401 (torch's name)
 from .recorded import RecordedArray, accumulate_recorded, hooked_grad
 from .saved_hooks import _stack as _saved_hooks_stack
