@@ -22,9 +22,11 @@ from ._scope import transform_running
 __all__ = ["vmap"]
 
 
-def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable:
-    """``func`` mapped over a dim of its inputs, as PyTorch's ``torch.func.vmap``.
+def internal_vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness: str = "error", *,
+                  chunk_size: int | None = None) -> Callable:
+    """``func`` mapped over a dim of its inputs, as PyTorch's ``torch.func.vmap`` (``vmap``, the public name), for
+    ember's own vectorized paths that PyTorch runs without a ``torch.func`` transform (``autograd.functional``'s
+    ``vectorize``, ``autograd.grad(is_grads_batched=True)``).
 
     ``in_dims``: the dim of each input to map over; an int (every tensor input), or a tuple with one entry per
     positional argument, each an int, None (not mapped: passed as it is) or a pytree of those matching the
@@ -55,10 +57,23 @@ def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness
         if not out_dims_ok:
             _check_out_dims(out_dims, func)
         size, flat_dims, flat_args, spec = _batched_inputs(in_dims, args, func)
-        with transform_running():
-            if chunk_size is None or chunk_size >= size:
-                return _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs)
-            return _chunked(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs, chunk_size)
+        if chunk_size is None or chunk_size >= size:
+            return _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs)
+        return _chunked(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs, chunk_size)
+
+    return vmapped
+
+
+def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """``torch.func.vmap``: ``internal_vmap``'s mapping, run as a ``torch.func`` transform (see
+    ``internal_vmap`` for the arguments and how it computes)."""
+    mapped = internal_vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
+    @functools.wraps(func)
+    def vmapped(*args, **kwargs):
+        with transform_running():  # (a torch.func transform: ctx-style autograd.Functions refused inside)
+            return mapped(*args, **kwargs)
 
     return vmapped
 
