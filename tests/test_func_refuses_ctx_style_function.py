@@ -56,6 +56,12 @@ def test_outside_transforms_it_runs():
         f(x).sum().backward()
         assert x.grad.tolist() == [0.0, 2.0, 4.0]
         assert lib.autograd.functional.jacobian(f, lib.arange(3.0)).diagonal().tolist() == [0.0, 2.0, 4.0]
+        # (vectorized: PyTorch's legacy vmap, no torch.func transform)
+        jac = lib.autograd.functional.jacobian(f, lib.arange(3.0), vectorize=True)
+        assert jac.diagonal().tolist() == [0.0, 2.0, 4.0]
+        x = lib.arange(3.0, requires_grad=True)
+        (batched,) = lib.autograd.grad(f(x), x, lib.eye(3), is_grads_batched=True)
+        assert batched.diagonal().tolist() == [0.0, 2.0, 4.0]
         # a transform that ended (by an error, too) leaves none active
         with pytest.raises(RuntimeError):
             lib.func.grad(lambda t, f=f: f(t).sum())(lib.arange(3.0))
