@@ -101,20 +101,42 @@ NAN_GRAPHS = {
 }
 
 
+def _warned(caught) -> list:
+    """The warnings' texts, without the C++ source line PyTorch's end with."""
+    return [str(w.message).partition(" (Triggered internally at")[0] for w in caught]
+
+
 @pytest.mark.parametrize("case", list(NAN_GRAPHS))
 def test_detect_anomaly_names_the_same_op_as_torch(case):
+    """The error names the op; the forward call's traceback comes as a warning, after detect_anomaly's own, as
+    PyTorch's (the error itself holds no traceback)."""
     fn, op = NAN_GRAPHS[case]
     values = np.array([0.0, -1.0, 2.0], dtype=np.float32)
-    messages = []
+    messages, warned = [], []
     for m in (ember, torch):
         x = m.tensor(values, requires_grad=True)
-        with pytest.warns(UserWarning) if m is torch else _nothing(), m.autograd.detect_anomaly():
-            loss = fn(m, x)  # the forward line the error must point at
-            with pytest.raises(RuntimeError, match=f"Function '{op}' returned nan") as err:
-                loss.backward()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with m.autograd.detect_anomaly():
+                loss = fn(m, x)  # the forward line the warning must point at
+                with pytest.raises(RuntimeError, match=f"Function '{op}' returned nan") as err:
+                    loss.backward()
         messages.append(str(err.value))
-    message = messages[0]
-    assert __file__ in message and "loss = fn(m, x)" in message  # the forward traceback, user frame included
+        warned.append(_warned(caught))
+    assert messages[0] == messages[1] == f"Function '{op}' returned nan values in its 0th output."
+    assert len(warned[0]) == len(warned[1]) == 2 and warned[0][0] == warned[1][0]
+    head = f"Error detected in {op}. Traceback of forward call that caused the error:"
+    # the forward traceback, ending in the user's frames: the test's line, then the lambda the op is in
+    tails = [trace.splitlines()[:1] + trace.splitlines()[-4:] for trace in (warned[0][1], warned[1][1])]
+    assert tails[0] == tails[1]
+    assert tails[0][:3] == [head, f'  File "{__file__}", line {_line_of("loss = fn(m, x)")}, in '
+                            "test_detect_anomaly_names_the_same_op_as_torch",
+                            "    loss = fn(m, x)  # the forward line the warning must point at"]
+
+
+def _line_of(text: str) -> int:
+    with open(__file__) as source:
+        return next(i for i, line in enumerate(source, 1) if text in line and "_line_of" not in line)
 
 
 def test_without_anomaly_mode_nan_gradients_pass_silently_as_in_torch():
@@ -134,14 +156,15 @@ def test_set_detect_anomaly_and_the_decorator():
     try:
         assert ember.autograd.is_anomaly_enabled()
         x = ember.tensor([0.0], requires_grad=True)
-        with pytest.raises(RuntimeError, match="SqrtBackward0"):
+        with pytest.raises(RuntimeError, match="SqrtBackward0"), pytest.warns(UserWarning, match="Error detected"):
             (x.sqrt() * 0).sum().backward()
     finally:
         ember.autograd.set_detect_anomaly(False)
 
-    @ember.autograd.detect_anomaly()
-    def inside():
-        return ember.autograd.is_anomaly_enabled()
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):  # (once, made: not per call)
+        @ember.autograd.detect_anomaly()
+        def inside():
+            return ember.autograd.is_anomaly_enabled()
 
     assert inside() and not ember.autograd.is_anomaly_enabled()
 
@@ -169,18 +192,38 @@ def test_check_nan_false_keeps_anomaly_mode_on_without_the_nan_check_as_torch():
 
 
 def test_anomaly_on_a_graph_built_before_it_was_enabled():
-    x = ember.tensor([0.0], requires_grad=True)
-    loss = (x.sqrt() * 0).sum()
-    with ember.autograd.detect_anomaly(), pytest.raises(RuntimeError, match="created before anomaly detection"):
-        loss.backward()
+    warned = []
+    for m in (ember, torch):
+        x = m.tensor([0.0], requires_grad=True)
+        loss = (x.sqrt() * 0).sum()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with m.autograd.detect_anomaly(), pytest.raises(RuntimeError, match="'SqrtBackward0' returned nan"):
+                loss.backward()
+        warned.append(_warned(caught))
+    assert warned[0] == warned[1]
+    assert warned[0][1] == ("Error detected in SqrtBackward0. No forward pass information available. Enable detect "
+                            "anomaly during forward pass for more information.")
 
 
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+def test_anomaly_warns_for_any_error_in_backward_as_torch():
+    """A saved tensor changed in place: the error as without anomaly mode, the forward call as a warning."""
+    out = []
+    for m in (ember, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with m.autograd.detect_anomaly():
+                x = m.ones(2, requires_grad=True)
+                y = x.exp()
+                with m.no_grad():
+                    y.add_(1)
+                with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                    y.sum().backward()
+        out.append([w.splitlines()[:1] + w.splitlines()[-2:] for w in _warned(caught)])
+    assert out[0] == out[1]
+    assert out[0][1] == ["Error detected in ExpBackward0. Traceback of forward call that caused the error:",
+                         f'  File "{__file__}", line {_line_of("y = x.exp()")}, in '
+                         "test_anomaly_warns_for_any_error_in_backward_as_torch", "    y = x.exp()"]
 
 
 def test_one_element_gradient_shows_a_dash_for_std_without_a_warning():
@@ -211,7 +254,7 @@ def test_one_element_gradient_shows_a_dash_for_std_without_a_warning():
 
 def _first_anomaly_line(m, values, dtype):
     x = m.tensor(values, dtype=dtype, requires_grad=True)
-    with pytest.warns(UserWarning) if m is torch else _nothing(), m.autograd.detect_anomaly():
+    with pytest.warns(UserWarning), m.autograd.detect_anomaly():
         loss = x.log().abs().sum()  # d/dx at 0: inf (real), nan (complex, through abs)
         try:
             loss.backward()

@@ -59,11 +59,14 @@ def test_jacrev_of_an_mlp_is_one_backward_pass(paths):
 def test_jacrev_runs_a_custom_functions_backward_once_on_the_batch(paths):
     calls = []
 
-    class Sine(ember.autograd.Function):
+    class Sine(ember.autograd.Function):  # (with setup_context: torch.func refuses the ctx-in-forward style)
         @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
+        def forward(x):
             return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
 
         @staticmethod
         def backward(ctx, g):

@@ -67,21 +67,18 @@ CASES = [(name, requires, grad_mode, create_graph)
 def test_inputs_that_do_and_do_not_require_grad_as_pytorchs(name, requires, grad_mode, create_graph):
     got = _run(ember, name, requires, grad_mode, create_graph)
     want = _run(torch, name, requires, grad_mode, create_graph)
-    if name == "hessian_forward":  # (whether its blocks require grad: the strict xfail below)
-        got, want = [r[:2] for r in got], [r[:2] for r in want]
     assert got == want
 
 
-@pytest.mark.xfail(strict=True, reason="PyTorch's forward-mode outer Jacobian of a Hessian requires grad through its "
-                                       "tangents' formulas also under no_grad or with no input requiring grad; "
-                                       "ember's blocks then have no history (the values agree)")
 @pytest.mark.parametrize("requires,grad_mode", [((True, False), False), ((False, False), True)])
 def test_forward_mode_hessian_blocks_require_grad_as_pytorchs(requires, grad_mode):
+    """PyTorch's forward-mode outer Jacobian of a Hessian requires grad through its tangents' formulas also under
+    no_grad or with no input requiring grad (its inner Jacobian records a graph)."""
     got = _run(ember, "hessian_forward", requires, grad_mode, False)
     assert got == _run(torch, "hessian_forward", requires, grad_mode, False)
 
 
-def _first_input_seen(lib, strategy: str, requires: bool):
+def _inputs_seen(lib, strategy: str, requires: bool):
     seen = []
 
     def f(a):
@@ -90,7 +87,7 @@ def _first_input_seen(lib, strategy: str, requires: bool):
 
     x = lib.tensor([1.0, 2.0], dtype=lib.float64).requires_grad_(requires)
     h = lib.autograd.functional.hessian(f, x, vectorize=True, outer_jacobian_strategy=strategy)
-    return seen[0], h.tolist(), x.requires_grad
+    return seen, h.tolist(), x.requires_grad
 
 
 @pytest.mark.parametrize("requires", [False, True])
@@ -99,4 +96,4 @@ def test_the_input_hessians_function_is_given_as_pytorchs(strategy, requires):
     """PyTorch's forward-mode Hessian makes its inner inputs require grad (``requires_grad_``) before the inner
     reverse-mode Jacobian: the function gets a non-leaf that requires grad, as on the reverse-mode path. (ember's
     forward-mode path calls the function twice where PyTorch's calls it once: only the first call is compared.)"""
-    assert _first_input_seen(ember, strategy, requires) == _first_input_seen(torch, strategy, requires)
+    assert _inputs_seen(ember, strategy, requires) == _inputs_seen(torch, strategy, requires)

@@ -74,3 +74,28 @@ def test_multi_grad_hook_mode_error_as_pytorch():
             m.autograd.graph.register_multi_grad_hook((m.ones(2, requires_grad=True),), print, mode="some")
         messages.append(str(caught.value))
     assert messages[1] == messages[0]
+
+
+
+def _grad_of_hooked_leaves(m, inputs: str, mode: str):
+    a = m.tensor([1.0, 2.0], requires_grad=True)
+    b = m.tensor([3.0, -1.0], requires_grad=True)
+    seen = []
+    m.autograd.graph.register_multi_grad_hook((a, b), lambda gs: seen.append(_values(gs)), mode=mode)
+    out = (a * 2 + b * 3).sum()
+    try:
+        seen.append(_values(m.autograd.grad(out, {"a": (a,), "b": (b,), "a and b": (a, b)}[inputs])))
+    except RuntimeError as err:
+        seen.append(("RuntimeError", str(err)))
+    (a * b).sum().backward()  # (backward over them still runs the hook)
+    return seen
+
+
+@pytest.mark.parametrize("inputs", ["a", "b", "a and b"])
+@pytest.mark.parametrize("mode", ["all", "any"])
+def test_autograd_grad_of_leaves_under_an_all_hook_as_pytorch(inputs, mode):
+    """``mode="all"`` over leaves that ``autograd.grad`` takes the gradient of: PyTorch's RuntimeError (its engine
+    cannot tell whether a leaf will run there); ``mode="any"`` runs."""
+    want = _grad_of_hooked_leaves(torch, inputs, mode)
+    assert (want[0][0] == "RuntimeError") == (mode == "all")
+    assert _grad_of_hooked_leaves(ember, inputs, mode) == want

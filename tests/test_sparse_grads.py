@@ -263,7 +263,7 @@ def test_hooks_autograd_grad_and_anomaly_with_sparse_grads():
     emb, _ = _emb(ember)
     kept = []
     emb.weight.register_hook(kept.append)
-    with ember.autograd.detect_anomaly():
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"), ember.autograd.detect_anomaly():
         _backward(ember, emb, np.array([1, 2]))
     assert kept[0].is_sparse and kept[0]._values()._data is not emb.weight.grad._values()._data
     emb.weight.grad.mul_(2)

@@ -15,6 +15,7 @@ from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradient_edge import GradientEdge
 from .graph import (
     Node,
     base_requires_grad,
@@ -154,7 +155,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = [inputs] if single else list(inputs)
     # Forward-over-reverse: gradients of outputs that carry forward-mode tangents carry theirs, as PyTorch's, so
     # the formulas run recorded (the tangents flow through the recorded ops) and the results are then detached.
@@ -162,9 +163,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     recorded = create_graph or tangents_only
     roots = _make_roots(outputs, grad_outputs, recorded)  # (the outputs' errors first, as PyTorch's)
     for i, t in enumerate(inputs):
-        if not t._requires_grad:  # (a view without history requires grad, and takes no gradient: _unused)
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
-    edges = [t._edge() for t in inputs]
+        if type(t) is not GradientEdge and not t._requires_grad:  # (a view without history requires grad, and
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")  # takes none)
+    edges = [(t.node, t.output_nr) if type(t) is GradientEdge else t._edge() for t in inputs]
     captured = run_backward(roots, retain_graph, capture={e for e in edges if e is not None}, accumulate=False,
                             create_graph=recorded)
     result = []

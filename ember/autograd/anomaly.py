@@ -2,14 +2,21 @@
 
 With ``set_detect_anomaly(True)`` every node remembers the stack where forward
 created it, and backward checks each gradient it computes. Costly: for
-debugging only, as in PyTorch.
+debugging only, as in PyTorch. As PyTorch's, ``detect_anomaly()`` warns that it is
+on, and a node whose backward fails (NaN, a saved tensor changed in place, any
+error) warns with the traceback of the forward call that made it before its
+error propagates (``warn_failure``).
 """
 
 from __future__ import annotations
 
+import os
+import warnings
+
 from .._backend import xp
 from .._dtype import np_kind
 from .grad_mode import _GradState, _ThreadGradState
+from .graph import short_name
 
 
 class detect_anomaly:
@@ -20,6 +27,8 @@ class detect_anomaly:
 
     def __init__(self, check_nan: bool = True) -> None:
         self._check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self) -> None:
         self._prev = (_GradState.anomaly, _GradState.anomaly_check_nan)
@@ -29,9 +38,13 @@ class detect_anomaly:
         _set(*self._prev)
 
     def __call__(self, fn):
-        def wrapper(*args, **kwargs):
-            with detect_anomaly(self._check_nan):
+        def wrapper(*args, **kwargs):  # (the warning came once, when the decorator was made)
+            prev = (_GradState.anomaly, _GradState.anomaly_check_nan)
+            _set(True, self._check_nan)
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                _set(*prev)
 
         return wrapper
 
@@ -65,17 +78,32 @@ def is_anomaly_check_nan_enabled() -> bool:
     return _GradState.anomaly_check_nan
 
 
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def record_creation(node) -> None:
+    """Keep the forward call's traceback with ``node``: the caller's frames, without ember's own at its end (the
+    op's internals, which PyTorch runs in C++)."""
     import traceback  # (here: only anomaly mode needs it)
 
-    node._trace = "".join(traceback.format_stack()[:-3])
+    stack = traceback.extract_stack()
+    while stack and os.path.abspath(stack[-1].filename).startswith(_EMBER_DIR + os.sep):
+        stack.pop()
+    node._trace = "".join(traceback.format_list(stack))
+
+
+def warn_failure(node) -> None:
+    """PyTorch's warning for a node whose backward failed under anomaly mode: its forward call's traceback."""
+    trace = getattr(node, "_trace", None)
+    if trace is None:
+        detail = "No forward pass information available. Enable detect anomaly during forward pass for more " \
+                 "information."
+    else:
+        detail = f"Traceback of forward call that caused the error:\n{trace}"
+    warnings.warn(f"Error detected in {short_name(node)}. {detail}", UserWarning, stacklevel=2)
 
 
 def check_grads(node, input_grads) -> None:
     for i, g in enumerate(input_grads):
         if g is not None and np_kind(g.dtype) in ("f", "c") and xp.isnan(getattr(g, "values", g)).any():
-            where = node._trace or "  (created before anomaly detection was enabled)\n"
-            raise RuntimeError(
-                f"Function '{node.name()}' returned nan values in its {i}th output.\n"
-                f"The forward call that created it:\n{where}"
-            )
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

@@ -220,7 +220,14 @@ def will_run(walk: _Walk, node: Node | None) -> bool:
     them (PyTorch's ``_will_engine_execute_node``)."""
     if node is None or (node not in walk.deps and node not in walk.roots):
         return False
-    return walk.reach is None or node in walk.reach
+    if walk.reach is None:
+        return True
+    if node not in walk.reach:
+        return False
+    if type(node) is AccumulateGrad and not walk.accumulates:  # (a leaf autograd.grad takes the gradient of)
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return True
 
 
 def inputs_given() -> bool:
@@ -234,10 +241,11 @@ def inputs_given() -> bool:
 class _Walk:
     """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
 
-    __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "serial")
+    __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "serial", "accumulates")
 
     def __init__(self, roots) -> None:
         self.reach: set | None = None  # with inputs given: the nodes on a path to them (``_reaching``)
+        self.accumulates = True  # False: autograd.grad's, which writes no leaf's .grad
         self.buffers: dict[Node, list] = {}
         for (node, nr), grad in roots:
             self.add(node, nr, grad)
@@ -372,6 +380,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
+    walk.accumulates = accumulate or captured_run  # (backward(inputs=...) accumulates its leaves itself)
     needed = reach = None
     if capture is not None:
         targets = {node for node, _ in capture}
@@ -390,6 +399,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     _GradState.higher_order = create_graph  # create_graph
     started = trace.start()
     quiet = quiet_enter()  # backward formulas and accumulation, like forward, make inf/nan silently (ember._backend)
+    node = None
     try:
         while walk.ready:
             node, grads = walk.pop()
@@ -428,6 +438,12 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
         if then is not None:
             _GradState.enabled = prev_grad_mode
             then(captured)
+    except Exception:
+        if _ThreadGradState.anomaly and node is not None:  # PyTorch's warning: the failed node's forward call
+            from .anomaly import warn_failure
+
+            warn_failure(node)
+        raise
     finally:
         quiet_exit(quiet)
         _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order

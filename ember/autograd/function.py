@@ -253,11 +253,16 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         from ..func import _batched
+        from ..func._scope import transforms_active
 
+        ctx_style = cls.setup_context is Function.setup_context
+        if ctx_style and transforms_active():
+            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+                               "jacrev, ...), it must override the setup_context staticmethod. For more details, "
+                               "please see https://pytorch.org/docs/main/notes/extending.func.html")
         level = _batched.top_level(args, kwargs)
         if level:  # inside vmap, an input batched
             return cls._vmapped(level, args, kwargs)
-        ctx_style = cls.setup_context is Function.setup_context
         if not ctx_style:  # PyTorch 2's style: the inputs setup_context sees are forward's, defaults filled in
             signature = _forward_signature(cls.forward)
             if kwargs or len(args) < len(signature.parameters):  # (else the arguments are forward's already)
@@ -299,6 +304,9 @@ class Function:
         if len(dirty) > len(dirty & {id(o) for o in outs}):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                                "The inputs that are modified inplace must all be outputs of the Function.")
+        for o in outs:  # (as an in-place op on it, PyTorch's error)
+            if isinstance(o, Tensor) and id(o) in dirty and o.is_leaf and o._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         # the inputs' edges before an output takes this node as its history: an input modified in place
         # (mark_dirty) and returned is both, and its gradient goes on to the history it had
         edges = [input_edge(a) if n else None for a, n in zip(args, needs)]

@@ -225,10 +225,12 @@ def _forward_mode_jvp(func: Callable, inputs: tuple, v, is_inputs_tuple: bool) -
             _unpack(_postprocess(products, False), is_outputs_tuple))
 
 
-def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
+def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool, records_graph: bool = False):
     """The Jacobian column by column from Jacobian-vector products (``strategy="forward-mode"``): all columns from
     one forward-mode run over the whole basis where it applies (``ember/func/_basis.py``), else one column at a
-    time by the double-backward trick."""
+    time by the double-backward trick. ``records_graph``: ``func`` records a graph of its own (a Hessian's inner
+    reverse-mode Jacobian, ``create_graph=True``), so PyTorch's columns, its tangents, have history whatever the
+    inputs and grad mode: the columns come one at a time, recorded (one call of ``func``)."""
     if strict:
         raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
                            'not supported together (yet). Please either set `strict=False` or '
@@ -242,7 +244,8 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
     # PyTorch's columns are func's tangents as computed: with grad enabled, differentiable with respect to the
     # inputs that require grad (a Hessian's forward-mode outer Jacobian too), which the batched run's are not
     # (its duals stand apart from the inputs' graph): then one column at a time, recorded
-    differentiable = is_grad_enabled() and any(inp.requires_grad for inp in inputs)
+    grad_mode = is_grad_enabled()
+    differentiable = records_graph or grad_mode and any(inp.requires_grad for inp in inputs)
 
     def call(flat: list) -> tuple[list, bool, None]:
         is_outputs_tuple, outputs = _as_tuple(func(*flat), "outputs of the user-provided function", "jacobian")
@@ -258,8 +261,19 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
         numels = [inp.nelement() for inp in inputs]
         jac = [[_postprocess(part.movedim(0, -1).reshape(col.shape[1:] + inp.shape), differentiable)
                 for part, inp in zip(col.split(numels, dim=0), inputs)] for col in columns]
+    if records_graph and not grad_mode:  # PyTorch's blocks are then views made under no_grad of its recorded
+        with set_grad_enabled(False):    # tangents: they require grad, without a grad_fn
+            jac = [[block.view_as(block) for block in row] for row in jac]
     # Lists, not tuples, where outputs or inputs are tuples: PyTorch's forward-mode path returns lists.
     return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _refuse_create_graph_forward(create_graph: bool) -> None:
+    """PyTorch's error for a forward-mode Jacobian asked to be differentiable."""
+    if create_graph:
+        raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                  '`strategy="forward-mode"` are not supported together (yet). Please either '
+                                  'set `create_graph=False` or `strategy="reverse-mode"`.')
 
 
 def _columns_one_by_one(func: Callable, inputs: tuple, differentiable: bool) -> tuple[list, bool]:
@@ -289,10 +303,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
                              'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                              'Otherwise, prefer to use "reverse-mode".')
     if strategy == "forward-mode":
-        if create_graph:
-            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
-                                      '`strategy="forward-mode"` are not supported together (yet). Please either '
-                                      'set `create_graph=False` or `strategy="reverse-mode"`.')
+        _refuse_create_graph_forward(create_graph)
         return _jacobian_forward(func, inputs, strict, vectorize)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
@@ -366,8 +377,11 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
-                   strategy=outer_jacobian_strategy)
+    if outer_jacobian_strategy == "forward-mode":
+        _refuse_create_graph_forward(create_graph)
+        res = _jacobian_forward(jac_func, inputs, strict, vectorize, records_graph=True)
+    else:
+        res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize)
     return _unpack(res, (is_inputs_tuple, is_inputs_tuple))
 
 

@@ -32,6 +32,7 @@ from .._tensor import Tensor, _empty_strides, _fill
 from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
+from .gradient_edge import GradientEdge, get_gradient_edge, increment_version  # noqa: F401 (torch's names)
 from .multi_grad_hook import register_multi_grad_hook  # noqa: F401 (torch's name)
 from .recorded import RecordedArray, accumulate_recorded, hooked_grad
 from .saved_hooks import _stack as _saved_hooks_stack
@@ -143,8 +144,10 @@ def show_node_as(node: Node, name: str) -> None:
     cls = _SHOWN_BASES.get(cls, cls)  # (a node renamed before, rerun under create_graph: its class, not a chain)
     shown = _SHOWN_CLASSES.get((cls, name))
     if shown is None:
-        shown = torch_named(name)(type(cls.__qualname__, (cls,), {"__slots__": (), "__module__": cls.__module__,
-                                                                 "__qualname__": cls.__qualname__}))
+        namespace = {"__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        if cls.attributes_shown is not None:  # PyTorch's ``_saved_<name>`` (and such) of the node it reads as
+            namespace.update(cls.attributes_shown.get(name, {}))
+        shown = torch_named(name)(type(cls.__qualname__, (cls,), namespace))
         _SHOWN_CLASSES[cls, name] = shown
         _SHOWN_BASES[shown] = cls
     node.__class__ = shown
@@ -223,6 +226,9 @@ class Node:
     # gradient only when ``self`` requires grad), an entry whose readers all need no gradient is not kept: it
     # is neither held (memory) nor version-checked, so changing that tensor in place before backward is fine.
     saved_for: tuple[tuple[int, ...], ...] | None = None
+    # {PyTorch node name: {attribute: descriptor}}: the saved-tensor attributes (saved_attributes.py), and such, of
+    # a node shown under a name of PyTorch's that varies with the call (``show_node_as``), for each such name
+    attributes_shown: dict[str, dict] | None = None
     # Positions in ``saved`` of inputs PyTorch saves as their transpose (linear's weight, saved as ``weight.t()``
     # for its GEMM): its error for one changed in place names that view, of the reversed shape.
     saved_transposed: tuple[int, ...] = ()
@@ -504,6 +510,11 @@ class Node:
             raise RuntimeError(_RELEASED_MSG)
         self.saved = saved_hooks.unpack_saved(self.saved)
         self._packed = False
+
+    def __dir__(self):
+        """As PyTorch's: the ``_saved_<name>`` attributes are what the node saved (``saved_attributes.py``), so
+        ember's own bookkeeping by that prefix is left out (programs list a node's saved tensors by it)."""
+        return [n for n in super().__dir__() if n not in ("_saved_versions", "_saved_unrounded")]
 
     # ----------------------------------------------------------------- engine helpers
     def name(self) -> str:
@@ -1249,6 +1260,21 @@ def edge_tensor(array, edge: tuple) -> Tensor:
         t._cast_edge = edge
         return t
     return Tensor._make(array, edge[0], edge[1])
+
+
+def entry_tensor(node: Node, array, source, counter: list) -> Tensor:
+    """A tensor over ``array``, an entry of ``node.saved``, in the graph where that entry came from (``source``, as
+    ``_record`` notes it): an output's with ``node`` as its grad_fn, an input's at its edge, a constant for an input
+    that needs no gradient; sharing the saved tensor's version counter ``counter``. (create_graph's saved tensors,
+    recorded.py, and PyTorch's ``grad_fn._saved_<name>``, saved_attributes.py.)"""
+    if isinstance(source, int):
+        t = Tensor._make(array, node, source)
+    elif source is None:
+        t = Tensor._make(array)
+    else:
+        t = edge_tensor(array, source)
+    t._vc = counter
+    return t
 
 
 def made_without_history(t: Tensor) -> bool:

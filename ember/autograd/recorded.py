@@ -758,7 +758,6 @@ def recorded_saved(node, low=None) -> tuple:
     half dtype of a node computed in float32 (lowp.py), whose saved float32 copies of its inputs are swapped for
     the inputs themselves, in that dtype."""
     from .._sparse import SparseCOO
-    from .._tensor import Tensor
     from . import forward_ad, graph
 
     saved = node.saved
@@ -775,13 +774,7 @@ def recorded_saved(node, low=None) -> tuple:
             continue
         if low is not None and _array.dtype == low and value.dtype == xp.float32:
             value = _array  # (the input, not forward's float32 copy of it)
-        if isinstance(source, int):
-            t = Tensor._make(value, node, source)
-        elif source is None:
-            t = Tensor._make(value)
-        else:
-            t = graph.edge_tensor(value, source)
-        t._vc = counter
+        t = graph.entry_tensor(node, value, source, counter)
         if graph._dual_level is not None:
             forward_ad.carry_saved_tangent(value, t)
         recorded = RecordedArray(t)

@@ -31,7 +31,7 @@ from ..autograd.recorded import HigherOrderError
 from ..utils._pytree import tree_flatten, tree_unflatten
 from ._batched import NoBatchingRule, PerExampleValue
 from ._batched_grad import _rewrap, _unwrap_all
-from ._vmap import vmap
+from ._vmap import internal_vmap as vmap
 
 
 class Columns:

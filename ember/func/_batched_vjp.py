@@ -29,7 +29,7 @@ from ..autograd.graph import Node
 from ..autograd.recorded import HigherOrderError, RecordedArray
 from ._basis import Unbatched
 from ._batched import BatchedTensor, NoBatchingRule, PerExampleValue, _State
-from ._vmap import vmap
+from ._vmap import internal_vmap as vmap
 
 
 def applies(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequence[Tensor]) -> bool:

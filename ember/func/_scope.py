@@ -20,6 +20,25 @@ from ..utils._pytree import tree_flatten, tree_leaves, tree_map
 
 ArgNums = int | tuple[int, ...]
 
+# How many torch.func transforms are running (a Scope entered, a vmap'd function called): PyTorch's
+# ``_are_functorch_transforms_active``, which refuses custom autograd Functions without ``setup_context`` there.
+_active = [0]
+
+
+def transforms_active() -> bool:
+    """Whether a ``torch.func`` transform (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap) is running."""
+    return _active[0] > 0
+
+
+class transform_running:
+    """Context manager: a ``torch.func`` transform runs inside it (``transforms_active``)."""
+
+    def __enter__(self) -> None:
+        _active[0] += 1
+
+    def __exit__(self, *exc) -> None:
+        _active[0] -= 1
+
 
 def _under_vmap() -> bool:
     """Whether a vmap is running (then gradients are taken per example, as PyTorch's grad inside vmap)."""
@@ -50,9 +69,11 @@ class Scope:
 
     def __enter__(self) -> Scope:
         self._grad_mode.__enter__()
+        _active[0] += 1
         return self
 
     def __exit__(self, *exc) -> None:
+        _active[0] -= 1
         self._grad_mode.__exit__(*exc)
 
     def own(self, leaves) -> None:

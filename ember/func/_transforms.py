@@ -36,6 +36,7 @@ from ._scope import (
     slice_argnums,
     split_aux,
     tensor_outputs,
+    transform_running,
 )
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
@@ -287,11 +288,12 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
             error_if_complex("jacfwd", flat_out, is_input=False)
             return flat_out, out_spec, aux
 
-        batched = forward_columns(call, flat_primals, randomness) if applies(flat_primals) else None
-        if batched is not None:
-            columns, out_spec, aux = batched.tangents, batched.out_spec, batched.aux
-        else:
-            columns, out_spec, aux = _columns_one_by_one(func, args, argnums, flat_primals, has_aux)
+        with transform_running():
+            batched = forward_columns(call, flat_primals, randomness) if applies(flat_primals) else None
+            if batched is not None:
+                columns, out_spec, aux = batched.tangents, batched.out_spec, batched.aux
+            else:
+                columns, out_spec, aux = _columns_one_by_one(func, args, argnums, flat_primals, has_aux)
         numels = [p.nelement() for p in flat_primals]
         blocks = [[part.movedim(0, -1).reshape(col.shape[1:] + p.shape) for col, part in
                    zip(columns, [col.split(numels, dim=0)[j] for col in columns])]

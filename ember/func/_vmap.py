@@ -17,13 +17,16 @@ from .._tensor import Tensor
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 from . import _patching, _rules, _rules_fft, _rules_nn, _rules_random, _rules_shape  # noqa: F401  (rules register)
 from ._batched import BatchedTensor, NoBatchingRule, _Level, _State, wrap
+from ._scope import transform_running
 
 __all__ = ["vmap"]
 
 
-def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable:
-    """``func`` mapped over a dim of its inputs, as PyTorch's ``torch.func.vmap``.
+def internal_vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness: str = "error", *,
+                  chunk_size: int | None = None) -> Callable:
+    """``func`` mapped over a dim of its inputs, as PyTorch's ``torch.func.vmap`` (``vmap``, the public name), for
+    ember's own vectorized paths that PyTorch runs without a ``torch.func`` transform (``autograd.functional``'s
+    ``vectorize``, ``autograd.grad(is_grads_batched=True)``).
 
     ``in_dims``: the dim of each input to map over; an int (every tensor input), or a tuple with one entry per
     positional argument, each an int, None (not mapped: passed as it is) or a pytree of those matching the
@@ -57,6 +60,20 @@ def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness
         if chunk_size is None or chunk_size >= size:
             return _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs)
         return _chunked(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs, chunk_size)
+
+    return vmapped
+
+
+def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """``torch.func.vmap``: ``internal_vmap``'s mapping, run as a ``torch.func`` transform (see
+    ``internal_vmap`` for the arguments and how it computes)."""
+    mapped = internal_vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
+    @functools.wraps(func)
+    def vmapped(*args, **kwargs):
+        with transform_running():  # (a torch.func transform: ctx-style autograd.Functions refused inside)
+            return mapped(*args, **kwargs)
 
     return vmapped
 

@@ -15,6 +15,7 @@ from .._parallel import chunks_for, parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.saved_attributes import saved_tensor
 from .elementwise import cast, not_implemented_for
 
 
@@ -200,6 +201,8 @@ def _wide(a):
 @torch_named("SoftmaxBackward0")
 class Softmax(Node):
     float32_compute = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
+    _saved_dim = property(lambda self: self.dim)
 
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
@@ -224,6 +227,8 @@ class Softmax(Node):
 @torch_named("LogSoftmaxBackward0")
 class LogSoftmax(Node):
     float32_compute = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
+    _saved_dim = property(lambda self: self.dim)
 
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)

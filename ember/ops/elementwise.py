@@ -25,6 +25,7 @@ from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
 from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.saved_attributes import saved_tensor
 
 
 # --------------------------------------------------------------------- promotion
@@ -348,6 +349,7 @@ def add_scaled(a, b, alpha, out=None):
 class Add(Node):
     diagonal_jacobian = True
     alpha = 1  # (on the class: a node's own only when not 1, so most nodes need no instance dictionary)
+    _saved_alpha = property(lambda self: self.alpha)  # (PyTorch's name)
 
     def forward(self, a, b, alpha=1):
         if alpha != 1:
@@ -364,6 +366,7 @@ class Add(Node):
 class Sub(Node):
     diagonal_jacobian = True
     alpha = 1  # (as Add's)
+    _saved_alpha = property(lambda self: self.alpha)
 
     def forward(self, a, b, alpha=1):
         if alpha != 1:
@@ -428,6 +431,9 @@ class RsubNumber(Node):
 class Mul(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0,))  # a for b's gradient, b for a's
+    # (PyTorch's names of what its formula saved)
+    _saved_self, _raw_saved_self = saved_tensor(0, number_as_tensor=True)
+    _saved_other, _raw_saved_other = saved_tensor(1, number_as_tensor=True)
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -445,6 +451,8 @@ class Mul(Node):
 class Div(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0, 1))  # a for b's gradient, b for both
+    _saved_self, _raw_saved_self = saved_tensor(0, number_as_tensor=True)
+    _saved_other, _raw_saved_other = saved_tensor(1, number_as_tensor=True)
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -463,6 +471,8 @@ class Div(Node):
 @torch_named("PowBackward0")
 class Pow(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_exponent = saved_tensor(1)[0]  # (a number exponent reads as the number, as PyTorch's: no raw tensor)
 
     def forward(self, a, b):
         # a half precision base: PyTorch's kernel takes a number exponent rounded to its dtype through float32
@@ -512,10 +522,16 @@ class Pow(Node):
 class PowTensors(Pow):
     """``t ** u`` of two tensors: Pow's node under PyTorch's name for that overload (PowBackward0 is its ``t ** 2``)."""
 
+    _raw_saved_exponent = saved_tensor(1)[1]
+    _saved_result, _raw_saved_result = saved_tensor(2)
+
 
 @torch_named("PowBackward2")
 class PowNumberBase(Pow):
     """``number ** t`` (``2 ** x``): Pow's node whose one input is the exponent, as PyTorch's (the number is none)."""
+
+    _raw_saved_exponent = saved_tensor(1)[1]
+    _saved_result, _raw_saved_result = saved_tensor(2)
 
     def forward(self, b, base):
         return Pow.forward(self, base, b)

@@ -23,6 +23,7 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, Unread, cast_gradient, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor
+from ..autograd.saved_attributes import saved_tensor
 from .elementwise import require_tensor
 
 
@@ -111,21 +112,27 @@ def strides_of(value) -> tuple:
 # matmul's node under PyTorch's name for each form of the product (names only: one node, one formula)
 @torch_named("MmBackward0")
 class _MatrixTimesMatrix(MatMul):
-    pass
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_mat2, _raw_saved_mat2 = saved_tensor(1)
 
 
 @torch_named("DotBackward0")
 class _VectorDotVector(MatMul):
-    pass
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_tensor, _raw_saved_tensor = saved_tensor(1)
 
 
 @torch_named("MvBackward0")
 class _MatrixTimesVector(MatMul):
-    pass
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_vec, _raw_saved_vec = saved_tensor(1)
 
 
 @torch_named("BmmBackward0")
 class _BatchTimesBatch(MatMul):
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_mat2, _raw_saved_mat2 = saved_tensor(1)
+
     def backward(self, g):
         if g.__class__ is not RecordedArray:
             return MatMul.backward(self, g)

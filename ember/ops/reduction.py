@@ -18,6 +18,7 @@ from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
+from ..autograd.saved_attributes import input_sizes, saved_tensor
 from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex
 from .unary import sign_array
@@ -73,6 +74,7 @@ def _expand_back(g, shape, axes, keepdim: bool):
 class Sum(Node):
     linear = True
     float32_compute = True
+    _saved_self_sym_sizes = property(input_sizes)  # (PyTorch's name: the input's shape)
 
     def forward(self, x, axes, keepdim):
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
@@ -93,6 +95,8 @@ class Sum(Node):
 class Mean(Node):
     linear = True
     float32_compute = True
+    _saved_self_sym_sizes = property(input_sizes)
+    _saved_self_sym_numel = property(lambda self: math.prod(self.input_shapes[0]))
 
     def forward(self, x, axes, keepdim):
         # sum / count, as NumPy's mean computes it, without its warning for an empty input (nan, silently)
@@ -150,17 +154,21 @@ def _running_mean_of_infinite(x, axes, out):
 # sum / mean over given dimensions, under PyTorch's names for that overload (names only)
 @torch_named("SumBackward1")
 class _SumOverDims(Sum):
-    pass
+    _saved_dim = property(lambda self: self.axes)  # (non-negative: PyTorch's reads a negative dim as unsigned)
+    _saved_keepdim = property(lambda self: self.keepdim)
 
 
 @torch_named("MeanBackward1")
 class _MeanOverDims(Mean):
-    pass
+    _saved_dim = property(lambda self: self.axes)  # (non-negative: PyTorch's reads a negative dim as unsigned)
+    _saved_keepdim = property(lambda self: self.keepdim)
 
 
 @torch_named("ProdBackward0")
 class Prod(Node):
     float32_compute = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
 
     def forward(self, x, axes, keepdim):
         if self.half_dtype is None:

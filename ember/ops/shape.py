@@ -31,6 +31,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..autograd.recorded import RecordedArray
+from ..autograd.saved_attributes import input_sizes
 from ..storage import root_array
 from .elementwise import promoted
 from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
@@ -157,6 +158,8 @@ class ReshapeCopy(Reshape):
 # The reshapes under PyTorch's node names (``type(y.grad_fn).__name__``, ``repr``, a printed tensor's grad_fn=)
 class ViewBackward0(Reshape):
     """``view``, ``reshape`` (as a view), ``flatten``, ``unflatten``."""
+
+    _saved_self_sym_sizes = property(input_sizes)  # (PyTorch's name: the input's shape)
 
 
 class UnsafeViewBackward0(ReshapeCopy):
@@ -569,6 +572,8 @@ def _expanded_strides(sizes: tuple, strides: tuple, target: tuple) -> tuple:
 
 class ExpandBackward0(Expand):
     """``expand``'s node under PyTorch's name."""
+
+    _saved_self_sym_sizes = property(input_sizes)
 
 
 def expand(x: Tensor, *sizes, size=None) -> Tensor:

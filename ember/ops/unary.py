@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from ..autograd import graph as _graph
 from ..autograd.graph import Node, apply_one, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded, reading
+from ..autograd.saved_attributes import saved_tensor
 from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, result_dtype
 from .elementwise import pow as power
 
@@ -38,6 +39,7 @@ class Neg(Node):
 @torch_named("ExpBackward0")
 class Exp(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = xp.exp(x)
@@ -51,6 +53,7 @@ class Exp(Node):
 @torch_named("LogBackward0")
 class Log(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -63,6 +66,7 @@ class Log(Node):
 @torch_named("Log1PBackward0")
 class Log1p(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -75,6 +79,7 @@ class Log1p(Node):
 @torch_named("SqrtBackward0")
 class Sqrt(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = xp.sqrt(x)
@@ -88,6 +93,7 @@ class Sqrt(Node):
 @torch_named("RsqrtBackward0")
 class Rsqrt(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = 1 / xp.sqrt(x)
@@ -104,6 +110,7 @@ class Rsqrt(Node):
 @torch_named("SinBackward0")
 class Sin(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -116,6 +123,7 @@ class Sin(Node):
 @torch_named("CosBackward0")
 class Cos(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -128,6 +136,7 @@ class Cos(Node):
 @torch_named("TanhBackward0")
 class Tanh(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = xp.tanh(x)
@@ -142,6 +151,7 @@ class Tanh(Node):
 @torch_named("SigmoidBackward0")
 class Sigmoid(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         # split by sign so exp never overflows
@@ -168,6 +178,7 @@ def refuse_relu(x) -> None:
 @torch_named("ReluBackward0")
 class Relu(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
         refuse_relu(x)
@@ -252,6 +263,7 @@ def _zero(dtype):
 @torch_named("AbsBackward0")
 class Abs(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)

@@ -15,6 +15,7 @@ from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, Unread, show_node_as, shown_as
 from ...autograd.recorded import RecordedArray, formula_tensor
+from ...autograd.saved_attributes import saved_value
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
 from ...ops.linalg import column_major, mm_mat1_backward, mm_mat2_backward, strides_of
@@ -28,6 +29,32 @@ class Linear(Node):
     saved_for = ((1,), (0,))  # x for w's gradient, w for x's (an unread x still gives its shape)
     saved_transposed = (1,)  # PyTorch's GEMM saves weight.t()
     _folded = False  # an input of more than 2 dimensions that PyTorch's linear multiplies as its 2-D rows
+
+    def _weight_transposed(self) -> Tensor | None:
+        """The saved weight as PyTorch's GEMM saved it: ``weight.t()`` (its TBackward0 leads to the weight)."""
+        from ...autograd.grad_mode import enable_grad
+
+        w = saved_value(self, 1)
+        if w is None:
+            return None
+        with enable_grad():
+            return w.t()
+
+    def _addmm_next_functions(self) -> tuple:
+        """As PyTorch's addmm(bias, input, weight.t()): the bias's, the input's, then the weight's next function."""
+        x, w, b = Node.next_functions.fget(self)
+        return b, x, w
+
+    # PyTorch's saved tensors and next functions of a 2-D input's node: addmm(bias, input, weight.t()), mm without a
+    # bias (its operands in ember's order already)
+    attributes_shown = {
+        "AddmmBackward0": {"_saved_mat1": property(lambda self: saved_value(self, 0)),
+                           "_saved_mat2": property(_weight_transposed),
+                           "_saved_alpha": 1, "_saved_beta": 1, "next_functions": property(_addmm_next_functions)},
+        "MmBackward0": {"_saved_self": property(lambda self: saved_value(self, 0)),
+                        "_saved_mat2": property(_weight_transposed),
+                        "next_functions": property(lambda self: Node.next_functions.fget(self)[:2])},
+    }
 
     def forward(self, x, w, b):
         if self.needs_input_grad is not None:  # (a node that records nothing is dropped: no one reads its name)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import _creation, _warnings
 from ..._tensor import Tensor
+from ...autograd.graph import shown_as
 from ...ops.indexing import index_select
 from ...ops.shape import cat, stack
 from .. import init
@@ -389,9 +390,16 @@ class RNNCellBase(Module):
                                    f"expected {self.hidden_size}")
         _, h, c = rnn_layer(input, states[0], states[1] if mode == "LSTM" else None, self.weight_ih,
                             self.weight_hh, self.bias_ih, self.bias_hh, None, mode, [batch])
+        if mode in _CELL_NODE_NAMES:  # the node of the step's last op in PyTorch's cell (as a printed h shows it)
+            shown_as(h, _CELL_NODE_NAMES[mode])
         if not batched:
             h, c = h.squeeze(0), (None if c is None else c.squeeze(0))
         return h, c
+
+
+# PyTorch's cells end in their last gate op: h = tanh(...) or relu(...), GRU's h = n + z * (h - n). (LSTM's h and c,
+# MulBackward0 and AddBackward0 there, are two outputs of ember's one node, which keeps its own name.)
+_CELL_NODE_NAMES = {"RNN_TANH": "TanhBackward0", "RNN_RELU": "ReluBackward0", "GRU": "AddBackward0"}
 
 
 class RNNCell(RNNCellBase):

@@ -1,0 +1,128 @@
+"""PyTorch's ``grad_fn._saved_<name>`` attributes: the tensors (and arguments) a node saved for backward.
+
+PyTorch exposes what each node saved under the names of its derivative formula (``MulBackward0._saved_self``,
+``_saved_other``; ``ExpBackward0._saved_result``; ``SumBackward0._saved_self_sym_sizes``), and programs that
+inspect the autograd graph read them (torchviz's ``show_saved``, the "autograd mechanics" notes). An op's node
+class declares them next to its formula, as class attributes:
+
+    _saved_self, _raw_saved_self = saved_tensor(0)    # saved[0], as a tensor
+    _saved_other, _raw_saved_other = saved_tensor(1, number_as_tensor=True)
+
+so ``dir(grad_fn)`` lists them, as PyTorch's (``_raw_saved_<name>``: the saved tensor as an object that takes
+hooks of its own, ``SavedTensor.register_hooks``). A saved input reads back as PyTorch's does: a leaf is the leaf
+itself; another input is a tensor of the graph at that input's place (PyTorch gives the caller's own object);
+a saved output is a new tensor over the output's memory whose ``grad_fn`` is the node, as PyTorch's (``y is
+y.grad_fn._saved_result`` is False there too). An entry no computed gradient reads (``Node.saved_for``) was not
+saved: None, as PyTorch's. After backward freed the node, and for a tensor changed in place since it was saved,
+reading one is PyTorch's error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._backend import xp
+from .._tensor import Tensor
+from .graph import _RELEASED_MSG, AccumulateGrad, Node, Unread, _modified_message, entry_tensor
+from .saved_hooks import _Packed, unpack_saved
+
+
+def saved_value(node: Node, position: int, number_as_tensor: bool = False) -> Any:
+    """The entry at ``position`` of ``node.saved`` as PyTorch's ``_saved_<name>`` gives it (the module's docstring).
+    ``number_as_tensor``: a Python number there reads as the 0-d tensor PyTorch wraps it in (``x * 2``'s
+    ``_saved_other`` is ``tensor(2)``), not as the number (``x ** 2``'s ``_saved_exponent`` is ``2``)."""
+    saved = node.saved
+    if saved is None:
+        raise RuntimeError(_RELEASED_MSG)
+    value = saved[position]
+    if type(value) is Unread:
+        return None
+    packed = type(value) is _Packed
+    if packed:  # saved through saved-tensor hooks: what their unpack hook gives back, in the saved tensor's place
+        value = unpack_saved((value,))[0]
+    elif not isinstance(value, xp.ndarray):
+        return Tensor._make(xp.asarray(value)) if number_as_tensor and isinstance(value, (bool, int, float,
+                                                                                        complex)) else value
+    for counter, version, array, (source, k) in node._saved_versions:
+        if k != position:
+            continue
+        if counter[0] != version and not packed:  # (hooks' tensors: unchecked, as PyTorch's)
+            raise RuntimeError(_modified_message(node, array, (source, k), counter, version))
+        if source is not None and not isinstance(source, int) and source[0].__class__ is AccumulateGrad:
+            leaf = source[0].variable
+            if leaf is not None and leaf._data is value:  # a leaf: the caller's tensor itself, as PyTorch's
+                return leaf
+            if packed:  # another tensor standing for the leaf: requiring grad, without history
+                return Tensor._make(value).requires_grad_()
+        return entry_tensor(node, value, source, counter)
+    return Tensor._make(value)  # an intermediate the formula reads (neither an input nor an output)
+
+
+class _SavedValue:
+    """Descriptor: ``node.saved[position]`` read as PyTorch's ``grad_fn._saved_<name>`` (``saved_value``)."""
+
+    __slots__ = ("position", "number_as_tensor")
+
+    def __init__(self, position: int, number_as_tensor: bool) -> None:
+        self.position = position
+        self.number_as_tensor = number_as_tensor
+
+    def __get__(self, node: Node | None, owner: type | None = None) -> Any:
+        if node is None:
+            return self
+        return saved_value(node, self.position, self.number_as_tensor)
+
+
+class SavedTensor:
+    """PyTorch's ``grad_fn._raw_saved_<name>``: one saved tensor of a node, which takes a pair of saved-tensor
+    hooks of its own (``register_hooks``), as ``saved_tensors_hooks`` gives every saved tensor."""
+
+    __slots__ = ("_node", "_position")
+
+    def __init__(self, node: Node, position: int) -> None:
+        self._node, self._position = node, position
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Pack the saved tensor now with ``pack_hook``; backward (and ``_saved_<name>``) reads
+        ``unpack_hook(packed)`` in its place. PyTorch's errors once freed, and for a second pair."""
+        node, k = self._node, self._position
+        if node.saved is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+                               "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+                               "retain_graph=True if you need to backward through the graph a second time or if "
+                               "you need to access saved variables after calling backward.")
+        if type(node.saved[k]) is _Packed:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        packed = _Packed(pack_hook(saved_value(node, k)), unpack_hook)
+        node.saved = node.saved[:k] + (packed,) + node.saved[k + 1:]
+        node._packed = True  # (the engine unpacks it before backward)
+
+    def unpack(self) -> Any:
+        """The saved tensor, as ``_saved_<name>`` reads it."""
+        return saved_value(self._node, self._position)
+
+
+class _RawSaved:
+    """Descriptor: PyTorch's ``grad_fn._raw_saved_<name>`` of ``node.saved[position]`` (``SavedTensor``)."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: int) -> None:
+        self.position = position
+
+    def __get__(self, node: Node | None, owner: type | None = None) -> Any:
+        if node is None:
+            return self
+        return SavedTensor(node, self.position)
+
+
+def saved_tensor(position: int, number_as_tensor: bool = False) -> tuple[_SavedValue, _RawSaved]:
+    """The descriptors of PyTorch's ``_saved_<name>`` and ``_raw_saved_<name>`` for ``node.saved[position]``
+    (``_saved_self, _raw_saved_self = saved_tensor(0)`` in an op's node class)."""
+    return _SavedValue(position, number_as_tensor), _RawSaved(position)
+
+
+def input_sizes(node: Node) -> tuple:
+    """PyTorch's ``_saved_self_sym_sizes`` of an op of one tensor input: the input's shape (kept after backward)."""
+    return tuple(node.input_shapes[0])

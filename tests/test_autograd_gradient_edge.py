@@ -1,0 +1,44 @@
+"""``torch.autograd.graph.get_gradient_edge``/``GradientEdge``/``increment_version`` against PyTorch: the edge of a
+result and of a leaf, ``autograd.grad`` with an edge among its inputs (alone or with tensors), PyTorch's error for a
+tensor that does not require grad, and version bumps that make backward through a saved tensor PyTorch's error."""
+
+import pytest
+import torch
+
+import ember
+
+
+def _edges(lib):
+    g = lib.autograd.graph
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    edge = g.get_gradient_edge(y)
+    leaf_edge = g.get_gradient_edge(x)
+    z = (y * 3).sum()
+    alone = lib.autograd.grad(z, edge, retain_graph=True)
+    mixed = lib.autograd.grad(z, [edge, x])
+    with pytest.raises(RuntimeError) as err:
+        g.get_gradient_edge(lib.ones(2))
+    return (edge.node.name(), edge.output_nr, edge.node is y.grad_fn, leaf_edge.node.name(), leaf_edge.output_nr,
+            g.GradientEdge._fields, [t.tolist() for t in alone], [t.tolist() for t in mixed], str(err.value))
+
+
+def test_gradient_edge_as_torch():
+    assert _edges(ember) == _edges(torch)
+
+
+def _versions(lib):
+    g = lib.autograd.graph
+    t = lib.ones(2)
+    g.increment_version(t)
+    g.increment_version([t, t])
+    x = lib.ones(2, requires_grad=True)
+    y = x.exp()
+    g.increment_version(y)
+    with pytest.raises(RuntimeError) as err:
+        y.sum().backward()
+    return t._version, str(err.value).split(". Hint")[0]
+
+
+def test_increment_version_as_torch():
+    assert _versions(ember) == _versions(torch)

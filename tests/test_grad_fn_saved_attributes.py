@@ -1,0 +1,189 @@
+"""``grad_fn._saved_<name>`` against PyTorch: the tensors (and arguments) a node saved for backward, under the names
+of PyTorch's derivative formulas, as programs that inspect the autograd graph read them ("autograd mechanics",
+torchviz's ``show_saved``): which names ``dir(grad_fn)`` lists, each value (shape, dtype, values, whether it is
+the leaf itself, requires_grad, its grad_fn's name), None for what was not saved, and PyTorch's errors after the
+graph is freed and for a saved tensor changed in place."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _describe(value, leaves: dict):
+    """What a program can observe of one saved attribute's value, comparable across the two libraries."""
+    if value is None or isinstance(value, (bool, int, float, tuple)):
+        return value
+    return ("tensor", tuple(value.shape), str(value.dtype).rpartition(".")[2],
+            next((name for name, leaf in leaves.items() if value is leaf), None), value.requires_grad,
+            None if value.grad_fn is None else value.grad_fn.name(), value.detach().double().numpy().round(5).tolist())
+
+
+def _inputs(lib):
+    gen = np.random.default_rng(0)
+    x = lib.tensor(gen.standard_normal(3).astype(np.float32), requires_grad=True)
+    w = lib.tensor(gen.standard_normal(3).astype(np.float32), requires_grad=True)
+    m = lib.tensor(gen.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    b = lib.tensor(gen.standard_normal(4).astype(np.float32), requires_grad=True)
+    return {"x": x, "w": w, "m": m, "b": b}
+
+
+CASES = {
+    "mul": lambda lib, t: t["x"] * t["w"],
+    "mul_int": lambda lib, t: t["x"] * 2,
+    "mul_float_left": lambda lib, t: 2.5 * t["x"],
+    "mul_constant": lambda lib, t: t["x"] * t["w"].detach(),
+    "div": lambda lib, t: t["x"] / t["w"],
+    "div_int": lambda lib, t: t["x"] / 2,
+    "pow_number": lambda lib, t: t["x"] ** 2,
+    "pow_tensors": lambda lib, t: t["x"].abs() ** t["w"],
+    "pow_number_base": lambda lib, t: 2 ** t["x"],
+    "exp": lambda lib, t: t["x"].exp(),
+    "tanh": lambda lib, t: t["x"].tanh(),
+    "sigmoid": lambda lib, t: t["x"].sigmoid(),
+    "sqrt": lambda lib, t: t["x"].abs().sqrt(),
+    "rsqrt": lambda lib, t: t["x"].abs().rsqrt(),
+    "log": lambda lib, t: t["x"].abs().log(),
+    "sin": lambda lib, t: t["x"].sin(),
+    "cos": lambda lib, t: t["x"].cos(),
+    "abs": lambda lib, t: t["x"].abs(),
+    "relu": lambda lib, t: lib.nn.functional.relu(t["x"]),
+    "relu_method": lambda lib, t: t["m"].relu(),
+    "softmax": lambda lib, t: lib.softmax(t["m"], 1),
+    "log_softmax": lambda lib, t: lib.nn.functional.log_softmax(t["x"], 0),
+    "mm": lambda lib, t: t["m"] @ t["m"].t(),
+    "mv": lambda lib, t: t["m"] @ t["x"],
+    "dot": lambda lib, t: t["x"].dot(t["w"]),
+    "bmm": lambda lib, t: lib.bmm(t["m"].unsqueeze(0), t["m"].t().unsqueeze(0)),
+    "linear": lambda lib, t: lib.nn.functional.linear(t["m"][:2, :], t["m"], t["b"]),
+    "linear_no_bias": lambda lib, t: lib.nn.functional.linear(t["x"].unsqueeze(0), t["m"]),
+    "add": lambda lib, t: t["x"] + t["w"],
+    "add_alpha": lambda lib, t: lib.add(t["x"], t["w"], alpha=3),
+    "sub": lambda lib, t: t["x"] - t["w"],
+    "sum": lambda lib, t: t["m"].sum(),
+    "sum_dims": lambda lib, t: t["m"].sum((0, 1), keepdim=True),
+    "mean": lambda lib, t: t["x"].mean(),
+    "mean_dim": lambda lib, t: t["m"].mean(1),
+    "prod": lambda lib, t: t["x"].prod(),
+    "view": lambda lib, t: t["m"].view(12),
+    "expand": lambda lib, t: t["x"].expand(2, 3),
+}
+
+
+def _saved(lib, case):
+    t = _inputs(lib)
+    fn = CASES[case](lib, t).grad_fn
+    names = sorted(n for n in dir(fn) if n.startswith("_saved_"))
+    return fn.name(), {n: _describe(getattr(fn, n), t) for n in names}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_saved_attributes_as_torch(case):
+    name, want = _saved(torch, case)
+    got_name, got = _saved(ember, case)
+    assert got_name == name
+    # PyTorch also lists the sizes and strides its matrix products keep for their layout, which ember has no use for
+    want = {k: v for k, v in want.items() if not k.endswith(("_sym_strides", "_mat1_sym_sizes", "_mat2_sym_sizes"))
+            and not (k == "_saved_self_sym_sizes" and name in ("MmBackward0",))}
+    assert got == want
+
+
+def _freed_error(lib, read):
+    x = lib.ones(3, requires_grad=True)
+    y = x.exp() * x
+    y.sum().backward()
+    with pytest.raises(RuntimeError) as err:
+        read(y)
+    return str(err.value)
+
+
+@pytest.mark.parametrize("read", [lambda y: y.grad_fn._saved_self, lambda y: y.grad_fn._saved_other,
+                                  lambda y: y.grad_fn.next_functions[0][0]._saved_result])
+def test_freed_graph_is_torch_error(read):
+    assert "Trying to backward through the graph a second time" in _freed_error(torch, read)
+    assert _freed_error(ember, read) == _freed_error(torch, read)
+
+
+def test_retained_graph_still_readable():
+    for lib in (torch, ember):
+        x = lib.ones(3, requires_grad=True)
+        y = x.exp()
+        y.sum().backward(retain_graph=True)
+        assert y.grad_fn._saved_result.grad_fn is y.grad_fn
+        assert lib.equal(y.grad_fn._saved_result, y)
+
+
+def _changed_in_place(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x.exp()
+    with lib.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError) as err:
+        _ = y.grad_fn._saved_result
+    return str(err.value)
+
+
+def test_saved_tensor_changed_in_place_is_torch_error():
+    assert _changed_in_place(ember) == _changed_in_place(torch)
+
+
+def test_saved_result_shares_the_output():
+    """A saved output is a new tensor over the output's memory and version counter, the node its grad_fn."""
+    for lib in (torch, ember):
+        x = lib.ones(3, requires_grad=True)
+        y = x.tanh()
+        r = y.grad_fn._saved_result
+        assert r is not y and r.grad_fn is y.grad_fn and r.output_nr == 0 and not r.is_leaf
+        assert r._version == y._version == 0
+
+
+def test_through_saved_tensor_hooks():
+    """Saved through saved-tensor hooks, a saved tensor reads as what the unpack hook gives back."""
+    for lib in (torch, ember):
+        x = lib.arange(3.0, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: ("packed", t), lambda p: p[1] + 10):
+            y = x * x
+        assert y.grad_fn._saved_self.tolist() == [10.0, 11.0, 12.0]
+
+
+def test_unknown_name_is_attribute_error():
+    for lib in (torch, ember):
+        y = lib.ones(3, requires_grad=True).exp()
+        with pytest.raises(AttributeError):
+            _ = y.grad_fn._saved_self  # (exp saves its result, not its input)
+        assert "_saved_versions" not in dir(y.grad_fn)
+
+
+@pytest.mark.parametrize("case", ["mul", "pow_number", "pow_tensors", "exp", "relu", "mm", "softmax", "prod"])
+def test_raw_saved_names_as_torch(case):
+    def names(lib):
+        fn = CASES[case](lib, _inputs(lib)).grad_fn
+        return sorted(n for n in dir(fn) if n.startswith("_raw_saved_"))
+
+    assert names(ember) == names(torch)
+
+
+def _raw_hooks(lib):
+    """The autograd-mechanics notes' per-tensor hooks: ``grad_fn._raw_saved_self.register_hooks(pack, unpack)``."""
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.pow(2)
+    raw = y.grad_fn._raw_saved_self
+    packed = []
+    raw.register_hooks(lambda t: packed.append(t.tolist()) or ("kept", t * 1), lambda p: p[1] * 10)
+    seen = y.grad_fn._saved_self
+    out = [packed, seen.tolist(), seen.requires_grad, seen.grad_fn is None, raw.unpack().tolist()]
+    for register in (lambda: raw.register_hooks(lambda t: t, lambda t: t),):
+        with pytest.raises(RuntimeError) as err:
+            register()
+        out.append(str(err.value))
+    y.sum().backward()
+    out.append(x.grad.tolist())  # (2 * (10 x) per element: backward read the unpacked tensor)
+    with pytest.raises(RuntimeError) as err:
+        raw.register_hooks(lambda t: t, lambda t: t)
+    out.append(str(err.value))
+    return out
+
+
+def test_raw_saved_register_hooks_as_torch():
+    assert _raw_hooks(ember) == _raw_hooks(torch)
