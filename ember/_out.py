@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from ._arg_aliases import positional_names, refuse_numpy_arrays
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
 from ._dtype import float32 as _float32
@@ -501,10 +502,13 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
     errors, when another (``special_erf`` for ``erf``); ``differentiable``: no refusal under autograd (PyTorch's
     composite functions, whose out= copies a differentiable result: ``special.ndtr``)."""
 
+    parameters = positional_names(fn, False)
+
     @functools.wraps(fn)
     def writing_out(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
+        refuse_numpy_arrays(parsed or name, args, kwargs, parameters)  # (as the in-place methods: before writing)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
         if name in _RESIZING_FACTORIES and isinstance(out, Tensor) and out.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
