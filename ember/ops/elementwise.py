@@ -498,13 +498,14 @@ class Pow(Node):
                 ga = g * conj_if_complex(power) if not scalar or b != 0 else xp.zeros_like(g)
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
-        if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
+        if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0 (a complex b: real, as PyTorch's)
             with xp.errstate(divide="ignore", invalid="ignore"):
                 log_a = xp.log(a)
                 if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
                     log_a = log_a.item()
                 gb = g * conj_if_complex(self.saved[2] * log_a)
-            gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
+            real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
+            gb = xp.where((a == 0) & real_nonnegative, 0, gb)
         return ga, gb
 
 
