@@ -671,7 +671,13 @@ def _empty_strides(array):
     """``array`` (which has no elements) with PyTorch's contiguous strides: NumPy makes every stride of a new empty
     array 0, PyTorch computes them as for a non-empty tensor, a dimension of size 0 counted as 1
     (``torch.empty(2, 0, 3).stride() == (3, 3, 1)``); views of it (transposes, permutes) then permute them as
-    PyTorch's do."""
+    PyTorch's do. An empty view of memory that holds elements (of an expanded tensor: ``x.expand(0, 4)[:, 0]``)
+    keeps its strides, 0 as PyTorch's."""
+    base = array.base
+    while base.__class__ is _ndarray:  # (storage.root_array, which builds on Tensor)
+        if base.size:
+            return array
+        base = base.base
     strides, step = [], array.itemsize
     for n in reversed(array.shape):
         strides.append(step)

@@ -207,6 +207,14 @@ def _unsqueezed(x, out, dim: int) -> bool:
 
 
 class _Squeeze(Reshape):
+    def forward(self, x, shape, dims=()):
+        if x.size == 0 and not (_meta_made[0] and is_meta(x)):  # (NumPy's reshape lays an empty array out anew)
+            # PyTorch's squeeze drops the dimensions' sizes and strides, keeping the others' (an empty view of a
+            # transposed or sliced tensor keeps its steps): x[..., 0, ...] there
+            self.shape = x.shape
+            return x[tuple(0 if i in dims else slice(None) for i in range(x.ndim))]
+        return Reshape.forward(self, x, shape)
+
     def backward(self, g):
         if type(g) is RecordedArray:  # create_graph: an unsqueeze of each dimension taken, recorded as PyTorch's
             t = g.t
@@ -609,10 +617,13 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     if dim is None:
         new = tuple(s for s in shp if s != 1)
         node = SqueezeBackward0
+        dims = range(len(shp))
     else:
         dims = wrap_dims_once(dim if isinstance(dim, (tuple, list)) else (dim,), len(shp))
         new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
         node = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
+    if 0 in shp:  # (the dimensions taken out, for an empty tensor's strides: _Squeeze)
+        return node.apply(x, shape=new, dims=tuple(i for i in dims if shp[i] == 1))
     return node.apply(x, shape=new)
 
 
