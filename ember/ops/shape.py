@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import operator
 
 from .. import _warnings
 from .._arg_aliases import MethodArgumentError
@@ -26,7 +25,7 @@ from .._memory_format import (
 from .._meta import check_operand_devices, follow_view, is_meta, meta_array, meta_layout, record_layout, view_strides
 from .._meta import made as _meta_made
 from .._shown_name import package_name
-from .._size import c_type_name, check_nonnegative
+from .._size import c_type_name, check_nonnegative, parsed_int
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
@@ -70,7 +69,7 @@ def index_sizes(shape, name: str, op: str | None = None, position: int | None = 
     out = []
     for pos, s in enumerate(shape):
         try:
-            out.append(operator.index(s))
+            out.append(parsed_int(s, bool_ok=pos > 0))
         except TypeError:
             problem = f"must be tuple of ints, but found element of type {c_type_name(s)} at pos {pos}"
             if whole:
@@ -304,7 +303,9 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         from .. import _dtype
 
-        return view_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
+        if isinstance(shape[0], _dtype.dtype):
+            return view_dtype(x, shape[0])
+        # (anything else is one size: a NumPy integer's value, a float's or a Decimal's PyTorch's TypeError below)
     a = x._data
     target = _infer_shape(_shape_arg(shape), a.size, a)
     if not _viewable(a, target):  # (a view is possible when the strides allow it without a copy)
