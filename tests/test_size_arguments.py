@@ -80,6 +80,7 @@ ONE_SIZE_OR_DIM = {
     "new_zeros": lambda m, x, v: x.new_zeros(v), "sum": lambda m, x, v: x.reshape(2, 3).sum(v),
     "softmax": lambda m, x, v: x.reshape(2, 3).softmax(v), "squeeze": lambda m, x, v: x.reshape(1, 6).squeeze(v),
     "transpose": lambda m, x, v: x.reshape(2, 3).transpose(v, 0), "cumsum": lambda m, x, v: x.cumsum(v),
+    "movedim": lambda m, x, v: x.reshape(2, 3).movedim(v, 1), "movedim_to": lambda m, x, v: m.movedim(x, 0, v),
 }
 
 
