@@ -55,6 +55,18 @@ def parsed_int(value, bool_ok: bool = False) -> int:
     return operator.index(value)
 
 
+def int_argument(value, op: str, name: str) -> int:
+    """An ``int`` argument of ``op`` other than a size or a dim (``tril``'s ``diagonal``, ``chunk``'s ``chunks``,
+    ``narrow``'s ``start``) as PyTorch's parser reads it (``parsed_int``): a float, a Decimal or a bool is its
+    TypeError, never truncated."""
+    if value.__class__ is int:
+        return value
+    try:
+        return parsed_int(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {c_type_name(value)}") from None
+
+
 def size_item(i: int, n) -> int:
     """Item ``i`` of a ``torch.Size`` as PyTorch reads it: an integer as it is (a NumPy one too; a bool as 0 or 1),
     anything else with ``__index__`` (an integer 0-d tensor) as its int; else PyTorch's TypeError, naming the type as

@@ -82,3 +82,14 @@ def test_numbers_tensors_and_numpy_scalars_still_pass():
         x.add_(np.float32(1.0)).mul_(m.tensor([1.0, 2.0, 3.0])).clamp_(np.float64(0.0), 9.0).copy_(x * 2)
         x += 1
         assert x.tolist() == [5.0, 13.0, 19.0]
+
+
+@pytest.mark.parametrize("call", [lambda m, x: x.bitwise_right_shift(np.ones(3, np.int64)),
+                                  lambda m, x: m.bitwise_left_shift(x, np.ones(3, np.int64)),
+                                  lambda m, x: x.bitwise_left_shift_(np.ones(3, np.int64))])
+def test_shifts_refuse_a_numpy_array(call):
+    """(The shifts' methods and functions returned NotImplemented for an array, silently: it is PyTorch's
+    TypeError.)"""
+    for m in (torch, ember):
+        with pytest.raises(TypeError):
+            call(m, m.ones(3, dtype=m.int64))

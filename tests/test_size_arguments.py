@@ -81,6 +81,10 @@ ONE_SIZE_OR_DIM = {
     "softmax": lambda m, x, v: x.reshape(2, 3).softmax(v), "squeeze": lambda m, x, v: x.reshape(1, 6).squeeze(v),
     "transpose": lambda m, x, v: x.reshape(2, 3).transpose(v, 0), "cumsum": lambda m, x, v: x.cumsum(v),
     "movedim": lambda m, x, v: x.reshape(2, 3).movedim(v, 1), "movedim_to": lambda m, x, v: m.movedim(x, 0, v),
+    "tril": lambda m, x, v: x.reshape(2, 3).tril(v), "triu_": lambda m, x, v: x.reshape(2, 3).triu_(v),
+    "diagonal": lambda m, x, v: m.diagonal(x.reshape(2, 3), v), "chunk": lambda m, x, v: x.chunk(v)[0],
+    "narrow_start": lambda m, x, v: x.narrow(0, v, 1), "narrow_length": lambda m, x, v: x.narrow(0, 0, v),
+    "unflatten": lambda m, x, v: m.unflatten(x, 0, (v, -1)),
 }
 
 

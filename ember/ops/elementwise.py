@@ -1065,10 +1065,8 @@ def _shift(fn, kernel: str):
     shift and the sign (0 or -1) for a right shift, as PyTorch; NumPy's shifts do the same. A float or complex
     operand (a number too) is PyTorch's NotImplementedError naming the promoted dtype ('Float', 'ComplexFloat')."""
     def op(a, b):
-        if not isinstance(b, (Tensor, int, float, complex)) and not isinstance(b, xp.generic):
-            if not isinstance(b, xp.ndarray):  # (the operators turn this into NotImplemented)
-                raise operand_type_error(b)
-            return NotImplemented
+        if not isinstance(b, (Tensor, int, float, complex, xp.ndarray)) and not isinstance(b, xp.generic):
+            raise operand_type_error(b)  # (the operators turn this into NotImplemented; an array: promote's error)
         if isinstance(b, int) and not 0 <= b < 64:  # any such count shifts everything out: 64 fits every dtype
             b = 64
         a, b = promote(a, b)

@@ -30,7 +30,7 @@ from .._meta import (
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
-from .._size import c_type_name, leading_ones
+from .._size import c_type_name, int_argument, leading_ones
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -983,6 +983,9 @@ def _indexed_shape(a, idx) -> tuple:
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    length = int_argument(length, "narrow", "length")
+    if start.__class__ is not int and not isinstance(start, Tensor):  # (a 0-d integer tensor: PyTorch's overload)
+        start = int_argument(start, "narrow", "start")
     if x._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, x._data.ndim)

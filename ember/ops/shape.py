@@ -25,7 +25,7 @@ from .._memory_format import (
 from .._meta import check_operand_devices, follow_view, is_meta, meta_array, meta_layout, record_layout, view_strides
 from .._meta import made as _meta_made
 from .._shown_name import package_name
-from .._size import c_type_name, check_nonnegative, parsed_int
+from .._size import c_type_name, check_nonnegative, int_argument, parsed_int
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
@@ -369,7 +369,10 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     if x._data.ndim == 0:  # (a 0-d tensor has no dim to unflatten: PyTorch's error, its first lines)
         raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     shp = x._data.shape
-    return reshape(x, shp[:d] + tuple(sizes) + shp[d + 1:])
+    sizes = tuple(sizes)
+    if any(s.__class__ is not int for s in sizes):  # (PyTorch's parser reads them as a list of its own: a bool first)
+        sizes = index_sizes(sizes, "sizes", "unflatten", position=3)
+    return reshape(x, shp[:d] + sizes + shp[d + 1:])
 
 
 def _prod(xs) -> int:
@@ -909,6 +912,7 @@ def expand_copy(x: Tensor, size, *, implicit: bool = False) -> Tensor:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    chunks = int_argument(chunks, "chunk", "chunks")
     if not x._data.ndim:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
