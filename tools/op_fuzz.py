@@ -930,9 +930,9 @@ def _complex_nonfinite(case: Case) -> bool:
 
 
 def _grad_at_nan(case: Case, detail: str) -> bool:
-    """Whether a gradient finding's first differing element (``e.g. at (i, j)``) is one of a NaN input."""
+    """Whether a gradient finding's first differing element (``e.g. at (i, j)`` of the leaf) is one of a NaN input."""
     first = case.args[0] if case.args else None
-    a = numpy_values(first) if isinstance(first, T) else None
+    a = first.array if isinstance(first, T) else None  # (the leaf: the array before the layout recipe's view)
     at = re.search(r"e\.g\. at \(([-\d, ]*)\)", detail)
     if a is None or at is None or not detail.startswith("leaf 0") or a.dtype.kind not in "fc":
         return False
