@@ -441,6 +441,8 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
 
     min, max = un.overload_bounds("clamp_", min, max, method=True)
     names = SCALAR_TYPE_NAMES if isinstance(min, Tensor) or isinstance(max, Tensor) else CPP_TYPE_NAMES
+    if names is SCALAR_TYPE_NAMES:  # (a result type x cannot hold, a complex bound's: refused before the kernel)
+        _check_cast(ew.result_dtype(x, *(b for b in (min, max) if isinstance(b, Tensor))).np, x)
 
     def write(a):
         result = un.clamp(Tensor._make(a), min, max)._data
