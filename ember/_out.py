@@ -355,7 +355,7 @@ def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:
     arrays = [t._data for v in inputs for t in (v if isinstance(v, (tuple, list)) else (v,))
               if isinstance(t, Tensor)]
     for o in outs:
-        if not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
+        if o.size and not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
             raise RuntimeError(_INTERNAL_OVERLAP_ERROR)
         for a in arrays:
             if name in _FIRST_ONLY and a.shape != o.shape:

@@ -174,3 +174,19 @@ def test_empty_views_of_expanded_and_strided_tensors_keep_pytorchs_strides(view,
             continue
         seen.append((tuple(v.shape), v.stride(), v.is_contiguous()))
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("write", [
+    lambda m, x: x.add_(1), lambda m, x: m.nn.functional.selu(x, inplace=True), lambda m, x: x.zero_(),
+    lambda m, x: m.add(m.ones(0, 1, 3), 1, out=x), lambda m, x: x.frac_(), lambda m, x: x.__setitem__(..., 2),
+    lambda m, x: m.nn.functional.hardswish(x, inplace=True),
+])
+def test_an_empty_expanded_tensor_is_written_in_place_as_pytorch(write):
+    """An empty view of an expanded tensor shares no element's memory (it has none): PyTorch writes it in place
+    (ember refused it as an expanded tensor's internal overlap)."""
+    seen = []
+    for m in (torch, ember):
+        x = m.ones(1, 1, 1).expand(0, 1, 3)
+        write(m, x)
+        seen.append((tuple(x.shape), x.stride()))
+    assert seen[1] == seen[0]

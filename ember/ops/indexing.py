@@ -772,8 +772,9 @@ def _memory_writable(a) -> bool:
 
 def _overlaps(a) -> bool:
     """Whether elements of the array share memory (a dimension of stride 0 and size > 1: ``expand``); a meta
-    tensor's do and are written in place freely (``ember/_meta.py``: there are no values)."""
-    return any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)) and not is_meta(a)
+    tensor's do and are written in place freely (``ember/_meta.py``: there are no values), and an empty one has no
+    elements to share it (``x.expand(0, 3)``: PyTorch writes it in place)."""
+    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)) and not is_meta(a)
 
 
 def check_writable(x: Tensor, overlap_ok: bool = False) -> None:
