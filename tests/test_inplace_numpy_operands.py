@@ -93,3 +93,15 @@ def test_shifts_refuse_a_numpy_array(call):
     for m in (torch, ember):
         with pytest.raises(TypeError):
             call(m, m.ones(3, dtype=m.int64))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.index_add(0, np.array([0]), x[:1]), lambda m, x: x.index_copy(0, np.array([0]), x[:1]),
+    lambda m, x: x.index_fill(0, np.array([0]), 1.0), lambda m, x: x.scatter_add(0, np.array([0]), x[:1]),
+    lambda m, x: x.gather(0, np.array([0])), lambda m, x: m.index_select(x, 0, np.array([0])),
+])
+def test_an_index_given_as_a_numpy_array_is_pytorchs_type_error(call):
+    """(ember's index checks raised their dtype errors, IndexError or RuntimeError, for an array.)"""
+    for m in (torch, ember):
+        with pytest.raises(TypeError):
+            call(m, m.tensor([1.0, 2.0, 3.0]))

@@ -13,6 +13,7 @@ import math
 import operator
 
 from .. import _dtype, _inference
+from .._arg_aliases import refuse_numpy_array
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._memory_format import contiguous_format, half_number, via_float32
@@ -1039,6 +1040,7 @@ def _check_index(index: Tensor, name: str):
     """The index array of gather, index_select or the scatter family: int32 or int64 only, as PyTorch's kernels
     (int16, uint8 refused too), in its words (the scatter family's all name scatter)."""
     if not isinstance(index, Tensor) or index._data.dtype not in _INDEX_DTYPES:
+        refuse_numpy_array(name, index, "index", 2)  # (an array: PyTorch's parser refuses it first, TypeError)
         which = "int32 or int64" if name == "index_select" else "int32/int64"
         raise RuntimeError(f"{'scatter' if name.startswith('scatter') else name}(): Expected dtype {which} for index")
     return index._data
