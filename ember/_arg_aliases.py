@@ -508,11 +508,91 @@ def _named_where_reachable(wrapper: Callable, module: str, qualname: str) -> Non
     wrapper.__module__, wrapper.__qualname__ = module, qualname
 
 
+def refuse_numpy_arrays(name: str, args: tuple, kwargs: dict, parameters: tuple[str, ...]) -> None:
+    """PyTorch's TypeError for a NumPy array given where ``name`` takes a tensor or a number (an in-place method's
+    operand, ``x.add_(array)``; any argument of a function called with ``out=``): PyTorch's argument parser takes
+    neither an array nor a 0-d one for them. ember's ops accept the arrays its own code passes, so the public
+    in-place methods and ``out=`` forms check here, once, before the op runs (else ``x.mul_(array)`` would compute
+    where ``x.mul(array)`` and PyTorch refuse it). ``parameters``: the names of the positional parameters
+    (``args``' names, ``self`` excluded), for the message."""
+    for position, value in enumerate(args):
+        if isinstance(value, xp.ndarray):
+            argument = parameters[position] if position < len(parameters) else "other"
+            _refuse_non_tensor(name, argument, value, position + 1)
+    for argument, value in kwargs.items():
+        if isinstance(value, xp.ndarray):
+            hint = " (convert it with ember.from_numpy or ember.as_tensor)"
+            raise TypeError(f"{name}(): argument '{argument}' must be Tensor, not {c_type_name(value)}{hint}")
+
+
+def refuse_numpy_array(name: str, value, argument: str, position: int) -> None:
+    """``refuse_numpy_arrays`` for one argument, for the in-place methods that check their operand themselves
+    (``_CHECKS_ARRAYS_ITSELF``), on the path a number or a tensor does not take."""
+    if isinstance(value, xp.ndarray):
+        _refuse_non_tensor(name, argument, value, position)
+
+
+def positional_names(fn: Callable, method: bool) -> tuple[str, ...]:
+    """The names of ``fn``'s positional parameters, a method's ``self`` left out (none when they cannot be read)."""
+    try:
+        params = parameter_kinds(fn)
+    except (TypeError, ValueError):
+        return ()
+    names = tuple(p for p, kind in params.items() if kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                               inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    return names[int(method):]
+
+
+# the in-place methods that refuse a NumPy array themselves, at no cost to a correct call (an optimizer's step calls
+# them on every parameter): their ops' checks of an operand that is not a number (``refuse_numpy_array``), or an
+# out-of-place op that refuses it (fmod_: fmod)
+_CHECKS_ARRAYS_ITSELF = frozenset({"add_", "sub_", "mul_", "div_", "true_divide_", "floor_divide_", "remainder_",
+                                   "pow_", "fmod_", "copysign_", "xlogy_", "addcmul_", "addcdiv_", "lerp_",
+                                   "copy_"})
+
+
+def _refusing_numpy_arrays(name: str, method: Callable) -> Callable:
+    """The in-place Tensor ``method`` refusing a NumPy array argument with PyTorch's TypeError
+    (``refuse_numpy_arrays``) before it writes anything."""
+    parameters = positional_names(method, True)
+
+    @functools.wraps(method)
+    def refusing_numpy_arrays(self, *args, **kwargs):
+        if args or kwargs:
+            refuse_numpy_arrays(name, args, kwargs, parameters)
+        return method(self, *args, **kwargs)
+
+    return refusing_numpy_arrays
+
+
+# the augmented assignments, which give NotImplemented for a NumPy array: Python then calls the binary operator
+# (``x + array``), whose TypeError says to convert it (PyTorch computes both in NumPy and wraps the result)
+_AUGMENTED = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__idiv__", "__ifloordiv__", "__imod__", "__ipow__",
+              "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imatmul__")
+
+
+def _augmented_refusing_numpy_arrays(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def refusing_numpy_arrays(self, other):
+        if isinstance(other, xp.ndarray):
+            return NotImplemented
+        return method(self, other)
+
+    return refusing_numpy_arrays
+
+
 def accept_torch_names_in_methods(cls: _C) -> _C:
     """Class decorator: each method of ``cls`` (its own and its mixins') also takes PyTorch's names for its
     parameters (``x.mul(other=y)``) and, where it has ``dim``/``keepdim``, ``axis=``/``keepdims=``; the binary ones
     that do not word it themselves (``_OWN_REFUSAL``) refuse a non-operand with PyTorch's TypeError
-    (``_refusing_non_operands``); the others are left as they are."""
+    (``_refusing_non_operands``); the in-place ones refuse a NumPy array (``_refusing_numpy_arrays``; the augmented
+    assignments leave it to the binary operator's refusal); the others are left as they are."""
+    for name in _AUGMENTED:
+        method = getattr(cls, name, None)
+        if isinstance(method, FunctionType):
+            wrapped = _augmented_refusing_numpy_arrays(method)
+            _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
+            setattr(cls, name, wrapped)
     for name in dir(cls):
         if name.startswith("__"):  # (with_torch_names leaves these as they are)
             continue
@@ -525,6 +605,9 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
                 wrapped = _refusing_non_operands(name, wrapped)
             if name.removesuffix("_") in ("clamp", "clip"):
                 wrapped = _rewording_clamp_bounds(name, wrapped, True)
+            if name.endswith("_") and not name.startswith("_") and name not in _CHECKS_ARRAYS_ITSELF and \
+                    len(parameter_kinds(method)) > 1:
+                wrapped = _refusing_numpy_arrays(name, wrapped)  # (an in-place method taking arguments)
             if wrapped is not method:
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)

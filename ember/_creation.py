@@ -35,7 +35,7 @@ from ._memory_format import (
 from ._meta import is_meta, meta_array, meta_layout, record_layout, reorder_dimensions
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
-from ._size import c_type_name, check_nonnegative
+from ._size import c_type_name, check_nonnegative, parsed_int
 from ._tensor import REFUSED_BY_FACTORY, Tensor, check_can_require_grad
 from .random import generator_of
 
@@ -448,8 +448,8 @@ def _size(size, keyword=None, op: str | None = None) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     try:
-        out = tuple(operator.index(s) for s in size)
-    except TypeError:  # (a float or a string size: PyTorch's TypeError, in its parser's words)
+        out = tuple(s if s.__class__ is int else parsed_int(s, bool_ok=pos > 0) for pos, s in enumerate(size))
+    except TypeError:  # (a float, a bool or a string size: PyTorch's TypeError, in its parser's words)
         from .ops.shape import index_sizes
 
         index_sizes(size, "size", op, position=1 if op is not None else None, whole=whole)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from ._arg_aliases import positional_names, refuse_numpy_arrays
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
 from ._dtype import float32 as _float32
@@ -65,13 +66,14 @@ max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
 gcd lcm ldexp nextafter outer ger addcmul addcdiv cholesky_inverse hstack vstack kron angle
+bitwise_left_shift bitwise_right_shift copysign
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
 addmm addmv amax amin argmax argmin bmm clamp clip dot gather index_select masked_select matmul mm mv round sort take
 topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
-sgn nan_to_num inner isposinf isneginf
+sgn nan_to_num inner isposinf isneginf any all float_power
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -96,9 +98,14 @@ EXACT_MESSAGES = {
     "signbit": "signbit does not support non-boolean outputs.",
     "isposinf": "isposinf does not support non-boolean outputs.",
     "isneginf": "isneginf does not support non-boolean outputs.",
+    "float_power": "the output given to float_power has dtype {out} but the operation's result requires dtype "
+                   "{result}",
+    "any": "any only supports bool tensor for result, got: {out}",
+    "all": "all only supports bool tensor for result, got: {out}",
     "nan_to_num": "nan_to_num: dtype of out: {out} should be same as input: {result}",
     "inner": "tensordot: Expected the output tensor to have dtype {result}, but got an output tensor with dtype {out}",
 }
+_TRUTHS = frozenset({"any", "all"})
 # max/min of all elements (max.unary_out): out's dtype is checked by PyTorch's canCast assertion, in its words
 _UNARY_CAN_CAST = ("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) to be "
                    "true, but got false.  (Could this error message be improved?  If so, please report an "
@@ -348,7 +355,7 @@ def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:
     arrays = [t._data for v in inputs for t in (v if isinstance(v, (tuple, list)) else (v,))
               if isinstance(t, Tensor)]
     for o in outs:
-        if not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
+        if o.size and not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
             raise RuntimeError(_INTERNAL_OVERLAP_ERROR)
         for a in arrays:
             if name in _FIRST_ONLY and a.shape != o.shape:
@@ -413,6 +420,8 @@ def _dtype_name(d) -> str:
 def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
     src, dst = result._data.dtype, out._data.dtype
     if exact and src == dst or not exact and can_cast_result(src, dst):
+        return
+    if name in _TRUTHS and dst.kind in "bu" and dst.itemsize == 1:  # (any/all: a bool or uint8 out, either input)
         return
     names = {"result": _dtype_name(result.dtype), "out": _dtype_name(out.dtype),
              "result_cpp": _CPP_NAMES.get(result.dtype.name, result.dtype.name),
@@ -501,10 +510,13 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
     errors, when another (``special_erf`` for ``erf``); ``differentiable``: no refusal under autograd (PyTorch's
     composite functions, whose out= copies a differentiable result: ``special.ndtr``)."""
 
+    parameters = positional_names(fn, False)
+
     @functools.wraps(fn)
     def writing_out(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
+        refuse_numpy_arrays(parsed or name, args, kwargs, parameters)  # (as the in-place methods: before writing)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
         if name in _RESIZING_FACTORIES and isinstance(out, Tensor) and out.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")

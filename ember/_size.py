@@ -43,6 +43,30 @@ class Size(tuple[int, ...]):
         return Size(tuple.__add__(self, tuple(other)))
 
 
+def parsed_int(value, bool_ok: bool = False) -> int:
+    """An ``int`` argument (a size, a dim) as PyTorch's argument parser reads it: an int, a NumPy integer or anything
+    with ``__index__`` (an integer 0-d tensor) as its int; a bool (an int to Python) is its TypeError, as a float, a
+    Decimal or a string are (``operator.index``'s TypeError, which callers word as PyTorch's). ``bool_ok``: a Python
+    bool read as 0 or 1, as PyTorch's parser reads the sizes after the first of a list (only the first decides
+    which overload the list matches); a NumPy bool never."""
+    if value.__class__ is bool and not bool_ok or \
+            value.__class__.__name__ == "bool" and value.__class__.__module__ == "numpy":
+        raise TypeError(f"'{c_type_name(value)}' object is not an int here")
+    return operator.index(value)
+
+
+def int_argument(value, op: str, name: str) -> int:
+    """An ``int`` argument of ``op`` other than a size or a dim (``tril``'s ``diagonal``, ``chunk``'s ``chunks``,
+    ``narrow``'s ``start``) as PyTorch's parser reads it (``parsed_int``): a float, a Decimal or a bool is its
+    TypeError, never truncated."""
+    if value.__class__ is int:
+        return value
+    try:
+        return parsed_int(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {c_type_name(value)}") from None
+
+
 def size_item(i: int, n) -> int:
     """Item ``i`` of a ``torch.Size`` as PyTorch reads it: an integer as it is (a NumPy one too; a bool as 0 or 1),
     anything else with ``__index__`` (an integer 0-d tensor) as its int; else PyTorch's TypeError, naming the type as

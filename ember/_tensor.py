@@ -29,7 +29,7 @@ from ._memory_format import channels_last, channels_last_3d, strides_in_channels
 from ._meta import as_laid_out, is_meta, no_data_error
 from ._meta import made as _meta_made
 from ._shown_name import shown_as_pytorchs
-from ._size import Size, c_type_name
+from ._size import Size, c_type_name, parsed_int
 from ._tensor_methods import (
     ActivationMethods,
     ComplexMethods,
@@ -671,7 +671,13 @@ def _empty_strides(array):
     """``array`` (which has no elements) with PyTorch's contiguous strides: NumPy makes every stride of a new empty
     array 0, PyTorch computes them as for a non-empty tensor, a dimension of size 0 counted as 1
     (``torch.empty(2, 0, 3).stride() == (3, 3, 1)``); views of it (transposes, permutes) then permute them as
-    PyTorch's do."""
+    PyTorch's do. An empty view of memory that holds elements (of an expanded tensor: ``x.expand(0, 4)[:, 0]``)
+    keeps its strides, 0 as PyTorch's."""
+    base = array.base
+    while base.__class__ is _ndarray:  # (storage.root_array, which builds on Tensor)
+        if base.size:
+            return array
+        base = base.base
     strides, step = [], array.itemsize
     for n in reversed(array.shape):
         strides.append(step)
@@ -710,6 +716,11 @@ def no_dimensions(dim: int) -> IndexError:
 def _wrap_dim(dim: int, ndim: int) -> int:
     """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
     n = ndim if ndim > 0 else 1  # (not max(): a builtin call per dim argument of every op)
+    if dim.__class__ is not int:  # (a NumPy integer, a 0-d tensor as its int; a float or a bool: PyTorch's error)
+        try:
+            dim = parsed_int(dim)
+        except TypeError:
+            raise TypeError(f"argument 'dim' must be int, not {c_type_name(dim)}") from None
     if not -n <= dim < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"

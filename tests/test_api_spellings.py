@@ -116,10 +116,13 @@ def test_every_native_op_with_a_dim_takes_axis():
                 continue
             native = type(getattr(t_owner, name, None)).__name__ in ("builtin_function_or_method", "method_descriptor")
             if "dim" in params and native:
-                wrappers = []  # the PyTorch-names wrapper (NumPy spellings too), possibly under out='s (ember/_out.py)
+                # the PyTorch-names wrapper (NumPy spellings too), possibly under out='s (ember/_out.py) or an
+                # in-place method's refusal of NumPy arrays (ember/_arg_aliases.py)
+                wrappers = []
                 while fn is not None:
                     wrappers.append(getattr(getattr(fn, "__code__", None), "co_name", None))
-                    fn = getattr(fn, "__wrapped__", None) if wrappers[-1] == "writing_out" else None
+                    outer = wrappers[-1] in ("writing_out", "refusing_numpy_arrays")
+                    fn = getattr(fn, "__wrapped__", None) if outer else None
                 assert "accepting_torch_names" in wrappers, f"{owner.__name__}.{name}"
 
 

@@ -802,3 +802,18 @@ def test_extreme_of_a_0d_tensor_gradient_as_pytorch(call, value):
         call(x).backward()
         grads.append(x.grad)
     assert_close(grads[0], grads[1])  # (NaN where NaN)
+
+
+@pytest.mark.parametrize("shape,dims,keepdim", [((2, 3), (), False), ((4,), [], False), ((2, 3), (), True),
+                                                ((), (), False), ((0, 3), (), False), ((2, 3), (0, 1), False)])
+def test_logsumexp_over_no_dims_as_pytorch(shape, dims, keepdim):
+    """An empty dim list reduces every dimension; without keepdim, PyTorch's kernel then fails to write its kept
+    size-1 dims into the 0-d result (RuntimeError) for a tensor with dimensions and elements, as ember does."""
+    outcomes = []
+    for m in (torch, ember):
+        x = m.arange(float(np.prod(shape))).reshape(shape)
+        try:
+            outcomes.append(m.logsumexp(x, dims, keepdim=keepdim).tolist())
+        except RuntimeError as e:
+            outcomes.append(str(e))
+    assert outcomes[1] == outcomes[0]

@@ -135,3 +135,58 @@ def test_empty_view_of_a_view_requiring_grad_is_pytorchs():
         v.sum().backward()
         seen.append((v.stride(), v.storage_offset(), v.grad_fn.name(), x.grad.tolist()))
     assert seen[0] == seen[1]
+
+
+
+EXPANDED_OR_STRIDED = {  # (m, leaf): the base, built from the leaf of n elements that ``leaf(m, n)`` gives
+    "expanded": lambda m, leaf: leaf(m, 4).reshape(1, 4).expand(3, 4)[:, None].expand(3, 2, 4),
+    "expanded_to_empty": lambda m, leaf: leaf(m, 4).reshape(1, 4, 1).expand(0, 4, 3),
+    "expanded_scalar": lambda m, leaf: leaf(m, 1).reshape(1, 1, 1).expand(2, 3, 4),
+    "transposed": lambda m, leaf: leaf(m, 60).reshape(3, 5, 4).transpose(0, 2),
+    "stepped": lambda m, leaf: leaf(m, 120).reshape(6, 5, 4)[::2],
+}
+EMPTY_OF_THEM = {
+    "rows": lambda x: x[:0], "middle": lambda x: x[:, :0], "last": lambda x: x[..., :0],
+    "squeeze": lambda x: x[:0, :1].squeeze(1), "squeeze_all": lambda x: x[:0, :1, :1].squeeze(),
+    "squeeze_dims": lambda x: x[:1, :0, :1].squeeze((0, 2)), "select": lambda x: x[:, :0][0],
+    "select_column": lambda x: x[:0][:, 1], "narrow": lambda x: x.narrow(1, 1, 0),
+    "unsqueeze": lambda x: x[:0].unsqueeze(1), "transpose": lambda x: x[:0].transpose(0, 2),
+    "permute": lambda x: x[:0].permute(2, 0, 1), "diagonal": lambda x: x[:0].diagonal(0, 1, 2),
+    "unbind": lambda x: x[:, :0].unbind(0)[0], "expand_again": lambda x: x[:, :0, :1].expand(-1, -1, 3),
+    "none": lambda x: x[None, :0],
+}
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["plain", "requires_grad"])
+@pytest.mark.parametrize("base", sorted(EXPANDED_OR_STRIDED))
+@pytest.mark.parametrize("view", sorted(EMPTY_OF_THEM))
+def test_empty_views_of_expanded_and_strided_tensors_keep_pytorchs_strides(view, base, grad):
+    """An empty view keeps the strides view arithmetic gives it, 0 where its base is expanded (NumPy's empty arrays
+    have all strides 0, which ember lays out contiguously only for an array that views no elements), and squeeze
+    drops the squeezed dimensions' strides alone (NumPy's reshape would lay an empty array out anew)."""
+    seen = []
+    for m in (torch, ember):
+        x = EXPANDED_OR_STRIDED[base](m, lambda m, n: m.arange(float(n), requires_grad=grad))
+        try:
+            v = EMPTY_OF_THEM[view](x)
+        except IndexError:  # (an index into a dimension of size 0: both refuse it)
+            seen.append("IndexError")
+            continue
+        seen.append((tuple(v.shape), v.stride(), v.is_contiguous()))
+    assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("write", [
+    lambda m, x: x.add_(1), lambda m, x: m.nn.functional.selu(x, inplace=True), lambda m, x: x.zero_(),
+    lambda m, x: m.add(m.ones(0, 1, 3), 1, out=x), lambda m, x: x.frac_(), lambda m, x: x.__setitem__(..., 2),
+    lambda m, x: m.nn.functional.hardswish(x, inplace=True),
+])
+def test_an_empty_expanded_tensor_is_written_in_place_as_pytorch(write):
+    """An empty view of an expanded tensor shares no element's memory (it has none): PyTorch writes it in place
+    (ember refused it as an expanded tensor's internal overlap)."""
+    seen = []
+    for m in (torch, ember):
+        x = m.ones(1, 1, 1).expand(0, 1, 3)
+        write(m, x)
+        seen.append((tuple(x.shape), x.stride()))
+    assert seen[1] == seen[0]

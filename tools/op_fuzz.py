@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +70,14 @@ class D:
 
 
 @dataclass
+class A:
+    """A NumPy array argument: a tensor argument's values (its layout recipe applied) as a NumPy array, the same in
+    both calls. PyTorch's argument parser refuses one where an op takes a tensor or a number."""
+
+    tensor: T
+
+
+@dataclass
 class Case:
     op: str
     form: str  # fn | method | inplace | out | F (torch.nn.functional) | getitem | setitem
@@ -81,6 +91,8 @@ class Case:
                 return f"T({v.dtype}{list(v.shape)}{layout}{',rg' if v.grad else ''})"
             if isinstance(v, D):
                 return v.name
+            if isinstance(v, A):
+                return "np" + show(v.tensor)
             if isinstance(v, (list, tuple)):
                 inner = ", ".join(show(x) for x in v)
                 return f"[{inner}]" if isinstance(v, list) else f"({inner},)"
@@ -599,7 +611,40 @@ def draw_case(rng: np.random.Generator, ops: list[str]) -> Case:
             for t in (a if isinstance(a, list) else [a]):
                 if isinstance(t, T):
                     t.grad = False
+    other_argument_forms(d, case)
     return case
+
+
+# the ops whose int arguments (sizes, dims, counts) other_argument_forms may give as another type
+INT_ARGUMENT_OPS = {"reshape", "view", "expand", "repeat", "tile", "narrow", "unflatten", "permute", "flatten",
+                    "transpose", "swapaxes", "movedim", "squeeze", "unsqueeze", "roll", "chunk", "split", "diagonal",
+                    "tril", "triu"}
+# what an int argument becomes: types PyTorch's parser refuses for an int (a bool only as 0 or 1), and a NumPy int
+INT_FORMS = {"Decimal": Decimal, "float": float, "numpy float": np.float32, "numpy int": np.int64,
+             "bool": lambda v: bool(v) if v in (0, 1) else v}
+
+
+def other_argument_forms(d: Draw, case: Case) -> None:
+    """Argument forms drawn after a call's own draws (so that a seed's calls stay what they were, a few of them
+    changed): a tensor operand of an in-place, ``out=`` or method call given as a NumPy array (``A``), and an int
+    argument of a shape op given as a Decimal, a float, a bool or a NumPy number (``INT_FORMS``)."""
+    category = OP_CATEGORY[case.op]
+    if category in ("binary", "join", "indexing") and case.form in ("inplace", "out", "method") and d.chance(0.05):
+        operands = [i for i, a in enumerate(case.args) if i and isinstance(a, T)]
+        if operands:
+            i = d.pick(operands)
+            case.args[i] = A(case.args[i])
+    elif category == "shape" and case.op in INT_ARGUMENT_OPS and d.chance(0.06):
+        places = [(i, None) for i, a in enumerate(case.args) if i and type(a) is int]
+        places += [(i, j) for i, a in enumerate(case.args) if i and isinstance(a, tuple)
+                   for j, v in enumerate(a) if type(v) is int]
+        if places:
+            i, j = d.pick(places)
+            form = INT_FORMS[d.pick(sorted(INT_FORMS))]
+            if j is None:
+                case.args[i] = form(case.args[i])
+            else:
+                case.args[i] = case.args[i][:j] + (form(case.args[i][j]),) + case.args[i][j + 1:]
 
 
 # ----------------------------------------------------------------------------------------------- running
@@ -609,10 +654,29 @@ def _dtype(mod, name: str):
     return getattr(mod, name)
 
 
+def numpy_values(value: T) -> np.ndarray:
+    """A tensor argument's values as the call sees them (its layout recipe applied to its array), a new array
+    (bfloat16's as float32: NumPy has no bfloat16)."""
+    a = value.array.astype(np.float32) if value.dtype == "bfloat16" else value.array
+    if value.layout == "t":
+        a = np.swapaxes(a, -1, -2)
+    elif value.layout == "step":
+        a = a[::2]
+    elif value.layout == "expand":
+        a = np.broadcast_to(a, value.shape)
+    return np.array(a)
+
+
 def materialize(mod, value, leaves: list):
     """The argument in ``mod`` (torch or ember): tensors built from the same arrays, the same views taken."""
+    if isinstance(value, A):
+        return numpy_values(value.tensor)
     if isinstance(value, T):
         array = value.array.astype(np.float32) if value.dtype == "bfloat16" else value.array
+        if value.layout == "expand" and not array.size:
+            # an empty view of an expanded tensor (PyTorch keeps its zero strides): the size-0 dimensions expanded
+            # from size 1
+            array = np.zeros(tuple(1 if n == 0 else n for n in array.shape), array.dtype)
         t = mod.tensor(array)
         if value.dtype == "bfloat16":
             t = t.to(mod.bfloat16)
@@ -780,6 +844,10 @@ def run_case(case: Case) -> list[tuple[str, str]]:
             findings.append(("value", f"result {i}: {problem}"))
         if t.is_contiguous() and not e.is_contiguous():
             findings.append(("stride", f"result {i}: {e.stride()} vs contiguous {t.stride()}"))
+        elif t.numel() == 0 and t._is_view() and t._base.numel() and e.stride() != t.stride():
+            # an empty view of a tensor with elements (always "contiguous"; an input made empty takes NumPy's zero
+            # strides under torch.tensor, which is no op's doing)
+            findings.append(("stride", f"result {i}: {e.stride()} vs {t.stride()} (an empty view)"))
         if e.requires_grad != t.requires_grad:
             findings.append(("requires_grad", f"result {i}: {e.requires_grad} vs {t.requires_grad}"))
     if findings or not tleaves:
@@ -861,6 +929,17 @@ def _complex_nonfinite(case: Case) -> bool:
     return any(isinstance(a, T) and a.dtype in COMPLEX and not np.isfinite(a.array).all() for a in case.args)
 
 
+def _grad_at_nan(case: Case, detail: str) -> bool:
+    """Whether a gradient finding's first differing element (``e.g. at (i, j)`` of the leaf) is one of a NaN input."""
+    first = case.args[0] if case.args else None
+    a = first.array if isinstance(first, T) else None  # (the leaf: the array before the layout recipe's view)
+    at = re.search(r"e\.g\. at \(([-\d, ]*)\)", detail)
+    if a is None or at is None or not detail.startswith("leaf 0") or a.dtype.kind not in "fc":
+        return False
+    index = tuple(int(i) for i in at.group(1).replace(" ", "").split(",") if i)
+    return len(index) == a.ndim and bool(np.isnan(a[index]))
+
+
 SORTS = "Differences from PyTorch, Tensors and numerics: sort, argsort and topk are always stable"
 TIES = "Differences from PyTorch, Tensors and numerics: which index a tie gives"
 SCATTER = ('Differences from PyTorch, Tensors and numerics: scatter_(..., reduce="multiply") and reduce="add" '
@@ -878,6 +957,7 @@ ALLOWED: list[tuple[str, str, Callable[[Case, str], bool], str]] = [
     *((op, "value", lambda c, d: _has_layout(c, "expand") and "dim" in c.kwargs, QUIRKS)
       for op in ("median", "nanmedian")),
     ("*", "value", lambda c, d: _complex_nonfinite(c), QUIRKS),
+    *((op, "grad", _grad_at_nan, QUIRKS) for op in ACTIVATIONS),  # (PyTorch's depends on the element's place)
     ("signbit", "value", lambda c, d: c.args[0].dtype == "bfloat16" and np.isnan(c.args[0].array).any(), NAN_BF16),
     ("*", "error-ember-only", lambda c, d: c.form in ("inplace", "setitem", "out") and _has_layout(c, "expand"),
      "docs/api.md, Autograd: no in-place writes to an expanded tensor"),

@@ -7,7 +7,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
-from .._arg_aliases import is_operand, method_refusal, operator_refusal
+from .._arg_aliases import is_operand, method_refusal, operator_refusal, refuse_numpy_array
 from .._not_given import NOT_GIVEN
 
 if TYPE_CHECKING:
@@ -212,6 +212,8 @@ class InplaceMethods:
         return ops.inplace.apply_(self, callable)
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
+        if src.__class__ is not self.__class__:  # (ember's own code copies arrays in: ops.inplace.copy_)
+            refuse_numpy_array("copy_", src, "other", 1)
         return ops.inplace.copy_(self, src, non_blocking)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:

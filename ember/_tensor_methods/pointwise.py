@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._arg_aliases import method_refusal
+from .._arg_aliases import method_refusal, refuse_numpy_array
 from .._backend import xp
 from .._dtype import parsed_number
 
@@ -125,6 +125,9 @@ class PointwiseMethods:
         return ops.pointwise.clamp_max(self, max)
 
     def lerp_(self, end, weight) -> Tensor:
+        if end.__class__ is not self.__class__ or weight.__class__ is not float:  # (an array: PyTorch's TypeError)
+            refuse_numpy_array("lerp_", end, "end", 1)
+            refuse_numpy_array("lerp_", weight, "weight", 2)
         pw = ops.pointwise
         ops.inplace.refuse_partial_overlap(self._data, end)
         ops.inplace.refuse_partial_overlap(self._data, weight)

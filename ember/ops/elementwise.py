@@ -508,13 +508,14 @@ class Pow(Node):
                 ga = g * conj_if_complex(power) if not scalar or b != 0 else xp.zeros_like(g)
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
-        if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
+        if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0 (a complex b: real, as PyTorch's)
             with xp.errstate(divide="ignore", invalid="ignore"):
                 log_a = xp.log(a)
                 if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
                     log_a = log_a.item()
                 gb = g * conj_if_complex(self.saved[2] * log_a)
-            gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
+            real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
+            gb = xp.where((a == 0) & real_nonnegative, 0, gb)
         return ga, gb
 
 
@@ -1080,10 +1081,8 @@ def _shift(fn, kernel: str):
     shift and the sign (0 or -1) for a right shift, as PyTorch; NumPy's shifts do the same. A float or complex
     operand (a number too) is PyTorch's NotImplementedError naming the promoted dtype ('Float', 'ComplexFloat')."""
     def op(a, b):
-        if not isinstance(b, (Tensor, int, float, complex)) and not isinstance(b, xp.generic):
-            if not isinstance(b, xp.ndarray):  # (the operators turn this into NotImplemented)
-                raise operand_type_error(b)
-            return NotImplemented
+        if not isinstance(b, (Tensor, int, float, complex, xp.ndarray)) and not isinstance(b, xp.generic):
+            raise operand_type_error(b)  # (the operators turn this into NotImplemented; an array: promote's error)
         if isinstance(b, int) and not 0 <= b < 64:  # any such count shifts everything out: 64 fits every dtype
             b = 64
         a, b = promote(a, b)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype
+from .._arg_aliases import refuse_numpy_array
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
 from .._out import refuse_index_put_overlap, refuse_partial_overlap
@@ -50,6 +51,7 @@ def _index_arg(x: Tensor, dim: int, index: Tensor, name: str, bounds: bool = Tru
     """(wrapped dim, 1-D int64 index array), with PyTorch's errors for bad indices (their range checked unless
     ``bounds`` is False: index_add and index_copy check it after the source, ``_check_bounds``)."""
     if not isinstance(index, Tensor):
+        refuse_numpy_array(name, index, "index", 2)  # (an array: PyTorch's parser refuses it first, TypeError)
         raise IndexError(f"{name}(): Expected dtype int64 for index (got {type(index).__name__})")
     *allowed, error, message = _INDEX_DTYPES[name]
     if index._data.dtype.name not in allowed:

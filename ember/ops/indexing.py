@@ -13,6 +13,7 @@ import math
 import operator
 
 from .. import _dtype, _inference
+from .._arg_aliases import refuse_numpy_array
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._memory_format import contiguous_format, half_number, via_float32
@@ -30,7 +31,7 @@ from .._meta import (
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
-from .._size import c_type_name, leading_ones
+from .._size import c_type_name, int_argument, leading_ones
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -772,8 +773,9 @@ def _memory_writable(a) -> bool:
 
 def _overlaps(a) -> bool:
     """Whether elements of the array share memory (a dimension of stride 0 and size > 1: ``expand``); a meta
-    tensor's do and are written in place freely (``ember/_meta.py``: there are no values)."""
-    return any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)) and not is_meta(a)
+    tensor's do and are written in place freely (``ember/_meta.py``: there are no values), and an empty one has no
+    elements to share it (``x.expand(0, 3)``: PyTorch writes it in place)."""
+    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)) and not is_meta(a)
 
 
 def check_writable(x: Tensor, overlap_ok: bool = False) -> None:
@@ -983,6 +985,9 @@ def _indexed_shape(a, idx) -> tuple:
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    length = int_argument(length, "narrow", "length")
+    if start.__class__ is not int and not isinstance(start, Tensor):  # (a 0-d integer tensor: PyTorch's overload)
+        start = int_argument(start, "narrow", "start")
     if x._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, x._data.ndim)
@@ -1035,6 +1040,7 @@ def _check_index(index: Tensor, name: str):
     """The index array of gather, index_select or the scatter family: int32 or int64 only, as PyTorch's kernels
     (int16, uint8 refused too), in its words (the scatter family's all name scatter)."""
     if not isinstance(index, Tensor) or index._data.dtype not in _INDEX_DTYPES:
+        refuse_numpy_array(name, index, "index", 2)  # (an array: PyTorch's parser refuses it first, TypeError)
         which = "int32 or int64" if name == "index_select" else "int32/int64"
         raise RuntimeError(f"{'scatter' if name.startswith('scatter') else name}(): Expected dtype {which} for index")
     return index._data

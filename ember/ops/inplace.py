@@ -15,6 +15,7 @@ from __future__ import annotations
 from types import EllipsisType
 
 from .. import _random_draws as draws
+from .._arg_aliases import refuse_numpy_array
 from .._backend import quiet, xp
 from .._dtype import (
     CPP_TYPE_NAMES,
@@ -135,8 +136,8 @@ def _tracked(x: Tensor, other=None) -> bool:
     return _GradState.enabled and (x._requires_grad or isinstance(other, Tensor) and other._requires_grad)
 
 
-# what an in-place binary op takes besides a Python float or int (a NumPy array: ember's own callers pass them)
-_OPERANDS = (Tensor, SparseTensor, bool, complex, xp.generic, xp.ndarray)
+# what an in-place binary op takes besides a Python float or int
+_OPERANDS = (Tensor, SparseTensor, bool, complex, xp.generic)
 # the in-place methods whose refusal PyTorch words "argument 'other' (position 1) must be Tensor" (the others': an
 # invalid combination of arguments)
 _OTHER_TENSOR_OR_NUMBER = ("add", "sub", "mul", "div")
@@ -148,8 +149,10 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     if isinstance(other, xp.generic):  # (np.float32(1.5) is a float for an int64 x: refused as PyTorch's)
         other = parsed_number(other)
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
+        name = getattr(op, "__name__", "")
+        if other.__class__ is not Tensor:  # (x.add_(array): PyTorch's TypeError, as x.add(array))
+            refuse_numpy_array(f"{name}_", other, "other", 1)
         if not isinstance(other, _OPERANDS):  # (a str, None, a list: PyTorch's argument parser refuses them)
-            name = getattr(op, "__name__", "")
             if name in _OTHER_TENSOR_OR_NUMBER:
                 ew.require_tensor(f"{name}_", other, position=1)
             raise ew.operand_type_error(other)
@@ -372,11 +375,21 @@ eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equa
 
 
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    if t1.__class__ is not Tensor or t2.__class__ is not Tensor:
+        _refuse_arrays("addcmul_", t1, t2)
     return _addc_(x, t1, t2, ew.addc_value("addcmul", x, t1, t2, value), pw.Addcmul)
 
 
 def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    if t1.__class__ is not Tensor or t2.__class__ is not Tensor:
+        _refuse_arrays("addcdiv_", t1, t2)
     return _addc_(x, t1, t2, ew.addc_value("addcdiv", x, t1, t2, value), pw.Addcdiv)
+
+
+def _refuse_arrays(name: str, t1, t2) -> None:
+    """PyTorch's TypeError for a NumPy array as addcmul_'s (addcdiv_'s) ``tensor1`` or ``tensor2``."""
+    refuse_numpy_array(name, t1, "tensor1", 1)
+    refuse_numpy_array(name, t2, "tensor2", 2)
 
 
 def _addc_(x: Tensor, t1: Tensor, t2: Tensor, value, node: type[Node]) -> Tensor:
@@ -428,6 +441,8 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
 
     min, max = un.overload_bounds("clamp_", min, max, method=True)
     names = SCALAR_TYPE_NAMES if isinstance(min, Tensor) or isinstance(max, Tensor) else CPP_TYPE_NAMES
+    if names is SCALAR_TYPE_NAMES:  # (a result type x cannot hold, a complex bound's: refused before the kernel)
+        _check_cast(ew.result_dtype(x, *(b for b in (min, max) if isinstance(b, Tensor))).np, x)
 
     def write(a):
         result = un.clamp(Tensor._make(a), min, max)._data

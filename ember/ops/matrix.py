@@ -10,7 +10,7 @@ from .._backend import xp
 from .._dtype import not_implemented_for
 from .._meta import follow_view, is_meta, meta_layout
 from .._meta import made as _meta_made
-from .._size import c_type_name
+from .._size import c_type_name, int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, shown_as, torch_named
 
@@ -51,19 +51,22 @@ def _check_matrix(x: Tensor, name: str) -> None:
 
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims: elements with ``col - row <= diagonal`` kept, the rest 0."""
+    diagonal = int_argument(diagonal, "tril", "diagonal")
     _check_matrix(x, "tril")
-    return _Lower.apply(x, diagonal=int(diagonal), upper=False)
+    return _Lower.apply(x, diagonal=diagonal, upper=False)
 
 
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims: elements with ``col - row >= diagonal`` kept, the rest 0."""
+    diagonal = int_argument(diagonal, "triu", "diagonal")
     _check_matrix(x, "triu")
-    return _Upper.apply(x, diagonal=int(diagonal), upper=True)
+    return _Upper.apply(x, diagonal=diagonal, upper=True)
 
 
 def tril_(x: Tensor, diagonal: int = 0) -> Tensor:
     from .inplace import _unary_inplace
 
+    diagonal = int_argument(diagonal, "tril_", "diagonal")
     _check_matrix(x, "tril_")
     return _unary_inplace(x, lambda t: tril(t, diagonal), lambda a: a.__setitem__(..., xp.tril(a, diagonal)))
 
@@ -71,6 +74,7 @@ def tril_(x: Tensor, diagonal: int = 0) -> Tensor:
 def triu_(x: Tensor, diagonal: int = 0) -> Tensor:
     from .inplace import _unary_inplace
 
+    diagonal = int_argument(diagonal, "triu_", "diagonal")
     _check_matrix(x, "triu_")
     return _unary_inplace(x, lambda t: triu(t, diagonal), lambda a: a.__setitem__(..., xp.triu(a, diagonal)))
 
@@ -125,7 +129,7 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return Diagonal.apply(x, offset=int(offset), dim1=d1, dim2=d2)
+    return Diagonal.apply(x, offset=int_argument(offset, "diagonal", "offset"), dim1=d1, dim2=d2)
 
 
 class DiagEmbed(Node):

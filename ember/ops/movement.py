@@ -135,8 +135,9 @@ def movedim(x: Tensor, source, destination) -> Tensor:
     from .shape import permute
 
     nd = x._data.ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    # (one dim: an int, a NumPy integer or a 0-d tensor, read by _wrap_dim as PyTorch's parser reads an int)
+    src = list(source) if isinstance(source, (tuple, list)) else [source]
+    dst = list(destination) if isinstance(destination, (tuple, list)) else [destination]
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")

@@ -327,7 +327,8 @@ class Atan2(Node):
 tan, atan, asin, acos, sinh, cosh, asinh, acosh, atanh = (
     _unary(c) for c in (Tan, Atan, Asin, Acos, Sinh, Cosh, Asinh, Acosh, Atanh)
 )
-log2, log10, expm1, exp2, erf, erfc = (_unary(c) for c in (Log2, Log10, Expm1, Exp2, Erf, Erfc))
+log2, log10, expm1, exp2 = (_unary(c) for c in (Log2, Log10, Expm1, Exp2))
+erf, erfc = _unary(Erf, real_kernel="erf_vml_cpu"), _unary(Erfc, real_kernel="erfc_vml_cpu")
 erfinv = _unary(Erfinv, real_kernel="erfinv_vml_cpu")
 arctan, arcsin, arccos, arcsinh, arccosh, arctanh = atan, asin, acos, asinh, acosh, atanh
 

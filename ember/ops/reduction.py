@@ -809,6 +809,9 @@ class LogSumExp(Node):
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    if isinstance(dim, (tuple, list)) and not dim and not keepdim and x._data.ndim and x._data.size:
+        # PyTorch's: no dims reduces every one (its amax, kept as size-1 dims), whose sum into the 0-d result fails
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * x._data.ndim}")
     if np_kind(x._data.dtype) not in "fc":  # PyTorch computes integers and bools in the default float dtype
         x = cast(x, _dtype.get_default_dtype())
     return LogSumExp.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)

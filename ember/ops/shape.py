@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import operator
 
 from .. import _warnings
 from .._arg_aliases import MethodArgumentError
@@ -26,7 +25,7 @@ from .._memory_format import (
 from .._meta import check_operand_devices, follow_view, is_meta, meta_array, meta_layout, record_layout, view_strides
 from .._meta import made as _meta_made
 from .._shown_name import package_name
-from .._size import c_type_name, check_nonnegative
+from .._size import c_type_name, check_nonnegative, int_argument, parsed_int
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
@@ -71,7 +70,7 @@ def index_sizes(shape, name: str, op: str | None = None, position: int | None = 
     out = []
     for pos, s in enumerate(shape):
         try:
-            out.append(operator.index(s))
+            out.append(parsed_int(s, bool_ok=pos > 0))
         except TypeError:
             problem = f"must be tuple of ints, but found element of type {c_type_name(s)} at pos {pos}"
             if whole:
@@ -210,6 +209,14 @@ def _unsqueezed(x, out, dim: int) -> bool:
 
 
 class _Squeeze(Reshape):
+    def forward(self, x, shape, dims=()):
+        if x.size == 0 and not (_meta_made[0] and is_meta(x)):  # (NumPy's reshape lays an empty array out anew)
+            # PyTorch's squeeze drops the dimensions' sizes and strides, keeping the others' (an empty view of a
+            # transposed or sliced tensor keeps its steps): x[..., 0, ...] there
+            self.shape = x.shape
+            return x[tuple(0 if i in dims else slice(None) for i in range(x.ndim))]
+        return Reshape.forward(self, x, shape)
+
     def backward(self, g):
         if type(g) is RecordedArray:  # create_graph: an unsqueeze of each dimension taken, recorded as PyTorch's
             t = g.t
@@ -299,7 +306,9 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         from .. import _dtype
 
-        return view_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
+        if isinstance(shape[0], _dtype.dtype):
+            return view_dtype(x, shape[0])
+        # (anything else is one size: a NumPy integer's value, a float's or a Decimal's PyTorch's TypeError below)
     a = x._data
     target = _infer_shape(_shape_arg(shape), a.size, a)
     if not _viewable(a, target):  # (a view is possible when the strides allow it without a copy)
@@ -363,7 +372,10 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     if x._data.ndim == 0:  # (a 0-d tensor has no dim to unflatten: PyTorch's error, its first lines)
         raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
     shp = x._data.shape
-    return reshape(x, shp[:d] + tuple(sizes) + shp[d + 1:])
+    sizes = tuple(sizes)
+    if any(s.__class__ is not int for s in sizes):  # (PyTorch's parser reads them as a list of its own: a bool first)
+        sizes = index_sizes(sizes, "sizes", "unflatten", position=3)
+    return reshape(x, shp[:d] + sizes + shp[d + 1:])
 
 
 def _prod(xs) -> int:
@@ -614,10 +626,13 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     if dim is None:
         new = tuple(s for s in shp if s != 1)
         node = SqueezeBackward0
+        dims = range(len(shp))
     else:
         dims = wrap_dims_once(dim if isinstance(dim, (tuple, list)) else (dim,), len(shp))
         new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
         node = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
+    if 0 in shp:  # (the dimensions taken out, for an empty tensor's strides: _Squeeze)
+        return node.apply(x, shape=new, dims=tuple(i for i in dims if shp[i] == 1))
     return node.apply(x, shape=new)
 
 
@@ -902,6 +917,7 @@ def expand_copy(x: Tensor, size, *, implicit: bool = False) -> Tensor:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    chunks = int_argument(chunks, "chunk", "chunks")
     if not x._data.ndim:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:

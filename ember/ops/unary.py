@@ -555,6 +555,9 @@ def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
         # PyTorch's Tensor overload: the result type of x and its bounds (a float64 bound of a float32 x gives
         # float64, an int32 one of a uint8 x int32; 0-d bounds count by category only)
         target = result_dtype(x, *tensors).np  # (x is cast in the node, as PyTorch's: no node of its own)
+        if target.kind == "c":  # (a complex bound of a real x: PyTorch's kernels have no complex clamp)
+            kernel = "clamp" if min is not None and max is not None else "maximum" if max is None else "minimum"
+            raise _dtype.not_implemented_for(f"{kernel}_cpu", _dtype.from_np(target))
         # the bounds compared in that dtype too (a 0-d int64 bound of 300 for an int8 x is 44 there, as PyTorch's)
         lo, hi = (b.astype(target) if b.__class__ is xp.ndarray and b.dtype != target else b for b in (lo, hi))
         node = ClampTensors if one_sided is None else ClampMinTensor if one_sided == "min" else ClampMaxTensor
