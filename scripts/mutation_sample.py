@@ -135,6 +135,9 @@ TARGETS = {
                                 "tests/test_views_follow_requires_grad.py",
                                 # (which views have no history of their own: made_without_history)
                                 "tests/test_views_without_history.py",
+                                # (a view made a leaf by its own requires_grad_, its base then requiring grad or
+                                # changed in place: input_edge's stale check before its accumulator)
+                                "tests/test_view_leaves_and_base_changes.py",
                                 # (operands of two dtypes: apply_same's fast path not taken, each gradient cast back)
                                 "tests/test_mixed_dtype_operand_gradients.py",
                                 # (a saved tensor changed in place: PyTorch's message for each dtype and saving op)
