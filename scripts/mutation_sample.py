@@ -295,7 +295,9 @@ TARGETS = {
                               # (inputs on a branch's switch or a clamp: BCE at 0 and 1, smooth_l1 at beta ...)
                               "tests/test_loss_branch_edges.py",
                               # (a weight or pos_weight that is no tensor: PyTorch's TypeError, its position)
-                              "tests/test_loss_weight_arguments.py"],
+                              "tests/test_loss_weight_arguments.py",
+                              # (binary_cross_entropy's derivative at its 1e-12 clamp, in float32 and float64)
+                              "tests/test_norm_dtypes_and_loss_epsilon.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                                         _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
                                         # (a 0-d input against each kind of target, and probabilities with an
@@ -324,7 +326,10 @@ TARGETS = {
                               "tests/test_norm_refusals.py",
                               # (a half input's gradient under create_graph: the formula's last node, rms_norm's
                               # cast of its input to float32 kept, upcasts_input)
-                              "tests/test_half_rerun_formula_nodes.py"],
+                              "tests/test_half_rerun_formula_nodes.py",
+                              # (rms_norm's weight of another dtype: the input's dtype kept, PyTorch's warning once per
+                              # process, _mismatch_warned; layer_norm's mixed dtypes checked before shapes)
+                              "tests/test_norm_dtypes_and_loss_epsilon.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
