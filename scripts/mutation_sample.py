@@ -243,7 +243,9 @@ TARGETS = {
                            # (clamp, sign, round, floor ... of a complex or bool tensor: PyTorch's errors)
                            "tests/test_complex_order_refusals.py",
                            # (clamp's tensor bounds that require grad: the node's edges and their gradients)
-                           "tests/test_clamp_tensor_bound_gradients.py"],
+                           "tests/test_clamp_tensor_bound_gradients.py",
+                           # (square of each dtype kind, half and complex through pow, integers through mul)
+                           "tests/test_square_dtypes.py"],
     "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
                                "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
                                # (every vector norm one LinalgVectorNormBackward0 node: norm's formula and graph)
