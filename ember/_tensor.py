@@ -275,12 +275,13 @@ class Tensor(
             raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
         if self._base is None and bool(value) != self._requires_grad:
             _autograd.base_requires_grad(self, bool(value))
-        elif not value and self._base is not None and self._base._requires_grad and self._grad_fn is None and (
-                self._view_creation == "no_grad" or self._view_creation is None) and self._grad_accumulator is None:
+        elif not value and self._base is not None and self._base._requires_grad and self._grad_fn is None \
+                and self._grad_accumulator is None:
             return  # a view without history of a tensor that requires grad: PyTorch's reads its base's flag
-        if value and self._base is not None and self._view_creation == "no_grad" and self._grad_fn is None:
-            # a view made under no_grad, told to require grad itself, is a leaf that keeps its gradient, as PyTorch's
-            # (its own flag; the one it takes from its base gives it none): its accumulator says so. It stays a
+        if value and self._base is not None and self._grad_fn is None:
+            # a view without history (made under no_grad, or in grad mode while its base needed no gradient), told
+            # to require grad itself, is a leaf that keeps its gradient, as PyTorch's (its own flag; the one it takes
+            # from its base gives it none, even once that base requires grad): its accumulator says so. It stays a
             # no_grad view for PyTorch's in-place errors. (torchdiffeq's states are such views: autograd.grad
             # w.r.t. them must not call them history-less)
             _autograd.leaf_edge(self)

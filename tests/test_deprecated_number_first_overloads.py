@@ -95,6 +95,17 @@ def test_the_deprecated_add_gradient_is_pytorchs():
     (lambda m, x, a, b: x.add_(2, a),
      "This overload of add_ is deprecated:\n\tadd_(Number alpha, Tensor other)\nConsider using one of the following "
      "signatures instead:\n\tadd_(Tensor other, *, Number alpha = 1)"),
+    (lambda m, x, a, b: m.add(x, 2, a),
+     "This overload of add is deprecated:\n\tadd(Tensor input, Number alpha, Tensor other, *, Tensor out = None)\n"
+     "Consider using one of the following signatures instead:\n\tadd(Tensor input, Tensor other, *, Number alpha = 1, "
+     "Tensor out = None)"),
+    (lambda m, x, a, b: m.sub(x, 2, a),
+     "This overload of sub is deprecated:\n\tsub(Tensor input, Number alpha, Tensor other, *, Tensor out = None)\n"
+     "Consider using one of the following signatures instead:\n\tsub(Tensor input, Tensor other, *, Number alpha = 1, "
+     "Tensor out = None)"),
+    (lambda m, x, a, b: x.sub(2, a),
+     "This overload of sub is deprecated:\n\tsub(Number alpha, Tensor other)\nConsider using one of the following "
+     "signatures instead:\n\tsub(Tensor other, *, Number alpha = 1)"),
     (lambda m, x, a, b: m.addcmul(x, 2, a, b),
      "This overload of addcmul is deprecated:\n\taddcmul(Tensor input, Number value, Tensor tensor1, Tensor tensor2, "
      "*, Tensor out = None)\nConsider using one of the following signatures instead:\n\taddcmul(Tensor input, Tensor "

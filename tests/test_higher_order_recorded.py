@@ -125,6 +125,23 @@ def test_metadata_questions_are_answered_as_numpy():
     assert repr(r) == f"RecordedArray({ember.tensor(X)!r})"
 
 
+def test_recorded_stand_ins_never_share_memory_as_a_write_into_one_leaves_the_other():
+    """A formula asks whether two arrays may share memory before it writes into one (embedding's sparse gradient
+    copies its values when they may). A recorded stand-in's write is a functional update (the tensor cloned, then
+    written), so no other array, a stand-in of the same tensor included, ever sees it: both questions answer False,
+    and the write indeed leaves the other as it was."""
+    r = RecordedArray(ember.tensor(X))
+    same = r.copy()  # (a new stand-in for the same tensor)
+    assert same.t is r.t
+    for question in (np.may_share_memory, np.shares_memory):
+        assert question(r, same) is False
+        assert question(r, RecordedArray(ember.tensor(X))) is False
+        assert question(same, X) is False
+    same[0] = 5.0
+    np.testing.assert_array_equal(r.t.numpy(), X)
+    np.testing.assert_array_equal(same.t.numpy()[0], [5.0] * X.shape[1])
+
+
 @pytest.mark.parametrize("other", ["number", "array", "recorded"])
 def test_comparisons_answer_as_numpy_at_ties_too(other):
     """A formula's masks (``x >= 0``, ``a == m``, ``out != 0``): each of the six comparisons of a recorded array,

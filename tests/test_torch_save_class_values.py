@@ -69,6 +69,31 @@ def test_allowlisted_names_load_with_weights_only():
     assert back["act"] is ember.nn.ReLU and back["builtin"] is len
 
 
+# PyTorch classes and functions ember may not have (the first that it lacks is used: ember never imports PyTorch's)
+_PYTORCH_ONLY = ["torch.nn.modules.linear.LazyLinear", "torch.nn.modules.conv.LazyConv3d",
+                 "torch.nn.modules.rnn.RNNBase", "torch.nn.modules.batchnorm.LazyBatchNorm3d",
+                 "torch.nn.functional.fractional_max_pool3d"]
+
+
+def test_a_pytorch_name_ember_lacks_kept_as_a_value_is_refused_with_or_without_weights_only():
+    """A class or function kept as a value under a torch name ember has no counterpart for is never imported (the
+    name would import PyTorch's own module): refused with weights_only=False too, naming the path; weights_only=True
+    refuses it as PyTorch does, an unsupported global."""
+    import importlib
+
+    from ember.serialization import _globals
+
+    path = next(p for p in _PYTORCH_ONLY if _globals.ember_counterpart(p) is None)
+    module, _, name = path.rpartition(".")
+    buf = io.BytesIO()
+    torch.save({"value": getattr(importlib.import_module(module), name), "n": 3}, buf)
+    with pytest.raises(RuntimeError, match=f"the file's pickle names {path}, which ember's reader of PyTorch files "
+                                           "does not build, even with weights_only=False"):
+        ember.load(io.BytesIO(buf.getvalue()), weights_only=False)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        ember.load(io.BytesIO(buf.getvalue()), weights_only=True)
+
+
 def test_a_whole_model_is_still_refused_even_without_weights_only(tmp_path):
     torch.save(torch.nn.Sequential(torch.nn.ReLU()), tmp_path / "whole.pt")
     with pytest.raises(RuntimeError, match="even with weights_only=False"):

@@ -275,7 +275,7 @@ class Node:
                         fn = t._grad_fn
                         if fn is None:
                             fn = t._grad_accumulator
-                            edges.append((fn, 0) if fn is not None else input_edge(t))
+                            edges.append((fn, 0) if fn is not None and t._base is None else input_edge(t))
                         elif t._base is None:
                             edges.append((fn, t._output_nr))
                         else:
@@ -383,6 +383,8 @@ class Node:
                     if not cls.label_varies:
                         _view_labels[cls] = label
                 result._view_creation = ("of", src._view_creation, label)
+                if needs is None:  # (as a view of the base: it needs a gradient once the base does)
+                    watch_view(result)
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:
@@ -845,7 +847,7 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
             fn = a._grad_fn
             if fn is None:
                 fn = a._grad_accumulator
-                ea = (fn, 0) if fn is not None else input_edge(a)
+                ea = (fn, 0) if fn is not None and a._base is None else input_edge(a)
             elif a._base is None:
                 ea = (fn, a._output_nr)
             else:
@@ -856,7 +858,7 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
             fn = b._grad_fn
             if fn is None:
                 fn = b._grad_accumulator
-                eb = (fn, 0) if fn is not None else input_edge(b)
+                eb = (fn, 0) if fn is not None and b._base is None else input_edge(b)
             elif b._base is None:
                 eb = (fn, b._output_nr)
             else:
@@ -942,7 +944,7 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
         fn = x._grad_fn
         if fn is None:
             fn = x._grad_accumulator
-            edge = (fn, 0) if fn is not None else input_edge(x)
+            edge = (fn, 0) if fn is not None and x._base is None else input_edge(x)
         elif x._base is None:
             edge = (fn, x._output_nr)
         else:
@@ -1041,6 +1043,7 @@ def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
         watch_view(result)  # (its base needs no gradient now: it may later, through an in-place op)
     else:
         result._view_creation = ("of", src._view_creation, label)
+        watch_view(result)  # (as a view of the base: it needs a gradient once the base does)
     return result
 
 
@@ -1282,8 +1285,7 @@ def made_without_history(t: Tensor) -> bool:
     before its base required grad (a leaf without an accumulator, as PyTorch's, which requires grad through its
     base: a gradient reaching it is dropped; ``requires_grad_()`` on a no_grad view gives it an accumulator).
     Reads fields only: creates no accumulator."""
-    return (t._grad_fn is None and t._base is not None and t._base._requires_grad and t._grad_accumulator is None
-            and (t._view_creation == "no_grad" or t._view_creation is None))  # (views only have the last)
+    return t._grad_fn is None and t._base is not None and t._base._requires_grad and t._grad_accumulator is None
 
 
 def input_edge(t: Tensor) -> tuple:
@@ -1304,12 +1306,12 @@ def input_edge(t: Tensor) -> tuple:
             fn = t._grad_fn
         return (fn, t._output_nr)
     acc = t._grad_accumulator
+    if t._base is not None and t._view_version != t._vc[0]:  # a view made before its base needed a gradient, or
+        refresh_view(t)  # one made a leaf (its accumulator) whose base changed since: PyTorch regenerates its
+        if t._grad_fn is not None:  # grad_fn first (refresh_view: the base's history, or PyTorch's error)
+            return (t._grad_fn, t._output_nr)
     if acc is not None:
         return (acc, 0)
-    if t._base is not None and t._view_version != t._vc[0]:  # a view made before its base needed a gradient
-        refresh_view(t)
-        if t._grad_fn is not None:
-            return (t._grad_fn, t._output_nr)
     own = t.__dict__
     if "_cast_edge" in own:  # a promoted operand standing for its tensor (promoted_input): that tensor's edge
         return own["_cast_edge"]
@@ -1328,8 +1330,8 @@ def base_requires_grad(t: Tensor, value: bool) -> None:
     if len(t._vc) > 1:
         for ref in t._vc[1].refs:
             v = ref()
-            if v is not None and v._base is t and v._grad_fn is None and v._grad_accumulator is None and (
-                    v._view_creation == "no_grad" or v._view_creation is None):  # (an accumulator: its own flag)
+            if v is not None and v._base is t and v._grad_fn is None and v._grad_accumulator is None:
+                # (an accumulator: its own flag)
                 v._requires_grad = value
 
 

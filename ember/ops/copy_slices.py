@@ -254,9 +254,8 @@ def follow_base(base: Tensor) -> None:
             continue
         if v._base is not base:
             kept.append(ref)
-        elif v._view_creation == "no_grad" or v._view_creation is None:
-            if v._grad_fn is None:
-                v._requires_grad = True
+        elif v._grad_fn is None:  # (however it was made: no_grad, unbind's outputs, a view of such a view)
+            v._requires_grad = True
     vc[1].refs = kept  # (the watcher stays, empty: it also keeps what an in-place op last wrote, note_written)
 
 
@@ -278,10 +277,13 @@ def check_view_inplace(x: Tensor, tracked: bool) -> None:
 def custom_function_view_error(name: str, output_nr: int, changed: str = "is being modified") -> str:
     """PyTorch's message for a view made by a custom Function (or an input it returned as it is), or a view of
     one, changed in place while recording: the in-place op's history would bypass the Function's backward."""
-    return (f"Output {output_nr} of {name} is a view and {changed} inplace. This view was created inside a custom "
-            "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would "
-            "override the custom backward associated with the custom Function, leading to incorrect gradients. "
-            "This behavior is forbidden. You can fix this by cloning the output of the custom Function.")
+    return f"Output {output_nr} of {name} is a view and {changed} inplace. {_CUSTOM_FUNCTION_VIEW_TAIL}"
+
+
+_CUSTOM_FUNCTION_VIEW_TAIL = (
+    "This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic "
+    "to handle view+inplace would override the custom backward associated with the custom Function, leading to "
+    "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function.")
 
 
 def in_custom_function(creation) -> bool:
@@ -300,21 +302,32 @@ def _creation_error(x: Tensor, creation, indirect: bool = False) -> str:
         creation = creation[1]
     # (indirect: its base or another of the base's views was changed in place, and the view is now used)
     changed = "its base or another view of its base has been modified" if indirect else "is being modified"
-    if creation == "no_grad":
+    custom = type(creation) is tuple and creation[0] == "custom_function"
+    # a view without a grad_fn of its own (made in grad mode while its base needed no gradient, then used after
+    # the base came to need one): PyTorch's message says it was made under no_grad, whatever made it
+    if creation == "no_grad" or x._grad_fn is None:
         mode, now, block = ("inference mode", "in normal mode", "inference_mode") \
             if creation.__class__ is InferenceView else ("no_grad mode", "with grad mode enabled", "no_grad")
-        made = f"A view was created in {mode}" if not derived else (
+        made = f"A view was created in {mode}" if not derived or x._grad_fn is None else (
             f"Output {x._output_nr} of {op} is a view of a view which was created in {mode}")
-        return (f"{made} and {changed} inplace {now}. Given that this use case is ambiguous "
-                "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
-                f"either both inside the {block} block (if you don't want the inplace to be tracked) or both outside "
-                "(if you want the inplace to be tracked).")
-    if type(creation) is tuple and creation[0] == "custom_function":
+        head = f"{made} and {changed} inplace {now}."
+        if creation == "no_grad":
+            return (f"{head} Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+                    "your code by moving both the view and the inplace either both inside the "
+                    f"{block} block (if you don't want the inplace to be tracked) or both outside (if you want the "
+                    "inplace to be tracked).")
+        if custom:
+            return f"{head} {_CUSTOM_FUNCTION_VIEW_TAIL}"
+        return f"{head} {_MULTI_OUTPUT_VIEW_TAIL}"
+    if custom:
         return custom_function_view_error(*((op, x._output_nr) if derived else creation[1:]), changed)
     name, output_nr = (op, x._output_nr) if derived else creation
-    return (f"Output {output_nr} of {name} is a view and {changed} inplace. This view is the output of a "
-            "function that returns multiple views. Such functions do not allow the output views to be modified "
-            "inplace. You should replace the inplace operation by an out-of-place one.")
+    return f"Output {output_nr} of {name} is a view and {changed} inplace. {_MULTI_OUTPUT_VIEW_TAIL}"
+
+
+_MULTI_OUTPUT_VIEW_TAIL = ("This view is the output of a function that returns multiple views. Such functions do not "
+                           "allow the output views to be modified inplace. You should replace the inplace operation "
+                           "by an out-of-place one.")
 
 
 def mark_multi_output_views(outputs: tuple, name: str) -> tuple:
