@@ -39,6 +39,13 @@ def _same_state(e_module, t_module, rtol=0.0):
     (lambda nn: nn.LazyBatchNorm2d(affine=False), (2, 3, 4, 4)),
     (lambda nn: nn.LazyBatchNorm2d(affine=False, track_running_stats=False), (2, 3, 4, 4)),
     (lambda nn: nn.LazyBatchNorm3d(momentum=None), (2, 3, 1, 2, 2)),
+    (lambda nn: nn.LazyBatchNorm1d(bias=False), (4, 3, 2)),
+    (lambda nn: nn.LazyConvTranspose2d(4, 3, stride=2, groups=2, output_padding=1), (1, 6, 3, 3)),
+    (lambda nn: nn.LazyConvTranspose1d(2, 3, bias=False), (3, 5)),
+    (lambda nn: nn.LazyConvTranspose3d(2, 2, dilation=2), (1, 2, 3, 3, 3)),
+    (lambda nn: nn.LazyInstanceNorm1d(), (2, 3, 5)),
+    (lambda nn: nn.LazyInstanceNorm2d(momentum=0.5), (2, 3, 4, 4)),
+    (lambda nn: nn.LazyInstanceNorm3d(affine=False), (2, 3, 2, 2, 2)),
 ])
 def test_first_forward_initialises_as_pytorchs(build, x_shape):
     e_module, t_module = _both(build, x_shape)
@@ -123,6 +130,8 @@ def test_deepcopy_and_refusals():
             m.nn.LazyConv2d(2, 3)(m.ones(3, 3))
         with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
             m.nn.LazyConv2d(2, 3, groups=2)(m.ones(1, 3, 4, 4))
+        with pytest.raises(ValueError, match='^Only "zeros" padding mode is supported for LazyConvTranspose1d$'):
+            m.nn.LazyConvTranspose1d(2, 3, padding_mode="reflect")
         wide = m.nn.LazyLinear(3, dtype=m.float64)
         wide(m.ones(2, 2, dtype=m.float64))
         assert wide.weight.dtype == m.float64

@@ -46,6 +46,12 @@ from .lazy import (
     LazyConv1d,
     LazyConv2d,
     LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LazyLinear,
 )
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
@@ -159,6 +165,8 @@ __all__ = [
     "TripletMarginWithDistanceLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "PairwiseDistance", "CosineSimilarity", "AdaptiveLogSoftmaxWithLoss",
     "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
 ]
 
 

@@ -1,4 +1,5 @@
-"""Lazy modules: ``LazyLinear``, ``LazyConv1d/2d/3d``, ``LazyBatchNorm1d/2d/3d``, which infer their input size
+"""Lazy modules: ``LazyLinear``, ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d``, ``LazyBatchNorm1d/2d/3d``,
+``LazyInstanceNorm1d/2d/3d``, which infer their input size
 (``in_features``, ``in_channels``, ``num_features``) from the first input they are called on, create their
 parameters then and initialise them as the module they stand for would (the same draws under the same seed).
 
@@ -20,13 +21,15 @@ from ... import _creation
 from ..._dtype import int64
 from ...autograd.grad_mode import no_grad
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy, materialize
-from .conv import Conv1d, Conv2d, Conv3d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 
-__all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyBatchNorm1d",
-           "LazyBatchNorm2d", "LazyBatchNorm3d"]
+__all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class LazyModuleMixin:
@@ -121,6 +124,9 @@ class _LazyConvXdMixin(LazyModuleMixin):
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
                  bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)  # type: ignore
+        self._lazy_weight_and_bias(out_channels, bias, device, dtype)
+
+    def _lazy_weight_and_bias(self: Any, out_channels: int, bias: bool, device, dtype) -> None:
         self.out_channels = out_channels
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype) if bias else None)
@@ -140,7 +146,9 @@ class _LazyConvXdMixin(LazyModuleMixin):
                 self.in_channels = input.shape[1] if input.dim() == batched else input.shape[0]
                 if self.in_channels % self.groups:
                     raise ValueError("in_channels must be divisible by groups")
-                materialize(self.weight, (self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                shape = ((self.in_channels, self.out_channels // self.groups) if self.transposed
+                         else (self.out_channels, self.in_channels // self.groups))
+                materialize(self.weight, (*shape, *self.kernel_size))
                 if self.bias is not None:
                     materialize(self.bias, (self.out_channels,))
                 self.reset_parameters()
@@ -164,16 +172,45 @@ class LazyConv3d(_LazyConvXdMixin, Conv3d):
     cls_to_become = Conv3d
 
 
+class _LazyConvTransposeXdMixin(_LazyConvXdMixin):
+    """A transposed convolution whose ``in_channels`` is its first input's channel dimension."""
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super(_LazyConvXdMixin, self).__init__(0, 0, kernel_size, stride, padding, output_padding,  # type: ignore
+                                               groups, False, dilation, padding_mode)
+        self._lazy_weight_and_bias(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvTransposeXdMixin, ConvTranspose1d):
+    """``ConvTranspose1d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeXdMixin, ConvTranspose2d):
+    """``ConvTranspose2d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeXdMixin, ConvTranspose3d):
+    """``ConvTranspose3d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = ConvTranspose3d
+
+
 class _LazyNormBase(LazyModuleMixin):
     """A batch norm whose ``num_features`` is its first input's channel dimension (dimension 1)."""
 
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__(0, eps, momentum, False, False)  # type: ignore[call-arg]
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
             self.register_buffer("running_mean", UninitializedBuffer(device=device, dtype=dtype))
             self.register_buffer("running_var", UninitializedBuffer(device=device, dtype=dtype))
@@ -210,3 +247,22 @@ class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
     """``BatchNorm3d`` whose ``num_features`` is its first input's dimension 1."""
 
     cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    """``InstanceNorm1d`` whose ``num_features`` is its first input's dimension 1 (as PyTorch's, of an unbatched
+    input too); affine with running statistics by default, as PyTorch's lazy one."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    """``InstanceNorm2d`` whose ``num_features`` is its first input's dimension 1."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    """``InstanceNorm3d`` whose ``num_features`` is its first input's dimension 1."""
+
+    cls_to_become = InstanceNorm3d
