@@ -61,6 +61,10 @@ class LazyModuleMixin:
             if hook == self._infer_parameters:
                 del self._forward_pre_hooks[key]
                 self._forward_pre_hooks_with_kwargs.pop(key, None)
+        load_hooks = self.__dict__.get("_load_state_dict_pre_hooks") or {}
+        for key, hook in list(load_hooks.items()):  # (both hooks go, as PyTorch's)
+            if hook == self._lazy_load_hook:
+                del load_hooks[key]
         self.__dict__["_initialized_by_forward"] = True
 
     def _lazy_load_hook(self: Any, state_dict, prefix: str, local_metadata, strict, missing_keys, unexpected_keys,
