@@ -459,7 +459,7 @@ from .ops.unary import (
     tanh,
     trunc,
 )
-from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 # PyTorch's constants (Python floats, as in PyTorch) and NumPy's spelling of None in an index
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
@@ -782,7 +782,7 @@ __all__ = [
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
     "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin", "fmod",
     "frac", "from_dlpack", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge",
-    "Generator",
+    "Generator", "default_generator",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "copysign", "igamma", "igammac", "iinfo", "imag",

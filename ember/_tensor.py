@@ -56,6 +56,7 @@ from ._tensor_methods import (
     StatisticsMethods,
     UnaryMethods,
     ViewInplaceMethods,
+    named_as_tensor_methods,
 )
 
 
@@ -107,6 +108,7 @@ VOLATILE_REMOVED = "volatile was removed and now has no effect. Use `with torch.
 
 
 @shown_as_pytorchs("torch")  # <class 'torch.Tensor'> where torch is ember
+@named_as_tensor_methods  # x.sum(foo=1)'s TypeError names Tensor.sum, not the mixin that defines it
 @accept_torch_names_in_methods  # x.mul(other=y), x.sum(axis=0, keepdims=True), as PyTorch accepts
 class Tensor(
     ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,

@@ -22,6 +22,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._device import check_device
+from ._device import device as _device_type
+from ._shown_name import package_name
+
 # A new torch.Generator's seed. ember's global generator starts from it too (PyTorch seeds its global generator
 # from the operating system instead), so that runs without manual_seed are repeatable.
 DEFAULT_SEED = 67280421310721
@@ -46,7 +50,12 @@ class Generator:
 
     _mt: np.random.MT19937  # (an annotation only: the instance makes it on first use)
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str | _device_type = "cpu") -> None:
+        where = device if isinstance(device, _device_type) else _device_type(device)
+        if where.type == "meta":  # (PyTorch's: a generator is the CPU's or an accelerator's)
+            raise RuntimeError("META device type not an accelerator.")
+        check_device(where)  # (any other device: ember has none but the CPU)
+        self.device = _device_type("cpu")
         self._numpy: np.random.Generator | None = None
         # Held by every draw (ember._random_draws.holding_lock), seeding and the state's reads and writes, as
         # PyTorch's generator mutex: threads drawing at once see one draw after the other.
@@ -74,6 +83,7 @@ class Generator:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        self.device = _device_type("cpu")  # (a generator pickled before it kept its device)
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
@@ -96,6 +106,24 @@ class Generator:
 
     def initial_seed(self) -> int:
         return self._seed
+
+    def clone_state(self) -> Generator:
+        """A new generator in this one's state: the two then draw the same numbers, independently."""
+        clone = Generator()
+        clone.set_state(self.get_state())
+        return clone
+
+    def graphsafe_get_state(self) -> Generator:
+        """PyTorch's CUDA-graph state capture, which its CPU generator does not support either."""
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state: Generator) -> Generator:
+        """PyTorch's CUDA-graph state restore, which its CPU generator does not support either."""
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
+    def __repr__(self) -> str:
+        # PyTorch's class is torch._C.Generator, the object's default repr: <torch._C.Generator object at 0x...>
+        return f"<{package_name()}._C.Generator object at {id(self):#x}>"
 
     # -- the raw streams -------------------------------------------------------------------------------------------
     def u32(self, n: int) -> np.ndarray:
@@ -163,9 +191,9 @@ class Generator:
         from ._tensor import Tensor
 
         if not isinstance(new_state, Tensor):
-            raise TypeError(f"expected a ByteTensor, but got {type(new_state).__name__}")
+            raise TypeError(f"expected a {package_name()}.ByteTensor, but got {type(new_state).__name__}")
         if new_state._data.dtype != np.uint8:
-            raise TypeError(f"RNG state must be a ByteTensor (uint8), got {new_state.dtype}")
+            raise TypeError(f"RNG state must be a {package_name()}.ByteTensor")
         size = new_state._data.size
         if size == _OLD_PCG64_STATE_BYTES:
             raise RuntimeError(

@@ -19,13 +19,38 @@ def _repr(self) -> str:
     return f"{package_name()}.return_types.{type(self).__name__}(\n{fields})"
 
 
+def _new(cls, *args, **kwargs):
+    """PyTorch's constructor, a structseq's: one sequence of the fields' values (and an optional dict, for fields
+    beyond the sequence, of which these classes have none): ``return_types.max((values, indices))``; the named
+    tuple's, the values one by one or by name, as ember's own code and code written for named tuples call it."""
+    if kwargs or not (len(args) == 1 or len(args) == 2 and isinstance(args[1], dict)):
+        return cls._named_tuple_new(cls, *args, **kwargs)
+    try:
+        values = tuple(args[0])
+    except TypeError:
+        raise TypeError("constructor requires a sequence") from None
+    if len(values) != len(cls._fields):
+        raise TypeError(f"{package_name()}.return_types.{cls.__name__}() takes a {len(cls._fields)}-sequence "
+                        f"({len(values)}-sequence given)")
+    return tuple.__new__(cls, values)
+
+
 def structseq(name: str, fields: tuple[str, ...]) -> type:
-    """The named tuple class PyTorch returns as ``torch.return_types.<name>`` with ``fields``; one per name."""
+    """The named tuple class PyTorch returns as ``torch.return_types.<name>`` with ``fields``; one per name.
+
+    Difference from PyTorch: PyTorch's is a structseq (as ``os.stat_result``), a tuple with named fields but no
+    ``_fields``; ember's is a named tuple (``_fields``, ``_asdict``, ``_replace``), which ember's pytree, collate,
+    ``vmap`` and ``fx`` rebuild as such, returning the same type as PyTorch's do. It takes a structseq's constructor
+    (one sequence) beside the named tuple's, and has its ``n_fields``, ``n_sequence_fields``, ``n_unnamed_fields``."""
     cls = globals().get(name)
     if cls is None:
         # type(torch.max(x, 0)) prints <class 'torch.return_types.max'> where torch is ember, as PyTorch's does
         cls = shown_as_pytorchs("torch.return_types")(namedtuple(name, fields, module=__name__))
         cls.__repr__ = _repr
+        cls._named_tuple_new = staticmethod(cls.__new__)
+        cls.__new__ = _new
+        cls.n_fields = cls.n_sequence_fields = len(fields)
+        cls.n_unnamed_fields = 0
         globals()[name] = cls
     elif cls._fields != tuple(fields):
         raise ValueError(f"return_types.{name} has fields {cls._fields}, not {tuple(fields)}")

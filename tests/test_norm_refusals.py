@@ -18,6 +18,21 @@ def _cases(m):
     return {
         # batch_norm: each parameter's size, the running statistics given together, the batch per channel, dtypes
         "bn weight size": lambda: F.batch_norm(o(2, 3), None, None, o(4), training=True),
+        # a weight or bias of C elements in another shape is taken as its values; 2-D running statistics are not
+        "bn (1, C) weight": lambda: F.batch_norm(m.linspace(-1, 2, 12).reshape(4, 3), None, None,
+                                                 m.arange(3.0).reshape(1, 3), o(3, 1), training=True),
+        "bn (C, 1, 1) weight, eval": lambda: F.batch_norm(m.linspace(-1, 2, 12).reshape(2, 3, 2), o(3), o(3) * 2,
+                                                          m.arange(3.0).reshape(3, 1, 1)),
+        "bn 0-d weight of one channel": lambda: F.batch_norm(m.tensor([[0.5], [2.0]]), None, None,
+                                                             m.tensor(2.0), training=True),
+        "bn 0-d weight of three channels": lambda: F.batch_norm(o(2, 3), None, None, m.tensor(2.0), training=True),
+        "bn (1, C) running_mean": lambda: F.batch_norm(o(2, 3), o(1, 3), o(3)),
+        "bn (C, 1) running_var, training": lambda: F.batch_norm(o(2, 3), o(3), o(3, 1), training=True),
+        "bn running_mean size": lambda: F.batch_norm(o(2, 3), o(2), o(3)),
+        # an empty 1-D input: PyTorch's kernel returns it (times weight[0], plus bias[0]) before it reads channels
+        "bn empty 1-D, training": lambda: F.batch_norm(o(0), None, None, training=True),
+        "bn empty 1-D, eval without statistics": lambda: F.batch_norm(o(0), None, None),
+        "bn empty 1-D, weight and bias": lambda: F.batch_norm(o(0), o(3), o(3), o(3), o(3), training=True),
         "bn bias size": lambda: F.batch_norm(o(2, 3), None, None, None, o(2), training=True),
         "bn running_var size": lambda: F.batch_norm(o(2, 3), o(3), o(2)),
         "bn only running_mean, training": lambda: F.batch_norm(o(2, 3), o(3), None, training=True),
@@ -79,6 +94,8 @@ def _cases(m):
         "in bias size": lambda: F.instance_norm(o(2, 3, 4), None, None, None, o(4)),
         "in running_mean size": lambda: F.instance_norm(o(2, 3, 4), o(2), o(3)),
         "in running_var size": lambda: F.instance_norm(o(2, 3, 4), o(3), o(2)),
+        "in (1, C) weight": lambda: F.instance_norm(o(2, 3, 4), None, None, o(1, 3)),
+        "in (1, C) running_mean": lambda: F.instance_norm(o(2, 3, 4), o(1, 3), o(3)),
         "lrn 3-D": lambda: F.local_response_norm(o(2, 3, 2), 2),
     }
 
@@ -143,3 +160,21 @@ def test_norms_of_an_integer_bool_or_complex_input_are_pytorchs_errors(dtype, ca
         except Exception as e:  # noqa: BLE001
             out.append((type(e).__name__, str(e)))
     assert out[1] == out[0]
+
+
+def test_batch_norm_weight_of_another_shape_gets_its_gradient_in_that_shape():
+    """A (1, C) weight and a (C, 1) bias: PyTorch's forward reads their C values, and its backward refuses to give
+    them gradients of (C,); ember's gives the gradients of the 1-D ones in the shapes given."""
+    def run(m, w_shape, b_shape):
+        x = m.linspace(-1, 2, 12).reshape(4, 3)
+        w = m.arange(1.0, 4.0).reshape(w_shape).requires_grad_()
+        b = m.ones(b_shape).requires_grad_()
+        (m.nn.functional.batch_norm(x, None, None, w, b, training=True) * m.arange(3.0)).sum().backward()
+        return w.grad.numpy(), b.grad.numpy()
+
+    with pytest.raises(RuntimeError, match="invalid gradient"):
+        run(torch, (1, 3), (3, 1))
+    want_w, want_b = run(torch, (3,), (3,))
+    got_w, got_b = run(ember, (1, 3), (3, 1))
+    np.testing.assert_allclose(got_w, want_w.reshape(1, 3), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_b, want_b.reshape(3, 1), rtol=1e-5, atol=1e-6)

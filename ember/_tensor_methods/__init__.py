@@ -59,3 +59,30 @@ def bind_ops(ops_package: types.ModuleType) -> None:
     for mixin in MIXINS:
         sys.modules[mixin.__module__].ops = ops_package  # type: ignore[attr-defined]
     elementwise.bind_fast_paths(ops_package)
+
+
+def named_as_tensor_methods(tensor_class: type) -> type:
+    """Class decorator: each mixin's method, reached through ``tensor_class``, is named as ``tensor_class``'s
+    (``Tensor.sum``, not ``ReductionMethods.sum``), where it is defined and where a wrapper installed in its place
+    calls it. Python names a function by its ``__qualname__`` in a call's TypeError, so ``x.sum(foo=1)`` says
+    ``Tensor.sum() got an unexpected keyword argument 'foo'`` (PyTorch's names ``sum()``; its Python-defined methods
+    say ``Tensor.backward()``), and a bare ``Tensor.sum`` pickles by that path. Set on the functions themselves,
+    once, at class creation: no wrapper on the call path. An alias (``abs = __abs__``) takes its public name."""
+    for mixin in MIXINS:
+        for name, function in mixin.__dict__.items():
+            if not isinstance(function, types.FunctionType) or function.__qualname__ != f"{mixin.__name__}.{name}":
+                continue  # (not defined in this mixin's body under this name)
+            public = next((alias for alias, f in mixin.__dict__.items()
+                           if f is function and not alias.startswith("__")), name) if name.startswith("__") else name
+            installed = next(klass.__dict__[public] for klass in tensor_class.__mro__ if public in klass.__dict__)
+            while installed is not function and hasattr(installed, "__wrapped__"):
+                installed = installed.__wrapped__
+            if installed is not function:  # (one that another mixin overrides keeps its own name)
+                continue
+            defined_as = function.__qualname__
+            while isinstance(function, types.FunctionType) and function.__qualname__ == defined_as:
+                # (and the function a decorator of the mixin's wraps, which raises the error)
+                function.__module__ = tensor_class.__module__
+                function.__qualname__ = f"{tensor_class.__qualname__}.{public}"
+                function = getattr(function, "__wrapped__", None)
+    return tensor_class

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _creation
 from .._backend import xp
 from .._creation import as_array
 from .._shown_name import shown_as_pytorchs
@@ -37,10 +38,14 @@ class Parameter(Tensor):
             self.requires_grad = True
 
     def __repr__(self) -> str:
+        if is_lazy(self):
+            return "<UninitializedParameter>"
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
         out = Parameter(Tensor._make(deepcopy_array(self, memo)), self._requires_grad)  # PyTorch's leaves .grad
+        if is_lazy(self):  # (a lazy module's copy is still to be initialised, as PyTorch's)
+            out.__dict__[_SHAPE_TO_INFER] = True
         memo[id(self)] = out
         return out
 
@@ -71,3 +76,60 @@ class Buffer(Tensor):
         out.requires_grad = self.requires_grad
         memo[id(self)] = out
         return out
+
+
+# The mark of a tensor whose shape a lazy module infers at its first forward (``nn.LazyLinear``'s weight).
+_SHAPE_TO_INFER = "_shape_to_infer"
+
+
+def is_lazy(tensor: object) -> bool:
+    """Whether ``tensor`` is an uninitialised parameter or buffer (a lazy module's, before its first forward)."""
+    return isinstance(tensor, Tensor) and tensor.__dict__.get(_SHAPE_TO_INFER, False)
+
+
+def materialize(tensor: Tensor, shape, dtype=None, device=None) -> None:
+    """Give an uninitialised parameter or buffer storage of ``shape`` (uninitialised values), in place: the same
+    object, so an optimizer built before a lazy module's first forward steps it (as PyTorch's ``materialize``)."""
+    tensor.data = _creation.empty(tuple(shape), dtype=dtype or tensor.dtype, device=device or tensor.device)
+    del tensor.__dict__[_SHAPE_TO_INFER]
+
+
+class _Uninitialized(type):
+    """``isinstance(t, UninitializedParameter)``: ``t`` is a ``Parameter`` whose shape is still to be inferred."""
+
+    _kind: type
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, cls._kind) and is_lazy(instance)
+
+
+def _uninitialized(kind: type, requires_grad: bool, device, dtype) -> Tensor:
+    empty = _creation.empty(0, dtype=dtype, device=device)
+    tensor = Parameter(empty, requires_grad) if kind is Parameter else empty.requires_grad_(requires_grad)
+    tensor.__dict__[_SHAPE_TO_INFER] = True
+    return tensor
+
+
+class UninitializedParameter(metaclass=_Uninitialized):
+    """A parameter whose shape a lazy module infers at its first forward (``nn.LazyLinear``'s weight).
+
+    Difference from PyTorch: the object made is a ``Parameter`` of no elements, marked uninitialised
+    (``isinstance(p, UninitializedParameter)`` is true until it is materialised); PyTorch's is an instance of this
+    class that switches its own class to ``Parameter`` when materialised, which ember does not do. Both keep the
+    object, so an optimizer built before the first forward steps the materialised parameter.
+    """
+
+    _kind = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None) -> Parameter:  # type: ignore[misc]
+        return _uninitialized(Parameter, requires_grad, device, dtype)
+
+
+class UninitializedBuffer(metaclass=_Uninitialized):
+    """A buffer whose shape a lazy module infers at its first forward (``nn.LazyBatchNorm1d``'s running mean): a
+    tensor of no elements marked uninitialised, as ``UninitializedParameter``."""
+
+    _kind = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None) -> Tensor:  # type: ignore[misc]
+        return _uninitialized(Tensor, requires_grad, device, dtype)

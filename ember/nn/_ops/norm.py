@@ -246,13 +246,24 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     must then be given (PyTorch's errors otherwise).
     """
     x = input._data
+    if x.ndim == 1 and x.size == 0:  # PyTorch's kernel returns any empty input before it looks for channels
+        out = input.clone()
+        out = out * weight[0] if weight is not None else out
+        return out + bias[0] if bias is not None else out
     if x.ndim < 2:
         _refuse_without_channels(input, running_mean, running_var, weight, bias, training)
     c = x.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
-        if t is not None and t._data.shape != (c,):
-            raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._data.size}")
+        if t is not None and t._data.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
+    for t in (running_mean, running_var):  # (PyTorch's kernel reads them through a 1-D accessor)
+        if t is not None and t._data.ndim != 1:
+            raise RuntimeError(f"TensorAccessor expected 1 dims but tensor has {t._data.ndim}")
+    # a weight or bias of C elements in another shape ((1, C), as a layer may keep it) is taken as its C values,
+    # as PyTorch's kernel does; the view is recorded, so its gradient has the shape it was given
+    weight = weight.reshape(c) if weight is not None and weight._data.ndim != 1 else weight
+    bias = bias.reshape(c) if bias is not None and bias._data.ndim != 1 else bias
     if training and (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     if x.size:  # (PyTorch's kernel returns an empty batch before it dispatches on the dtype)
@@ -745,6 +756,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     n, c = shape[:2]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t._data.ndim > 1:  # (what PyTorch's repeat of each per sample says)
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                               "tensor")
         if t is not None and t._data.shape != (c,):
             # (PyTorch's batch_norm's check, of the tensors repeated per sample)
             raise RuntimeError(f"{name} should contain {n * c} elements not {n * t._data.size}")

@@ -1,0 +1,137 @@
+"""The lazy modules (LazyLinear, LazyConv1d/2d/3d, LazyBatchNorm1d/2d/3d) against PyTorch's: the sizes inferred at
+the first forward, the parameters initialised with the same draws under the same seed, the repr before and after,
+state_dict keys, loading into an uninitialised module, an optimizer built before the first forward, deepcopy."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _both(build, x_shape, seed=0):
+    """(ember module, torch module) built by ``build(nn)`` and called once on ones of ``x_shape`` under ``seed``."""
+    out = []
+    for m in (ember, torch):
+        m.manual_seed(seed)
+        module = build(m.nn)
+        module(m.ones(*x_shape))
+        out.append(module)
+    return out
+
+
+def _same_state(e_module, t_module, rtol=0.0):
+    e_state, t_state = e_module.state_dict(), t_module.state_dict()
+    assert list(e_state) == list(t_state)
+    for key in t_state:
+        np.testing.assert_allclose(e_state[key].numpy(), t_state[key].numpy(), rtol=rtol, atol=rtol, err_msg=key)
+
+
+@pytest.mark.parametrize("build, x_shape", [
+    (lambda nn: nn.LazyLinear(4), (2, 3)),
+    (lambda nn: nn.LazyLinear(4, bias=False), (5,)),
+    (lambda nn: nn.LazyConv1d(4, 3, groups=2), (6, 5)),
+    (lambda nn: nn.LazyConv2d(8, 3, padding=1), (1, 5, 6, 6)),
+    (lambda nn: nn.LazyConv3d(2, 1, bias=False), (1, 3, 2, 2, 2)),
+    (lambda nn: nn.LazyBatchNorm1d(), (4, 3)),
+    (lambda nn: nn.LazyBatchNorm2d(affine=False), (2, 3, 4, 4)),
+    (lambda nn: nn.LazyBatchNorm2d(affine=False, track_running_stats=False), (2, 3, 4, 4)),
+    (lambda nn: nn.LazyBatchNorm3d(momentum=None), (2, 3, 1, 2, 2)),
+    (lambda nn: nn.LazyBatchNorm1d(bias=False), (4, 3, 2)),
+    (lambda nn: nn.LazyConvTranspose2d(4, 3, stride=2, groups=2, output_padding=1), (1, 6, 3, 3)),
+    (lambda nn: nn.LazyConvTranspose1d(2, 3, bias=False), (3, 5)),
+    (lambda nn: nn.LazyConvTranspose3d(2, 2, dilation=2), (1, 2, 3, 3, 3)),
+    (lambda nn: nn.LazyInstanceNorm1d(), (2, 3, 5)),
+    (lambda nn: nn.LazyInstanceNorm2d(momentum=0.5), (2, 3, 4, 4)),
+    (lambda nn: nn.LazyInstanceNorm3d(affine=False), (2, 3, 2, 2, 2)),
+])
+def test_first_forward_initialises_as_pytorchs(build, x_shape):
+    e_module, t_module = _both(build, x_shape)
+    assert repr(e_module) == repr(t_module)  # (Linear(in_features=3, ...): the module it stands for)
+    _same_state(e_module, t_module)
+    assert isinstance(e_module, getattr(ember.nn, type(t_module).__name__))
+    assert not e_module._forward_pre_hooks and not e_module._hooks_in("_load_state_dict_pre_hooks")
+
+
+def test_before_the_first_forward():
+    for m in (ember, torch):
+        lazy = m.nn.LazyLinear(4)
+        assert repr(lazy) == "LazyLinear(in_features=0, out_features=4, bias=True)"
+        assert lazy.has_uninitialized_params()
+        assert isinstance(lazy.weight, m.nn.parameter.UninitializedParameter)
+        assert isinstance(lazy.weight, m.nn.Parameter)
+        state = lazy.state_dict()
+        assert list(state) == ["weight", "bias"]
+        assert isinstance(state["weight"], m.nn.parameter.UninitializedParameter)
+        norm = m.nn.LazyBatchNorm1d()
+        assert list(norm.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+        assert isinstance(norm.running_mean, m.nn.parameter.UninitializedBuffer)
+        assert repr(m.nn.LazyConv2d(8, 3)) == "LazyConv2d(0, 8, kernel_size=(3, 3), stride=(1, 1))"
+    assert not isinstance(ember.nn.Parameter(ember.ones(2)), ember.nn.parameter.UninitializedParameter)
+
+
+def test_the_same_draws_as_the_layer_it_stands_for():
+    ember.manual_seed(3)
+    lazy = ember.nn.LazyLinear(5)
+    lazy(ember.ones(2, 7))
+    after_lazy = ember.rand(3)
+    torch.manual_seed(3)
+    eager = torch.nn.Linear(7, 5)
+    after_eager = torch.rand(3)
+    np.testing.assert_array_equal(lazy.weight.detach().numpy(), eager.weight.detach().numpy())
+    np.testing.assert_array_equal(after_lazy.numpy(), after_eager.numpy())  # no draw at construction
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_optimizer_built_before_the_first_forward(optimizer):
+    results = []
+    for m in (ember, torch):
+        m.manual_seed(0)
+        model = m.nn.Sequential(m.nn.LazyLinear(5), m.nn.ReLU(), m.nn.LazyLinear(2))
+        opt = getattr(m.optim, optimizer)(model.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            model(m.linspace(-1, 1, 12).reshape(3, 4)).square().sum().backward()
+            opt.step()
+        assert opt.param_groups[0]["params"][0] is model[0].weight
+        results.append(model)
+    _same_state(*results, rtol=1e-5)  # (two steps of float32 arithmetic)
+    assert repr(results[0]) == repr(results[1])
+
+
+def test_load_state_dict_into_an_uninitialised_module():
+    for m in (ember, torch):
+        m.manual_seed(0)
+        source = m.nn.Linear(3, 4)
+        lazy = m.nn.LazyLinear(4)
+        lazy.load_state_dict(source.state_dict())
+        assert (lazy.in_features, tuple(lazy.weight.shape)) == (0, (4, 3))
+        assert repr(lazy) == "LazyLinear(in_features=0, out_features=4, bias=True)"
+        np.testing.assert_array_equal(lazy.weight.detach().numpy(), source.weight.detach().numpy())
+        assert tuple(lazy(m.ones(1, 3)).shape) == (1, 4)
+        assert lazy.in_features == 3 and repr(lazy) == "Linear(in_features=3, out_features=4, bias=True)"
+        # a lazy module's state dict leaves another lazy module uninitialised
+        other = m.nn.LazyLinear(4)
+        other.load_state_dict(m.nn.LazyLinear(4).state_dict())
+        assert other.has_uninitialized_params()
+        norm = m.nn.LazyBatchNorm2d()
+        norm.load_state_dict(m.nn.BatchNorm2d(3).state_dict())
+        assert tuple(norm.running_var.shape) == (3,)
+
+
+def test_deepcopy_and_refusals():
+    for m in (ember, torch):
+        copied = copy.deepcopy(m.nn.LazyLinear(3))
+        assert copied.has_uninitialized_params()
+        assert tuple(copied(m.ones(2, 2)).shape) == (2, 3)
+        with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) input to LazyConv2d"):
+            m.nn.LazyConv2d(2, 3)(m.ones(3, 3))
+        with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+            m.nn.LazyConv2d(2, 3, groups=2)(m.ones(1, 3, 4, 4))
+        with pytest.raises(ValueError, match='^Only "zeros" padding mode is supported for LazyConvTranspose1d$'):
+            m.nn.LazyConvTranspose1d(2, 3, padding_mode="reflect")
+        wide = m.nn.LazyLinear(3, dtype=m.float64)
+        wide(m.ones(2, 2, dtype=m.float64))
+        assert wide.weight.dtype == m.float64
