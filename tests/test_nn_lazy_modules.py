@@ -51,7 +51,7 @@ def test_first_forward_initialises_as_pytorchs(build, x_shape):
     e_module, t_module = _both(build, x_shape)
     assert repr(e_module) == repr(t_module)  # (Linear(in_features=3, ...): the module it stands for)
     _same_state(e_module, t_module)
-    assert isinstance(e_module, getattr(ember.nn, type(t_module).__name__))
+    assert type(e_module) is getattr(ember.nn, type(t_module).__name__)  # (the class it stands for, as PyTorch's)
     assert not e_module._forward_pre_hooks and not e_module._hooks_in("_load_state_dict_pre_hooks")
 
 
@@ -135,3 +135,22 @@ def test_deepcopy_and_refusals():
         wide = m.nn.LazyLinear(3, dtype=m.float64)
         wide(m.ones(2, 2, dtype=m.float64))
         assert wide.weight.dtype == m.float64
+
+
+def test_a_type_test_after_the_first_forward_sees_the_plain_layer_as_pytorchs():
+    """d2l's ``init_weights`` tests ``type(m) == nn.Linear`` after one forward: it must reach the lazy layers."""
+    results = []
+    for m in (ember, torch):
+        m.manual_seed(0)
+        net = m.nn.Sequential(m.nn.LazyLinear(8), m.nn.ReLU(), m.nn.LazyLinear(2))
+        net(m.ones(3, 5))
+
+        def init_weights(module, m=m):
+            if type(module) == m.nn.Linear:  # noqa: E721 (d2l's spelling)
+                m.nn.init.constant_(module.weight, 0.5)
+
+        net.apply(init_weights)
+        with m.no_grad():
+            results.append(([type(layer).__name__ for layer in net], float(net(m.ones(1, 5)).sum())))
+    assert results[0][0] == results[1][0] == ["Linear", "ReLU", "Linear"]
+    assert results[0][1] == pytest.approx(results[1][1], rel=1e-6)  # (the first bias's draws; the weights 0.5)

@@ -7,10 +7,9 @@ Before the first forward their parameters are uninitialised (``nn.parameter.Unin
 may be built on them, a ``state_dict`` holds them as they are, and ``load_state_dict`` of a real state dict gives them
 its shapes, as in PyTorch.
 
-Difference from PyTorch: PyTorch switches the module's class to the one it stands for (``cls_to_become``:
-``LazyLinear`` becomes ``Linear``) after the first forward; ember's module keeps its class, a subclass of that one
-(``isinstance(m, nn.Linear)`` holds before and after), and prints under that one's name once initialised, as
-PyTorch's does.
+After the first forward the module becomes the one it stands for (``cls_to_become``: ``LazyLinear`` becomes
+``Linear``), as PyTorch's does, so ``type(m) == nn.Linear`` tests (d2l's ``init_weights``) see it as one. A lazy
+module is a subclass of that one from the start (``isinstance(m, nn.Linear)`` holds before and after).
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ class LazyModuleMixin:
 
     def _start_lazy(self: Any) -> None:
         """Called at the end of ``__init__``, once the uninitialised parameters are in place."""
-        self.__dict__["_initialized_by_forward"] = False
         self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
         self._register_load_state_dict_pre_hook(self._lazy_load_hook)
 
@@ -65,7 +63,9 @@ class LazyModuleMixin:
         for key, hook in list(load_hooks.items()):  # (both hooks go, as PyTorch's)
             if hook == self._lazy_load_hook:
                 del load_hooks[key]
-        self.__dict__["_initialized_by_forward"] = True
+        if self.cls_to_become is not None:
+            # PyTorch's rule: the initialised module is the plain layer, hooks and lazy overrides gone
+            self.__class__ = self.cls_to_become
 
     def _lazy_load_hook(self: Any, state_dict, prefix: str, local_metadata, strict, missing_keys, unexpected_keys,
                         error_msgs) -> None:
@@ -87,11 +87,6 @@ class LazyModuleMixin:
                 destination[prefix + name] = tensor
         return destination
 
-    def _get_name(self: Any) -> str:
-        # PyTorch's module has become ``cls_to_become`` after its first forward; its repr says so
-        if self.__dict__.get("_initialized_by_forward") and self.cls_to_become is not None:
-            return self.cls_to_become.__name__
-        return type(self).__name__
 
 
 class LazyLinear(LazyModuleMixin, Linear):
