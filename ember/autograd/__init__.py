@@ -192,7 +192,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             result.append(Tensor._make(_copied_keeping_broadcast(g)))
     if _meta.made[0]:  # a meta input's (constant) gradient is a meta tensor, as PyTorch's
         result = [Tensor._make(_meta.meta_array(r.shape, r._data.dtype)) if r is not None and r.grad_fn is None
-                  and _meta.is_meta(t._data) else r for r, t in zip(result, inputs)]
+                  and type(t) is not GradientEdge and _meta.is_meta(t._data) else r for r, t in zip(result, inputs)]
     return tuple(result)
 
 
@@ -245,8 +245,8 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     n = batch.pop()
     if n == 0:  # PyTorch reads each batch's first cotangent to check it against its output
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
-    listed = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    if all(t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
+    listed = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
+    if all(type(t) is Tensor and t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
         grads = batched_vjp(outputs, listed, grad_outputs, retain_graph, create_graph)
         if grads is not None:
             for i, (g, t) in enumerate(zip(grads, listed)):
@@ -265,7 +265,10 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
 def _materialized(t: Tensor, create_graph: bool) -> Tensor:
     """``materialize_grads``' zeros for an unused input (under ``is_grads_batched`` too: shaped as the input, without
-    the batch dimension), as PyTorch's ``zeros_like(input, requires_grad=create_graph)``."""
+    the batch dimension), as PyTorch's ``zeros_like(input, requires_grad=create_graph)``; PyTorch's error for a
+    ``GradientEdge``, which has no shape to give them."""
+    if type(t) is GradientEdge:
+        raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
     zeros = Tensor._make(xp.zeros_like(t._data))
     if create_graph:
         zeros.requires_grad_(True)
