@@ -66,3 +66,23 @@ def _edge_corners(lib):
 
 def test_gradient_edge_corners_as_torch():
     assert _edge_corners(ember) == _edge_corners(torch)
+
+
+def _backward_to_edges(lib):
+    """``backward(inputs=...)`` with gradient edges, as PyTorch's: a leaf's edge accumulates into the leaf's
+    ``.grad``; a result's edge stops the walk there (the leaves behind it get nothing) and keeps its gradient
+    nowhere (no tensor to retain it)."""
+    g = lib.autograd.graph
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([3.0, 4.0], requires_grad=True)
+    h = x * w
+    loss = (h * h).sum() + w.sum()
+    loss.backward(inputs=g.get_gradient_edge(x), retain_graph=True)
+    leaf = (x.grad.tolist(), w.grad)
+    x.grad = None
+    loss.backward(inputs=[g.get_gradient_edge(h), w])
+    return leaf, x.grad, h.retains_grad, w.grad.tolist()
+
+
+def test_backward_takes_gradient_edges_as_torch():
+    assert _backward_to_edges(ember) == _backward_to_edges(torch)

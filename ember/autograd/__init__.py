@@ -17,6 +17,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradient_edge import GradientEdge
 from .graph import (
+    AccumulateGrad,
     Node,
     base_requires_grad,
     input_edge,
@@ -114,16 +115,17 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if inputs is None:
         run_backward(roots, retain_graph, create_graph=create_graph)
         return
-    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    edges = {t._edge(): t for t in inputs}
+    inputs = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
+    # (a GradientEdge: a leaf's accumulates into its .grad, a result's stops the walk there and is kept nowhere)
+    edges = {(t.node, t.output_nr) if type(t) is GradientEdge else t._edge(): t for t in inputs}
     for t in inputs:
-        if t.grad_fn is not None:  # a non-leaf input keeps its gradient as retain_grad does (PyTorch calls it):
-            t.retain_grad()  # once, however often it is listed or already retained
+        if type(t) is not GradientEdge and t.grad_fn is not None:  # a non-leaf input keeps its gradient as
+            t.retain_grad()  # retain_grad does (PyTorch calls it): once, however often it is listed or retained
 
     def accumulate_leaves(captured: dict) -> None:
         for edge, t in edges.items():
             g = captured.get(edge)
-            if g is not None and t.grad_fn is None:
+            if g is not None and (type(edge[0]) is AccumulateGrad if type(t) is GradientEdge else t.grad_fn is None):
                 edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
 
     run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
