@@ -42,3 +42,47 @@ def _versions(lib):
 
 def test_increment_version_as_torch():
     assert _versions(ember) == _versions(torch)
+
+
+def _edge_corners(lib):
+    """An edge among ``grad``'s inputs under ``is_grads_batched`` (the rows' gradients stacked), PyTorch's
+    RuntimeError for an unused edge under ``materialize_grads`` (no input tensor to shape its zeros after), and an
+    inference tensor's version left alone (it has no counter to bump)."""
+    g = lib.autograd.graph
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = x * 3
+    out = (h * h).sum()
+    batched = lib.autograd.grad(out, g.get_gradient_edge(h), lib.tensor([1.0, 2.0]), is_grads_batched=True,
+                                retain_graph=True)
+    unused = g.get_gradient_edge(lib.ones(2, requires_grad=True))
+    with pytest.raises(RuntimeError) as err:
+        lib.autograd.grad(out, [x, unused], materialize_grads=True)
+    with lib.inference_mode():
+        t = lib.ones(2)
+    g.increment_version(t)
+    g.increment_version([t, x])
+    return [b.tolist() for b in batched], str(err.value), x._version
+
+
+def test_gradient_edge_corners_as_torch():
+    assert _edge_corners(ember) == _edge_corners(torch)
+
+
+def _backward_to_edges(lib):
+    """``backward(inputs=...)`` with gradient edges, as PyTorch's: a leaf's edge accumulates into the leaf's
+    ``.grad``; a result's edge stops the walk there (the leaves behind it get nothing) and keeps its gradient
+    nowhere (no tensor to retain it)."""
+    g = lib.autograd.graph
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([3.0, 4.0], requires_grad=True)
+    h = x * w
+    loss = (h * h).sum() + w.sum()
+    loss.backward(inputs=g.get_gradient_edge(x), retain_graph=True)
+    leaf = (x.grad.tolist(), w.grad)
+    x.grad = None
+    loss.backward(inputs=[g.get_gradient_edge(h), w])
+    return leaf, x.grad, h.retains_grad, w.grad.tolist()
+
+
+def test_backward_takes_gradient_edges_as_torch():
+    assert _backward_to_edges(ember) == _backward_to_edges(torch)

@@ -272,3 +272,24 @@ def test_anomaly_mode_checks_nan_only_as_torch(dtype):
         assert t == [float("-inf"), 0.0]
     else:
         assert t == "Function 'AbsBackward0' returned nan values in its 0th output."
+
+
+def test_anomaly_names_a_failing_accumulator_as_torch():
+    """A leaf's hook that raises under anomaly mode: the warning names the node by its full name, as PyTorch's
+    (``torch::autograd::AccumulateGrad``, where a repr shows ``AccumulateGrad``)."""
+    out = []
+    for m in (ember, torch):
+        x = m.ones(2, requires_grad=True)
+
+        def refuse(g):
+            raise ValueError("refused")
+
+        x.register_hook(refuse)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with m.autograd.detect_anomaly():
+                y = (x * 2).sum()
+                with pytest.raises(ValueError, match="refused"):
+                    y.backward()
+        out.append([w.split(".")[0] for w in _warned(caught)])
+    assert out[0] == out[1] == ["Anomaly Detection has been enabled", "Error detected in torch::autograd::AccumulateGrad"]

@@ -66,3 +66,31 @@ def test_outside_transforms_it_runs():
         with pytest.raises(RuntimeError):
             lib.func.grad(lambda t, f=f: f(t).sum())(lib.arange(3.0))
         assert f(lib.arange(3.0)).tolist() == [0.0, 1.0, 4.0]
+
+
+def _apply_while_another_thread_maps(lib):
+    """A transform running on one thread refuses ctx-style Functions on that thread only, as PyTorch's (its
+    functorch interpreter stack is per thread): another thread's plain autograd still runs one meanwhile."""
+    import threading
+
+    inside, done = threading.Event(), threading.Event()
+
+    def waiting(row):
+        inside.set()
+        done.wait(30)
+        return row * 2
+
+    mapper = threading.Thread(target=lambda: lib.func.vmap(waiting)(lib.ones(2, 3)))
+    mapper.start()
+    try:
+        assert inside.wait(30)
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        _square(lib).apply(x).sum().backward()
+        return x.grad.tolist()
+    finally:
+        done.set()
+        mapper.join(30)
+
+
+def test_another_threads_transform_leaves_this_threads_functions_alone():
+    assert _apply_while_another_thread_maps(ember) == _apply_while_another_thread_maps(torch) == [2.0, 4.0, 6.0]

@@ -17,6 +17,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradient_edge import GradientEdge
 from .graph import (
+    AccumulateGrad,
     Node,
     base_requires_grad,
     input_edge,
@@ -114,16 +115,17 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if inputs is None:
         run_backward(roots, retain_graph, create_graph=create_graph)
         return
-    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    edges = {t._edge(): t for t in inputs}
+    inputs = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
+    # (a GradientEdge: a leaf's accumulates into its .grad, a result's stops the walk there and is kept nowhere)
+    edges = {(t.node, t.output_nr) if type(t) is GradientEdge else t._edge(): t for t in inputs}
     for t in inputs:
-        if t.grad_fn is not None:  # a non-leaf input keeps its gradient as retain_grad does (PyTorch calls it):
-            t.retain_grad()  # once, however often it is listed or already retained
+        if type(t) is not GradientEdge and t.grad_fn is not None:  # a non-leaf input keeps its gradient as
+            t.retain_grad()  # retain_grad does (PyTorch calls it): once, however often it is listed or retained
 
     def accumulate_leaves(captured: dict) -> None:
         for edge, t in edges.items():
             g = captured.get(edge)
-            if g is not None and t.grad_fn is None:
+            if g is not None and (type(edge[0]) is AccumulateGrad if type(t) is GradientEdge else t.grad_fn is None):
                 edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
 
     run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
@@ -192,7 +194,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             result.append(Tensor._make(_copied_keeping_broadcast(g)))
     if _meta.made[0]:  # a meta input's (constant) gradient is a meta tensor, as PyTorch's
         result = [Tensor._make(_meta.meta_array(r.shape, r._data.dtype)) if r is not None and r.grad_fn is None
-                  and _meta.is_meta(t._data) else r for r, t in zip(result, inputs)]
+                  and type(t) is not GradientEdge and _meta.is_meta(t._data) else r for r, t in zip(result, inputs)]
     return tuple(result)
 
 
@@ -245,8 +247,8 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     n = batch.pop()
     if n == 0:  # PyTorch reads each batch's first cotangent to check it against its output
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
-    listed = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    if all(t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
+    listed = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
+    if all(type(t) is Tensor and t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
         grads = batched_vjp(outputs, listed, grad_outputs, retain_graph, create_graph)
         if grads is not None:
             for i, (g, t) in enumerate(zip(grads, listed)):
@@ -265,7 +267,10 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
 def _materialized(t: Tensor, create_graph: bool) -> Tensor:
     """``materialize_grads``' zeros for an unused input (under ``is_grads_batched`` too: shaped as the input, without
-    the batch dimension), as PyTorch's ``zeros_like(input, requires_grad=create_graph)``."""
+    the batch dimension), as PyTorch's ``zeros_like(input, requires_grad=create_graph)``; PyTorch's error for a
+    ``GradientEdge``, which has no shape to give them."""
+    if type(t) is GradientEdge:
+        raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
     zeros = Tensor._make(xp.zeros_like(t._data))
     if create_graph:
         zeros.requires_grad_(True)

@@ -16,7 +16,6 @@ import warnings
 from .._backend import xp
 from .._dtype import np_kind
 from .grad_mode import _GradState, _ThreadGradState
-from .graph import short_name
 
 
 class detect_anomaly:
@@ -100,7 +99,7 @@ def warn_failure(node) -> None:
                  "information."
     else:
         detail = f"Traceback of forward call that caused the error:\n{trace}"
-    warnings.warn(f"Error detected in {short_name(node)}. {detail}", UserWarning, stacklevel=2)
+    warnings.warn(f"Error detected in {node.name()}. {detail}", UserWarning, stacklevel=2)  # (its full name)
 
 
 def check_grads(node, input_grads) -> None:

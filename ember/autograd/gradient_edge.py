@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from .._inference import InferenceCounter
 from .._tensor import Tensor
 
 __all__ = ["GradientEdge", "get_gradient_edge", "increment_version"]
@@ -35,6 +36,8 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
 
 def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
     """Bump the version counter of ``tensor`` (or of each of several), as an in-place change would: an op that
-    changed it behind autograd's back makes backward through a graph that saved it PyTorch's error."""
+    changed it behind autograd's back makes backward through a graph that saved it PyTorch's error. An inference
+    tensor's is left alone, as PyTorch's (it has no version counter to bump)."""
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
-        t._bump_version()
+        if not isinstance(t._vc, InferenceCounter):
+            t._bump_version()

@@ -12,6 +12,7 @@ are returned detached, as PyTorch's are.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from .._tensor import Tensor
@@ -20,24 +21,32 @@ from ..utils._pytree import tree_flatten, tree_leaves, tree_map
 
 ArgNums = int | tuple[int, ...]
 
-# How many torch.func transforms are running (a Scope entered, a vmap'd function called): PyTorch's
-# ``_are_functorch_transforms_active``, which refuses custom autograd Functions without ``setup_context`` there.
-_active = [0]
+class _Active(threading.local):
+    """How many torch.func transforms are running on this thread (a Scope entered, a vmap'd function called):
+    PyTorch's ``_are_functorch_transforms_active``, which refuses custom autograd Functions without
+    ``setup_context`` there. Per thread, as PyTorch's interpreter stack: another thread's transform leaves this
+    thread's plain autograd alone."""
+
+    count = 0
+
+
+_active = _Active()
 
 
 def transforms_active() -> bool:
-    """Whether a ``torch.func`` transform (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap) is running."""
-    return _active[0] > 0
+    """Whether a ``torch.func`` transform (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap) is running on this
+    thread."""
+    return _active.count > 0
 
 
 class transform_running:
     """Context manager: a ``torch.func`` transform runs inside it (``transforms_active``)."""
 
     def __enter__(self) -> None:
-        _active[0] += 1
+        _active.count += 1
 
     def __exit__(self, *exc) -> None:
-        _active[0] -= 1
+        _active.count -= 1
 
 
 def _under_vmap() -> bool:
@@ -69,11 +78,11 @@ class Scope:
 
     def __enter__(self) -> Scope:
         self._grad_mode.__enter__()
-        _active[0] += 1
+        _active.count += 1
         return self
 
     def __exit__(self, *exc) -> None:
-        _active[0] -= 1
+        _active.count -= 1
         self._grad_mode.__exit__(*exc)
 
     def own(self, leaves) -> None:
