@@ -323,7 +323,10 @@ TARGETS = {
                               "tests/test_norm_refusals.py",
                               # (a half input's gradient under create_graph: the formula's last node, rms_norm's
                               # cast of its input to float32 kept, upcasts_input)
-                              "tests/test_half_rerun_formula_nodes.py"],
+                              "tests/test_half_rerun_formula_nodes.py",
+                              # (instance_norm's recorded graph as PyTorch's: the (1, N * C, *) view, batch_norm's
+                              # node; rms_norm's result in the input's dtype whatever the weight's)
+                              "tests/test_instance_norm_graph.py", "tests/test_norm_dtypes_and_loss_epsilon.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
