@@ -252,7 +252,9 @@ TARGETS = {
                                # (max/min/amax/argmax ... of a complex tensor: PyTorch's error in each overload)
                                "tests/test_complex_order_refusals.py",
                                # (each reduction over a dim of extent 0, 1, 2, 5: the half product's empty rows)
-                               "tests/test_reduction_extents.py"],
+                               "tests/test_reduction_extents.py",
+                               # (a half std's gradient reads the result rounded to the half type, as PyTorch saves it)
+                               "tests/test_half_std_gradient.py"],
     "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_more.py", "tests/test_ops_matrix_sort.py", _HALF,
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
