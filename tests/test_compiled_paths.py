@@ -4,6 +4,11 @@ the shapes where a kernel's loops or a dispatch's conditions are at their edges:
 feature or channel, size-1 dims, a 0-d tensor, a transposed (non-contiguous) input; float32 and float64; and every
 subset of the inputs requiring a gradient (the kernels skip what is not needed).
 
+Each case also runs with the kernels' loops interpreted (``kernel.py``: the same code, run by Python on the NumPy
+arrays): numba's compiled code does not check indices, so a kernel that reads or writes past an array (an output
+not needed, passed as an empty placeholder, written all the same) corrupts memory silently there and raises
+IndexError here.
+
 The size thresholds are lowered (``policy.override``) so that these small arrays reach the compiled kernels and are
 split over the threads, and each case checks which path ran: the kernel is called on the compiled run exactly
 where its dispatch takes it, never on the NumPy run. The focused tests beside each kernel (``tests/test_kernels.py``)
@@ -52,11 +57,13 @@ def _run(m, op, arrays, needs, fortran=False):
     return outs
 
 
-def _both_paths(monkeypatch, op, arrays, needs, fortran=False):
-    """(compiled outputs, NumPy outputs, the kernels the compiled run called); the NumPy run must call none."""
+def _both_paths(monkeypatch, op, arrays, needs, fortran=False, interpreted=False):
+    """(compiled outputs, NumPy outputs, the kernels the compiled run called); the NumPy run must call none.
+    ``interpreted``: the compiled run calls each kernel's Python loop instead (every index checked)."""
     calls: list[str] = []
     for module, name in _KERNELS:
         fn = getattr(module, name)
+        fn = fn.py if interpreted else fn
         monkeypatch.setattr(module, name, lambda *a, _fn=fn, _name=name: calls.append(_name) or _fn(*a))
     with policy.override(compiled=True, **_LOW):
         fast = _run(ember, op, arrays, needs, fortran)
@@ -104,15 +111,16 @@ def _values(shape, dtype, seed=0):
     return x.astype(dtype)
 
 
+@pytest.mark.parametrize("interpreted", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("need", [True, False])
 @pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("name", list(POINTWISE))
-def test_pointwise_compiled_and_numpy_paths_match_torch(monkeypatch, name, shape, need, dtype):
+def test_pointwise_compiled_and_numpy_paths_match_torch(monkeypatch, name, shape, need, dtype, interpreted):
     op, kernels, dtypes = POINTWISE[name]
     x = _values(SHAPES[shape], dtype)
     fortran = shape == "transposed"  # the kernels that take C-contiguous arrays only leave it to NumPy
-    fast, ref, called = _both_paths(monkeypatch, op, [x], [need], fortran)
+    fast, ref, called = _both_paths(monkeypatch, op, [x], [need], fortran, interpreted)
     _compare(fast, ref, _run(torch, op, [x], [need], fortran), dtype,
              _GELU_TOL if name == "gelu" and dtype == np.float32 else None)
     if x.size == 0:  # (an empty array may take either path: there is nothing to compute)
@@ -146,19 +154,21 @@ def _bn(training, momentum=0.1):
     return op
 
 
+@pytest.mark.parametrize("interpreted", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("affine, needs", [(True, n) for n in _NEEDS] + [(False, (True, False, False)),
                                                                           (False, (False, False, False))])
 @pytest.mark.parametrize("shape", list(BN_SHAPES))
-def test_batch_norm_compiled_and_numpy_paths_match_torch(monkeypatch, shape, affine, needs, dtype):
+def test_batch_norm_compiled_and_numpy_paths_match_torch(monkeypatch, shape, affine, needs, dtype, interpreted):
     """Training mode (the channel kernels), every subset of x, weight and bias needing a gradient: the input's
-    gradient not needed while the weight's is runs the backward kernel without its dx loop."""
+    gradient not needed while the weight's is runs the backward kernel without its dx loop (given an empty
+    placeholder for dx, which it must not write: the interpreted run checks)."""
     x = _values(BN_SHAPES[shape], dtype)
     fortran = shape == "transposed"  # (6, 3) column-major: each channel one contiguous row
     c = x.shape[1]
     w, b = (np.linspace(0.5, 1.5, c).astype(dtype), np.linspace(-1, 1, c).astype(dtype)) if affine else (None, None)
     op = _bn(True)
-    fast, ref, called = _both_paths(monkeypatch, op, [x, w, b], needs, fortran)
+    fast, ref, called = _both_paths(monkeypatch, op, [x, w, b], needs, fortran, interpreted)
     _compare(fast, ref, _run(torch, op, [x, w, b], needs, fortran), dtype)
     # the kernels take each channel's values as contiguous planes: (N, C, *) with spatial dims, or channels
     # apart in memory (one channel, one sample, or batch-last)
@@ -210,10 +220,11 @@ def _rms(m, x, w, b, norm):
     return _F(m).rms_norm(x, norm, w)
 
 
+@pytest.mark.parametrize("interpreted", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", list(LN_SHAPES))
 @pytest.mark.parametrize("kind, params, needs", ROW_NORM_CASES)
-def test_row_norms_compiled_and_numpy_paths_match_torch(monkeypatch, kind, shape, params, needs, dtype):
+def test_row_norms_compiled_and_numpy_paths_match_torch(monkeypatch, kind, shape, params, needs, dtype, interpreted):
     """LayerNorm and RMSNorm (the row kernels, forward and backward), every subset of the inputs needing a
     gradient; rows of no features take the NumPy path on either run."""
     xshape, norm = LN_SHAPES[shape]
@@ -226,7 +237,7 @@ def test_row_norms_compiled_and_numpy_paths_match_torch(monkeypatch, kind, shape
     def op(m, x, w, b):
         return fn(m, x, w, b, norm)
 
-    fast, ref, called = _both_paths(monkeypatch, op, [x, w, b], needs, fortran)
+    fast, ref, called = _both_paths(monkeypatch, op, [x, w, b], needs, fortran, interpreted)
     _compare(fast, ref, _run(torch, op, [x, w, b], needs, fortran), dtype)
     if x.size == 0:  # (an empty array may take either path: there is nothing to compute)
         return
