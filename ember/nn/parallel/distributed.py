@@ -200,6 +200,8 @@ class DistributedDataParallel(Module):
         # As in PyTorch, only a forward that a synchronised backward will follow communicates: an
         # evaluation under no_grad() (on rank 0 only, say) or inside no_sync() stays local.
         grad_mode = _GradState.enabled
+        if grad_mode:  # before any collective of this forward (its buffer broadcast would meet another's all-reduce)
+            self.reducer.ensure_prior_reduction_finished()
         will_sync = grad_mode and self.require_backward_grad_sync
         root = 0  # whose buffers every rank takes
         # PyTorch copies rank 0's buffers at a forward that follows a synchronised one (or the first): with
