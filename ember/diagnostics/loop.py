@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from . import config
 from .naming import listing
@@ -132,6 +134,19 @@ def _step_pre_hook(optimizer, args: tuple, kwargs: dict) -> None:
     _outer_step[0] = weakref.ref(optimizer)
     if on and (len(args) < 2 or args[1] is None) and kwargs.get("closure") is None:  # args[0]: the optimizer
         _check_step(optimizer)
+
+
+@contextmanager
+def unchecked_step() -> Iterator[None]:
+    """No checks for the optimizer steps inside the block: steps ember takes on the program's behalf, which apply
+    the gradients they find by design (a joined rank's ZeroRedundancyOptimizer step under ``Join``, as PyTorch's
+    join hook takes, reapplies its last gradients: no mistake of the program's to report)."""
+    global on
+    was, on = on, False
+    try:
+        yield
+    finally:
+        on = was
 
 
 def _check_step(optimizer) -> None:

@@ -35,7 +35,7 @@ MPI a chance to make progress, so by the end of backward most buckets are
 already reduced.
 
 Interface with DistributedDataParallel: keyword-only construction with named
-defaults; per iteration ``prepare_for_backward()``; for ``join()``
+defaults; per iteration ``ensure_prior_reduction_finished()`` and ``prepare_for_backward()``; for ``join()``
 ``set_divisor(n)`` / ``reset_divisor()`` and ``shadow_backward()``. Every piece
 of the work is a trace span (``cat="ddp"``), which is how bench/bench_ddp.py
 times it.
@@ -123,7 +123,8 @@ class Reducer:
     """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel.
 
     What DistributedDataParallel uses, and all it uses (tests/test_architecture_doc.py checks): the constructor's
-    keyword arguments; ``prepare_for_backward()`` before a synchronised backward; ``set_divisor(n)`` /
+    keyword arguments; ``ensure_prior_reduction_finished()`` at each grad-mode forward; ``prepare_for_backward()``
+    before a synchronised backward; ``set_divisor(n)`` /
     ``reset_divisor()`` and ``shadow_backward()`` for ``join()``; ``register_comm_hook(state, hook)``;
     ``bucket_sizes()``; ``close()``. The buckets, the store and the lockstep table are the reducer's own.
     """
@@ -224,6 +225,24 @@ class Reducer:
         self._comm_hook = (state, hook)
 
     # ------------------------------------------------------------------ per iteration
+    def ensure_prior_reduction_finished(self) -> None:
+        """Raise PyTorch's error (with what happened) when the previous synchronised backward started reducing
+        gradients and never finished: an exception raised inside ``loss.backward()`` on this rank and caught. This
+        rank's all-reduces then stopped partway while the other ranks' went on, so no later collective of this
+        model pairs up with theirs; going on would mix iterations or fail on an abandoned request."""
+        if not (self._armed and self._callback_queued):
+            return
+        raise RuntimeError(
+            "Expected to have finished reduction in the prior iteration before starting a new one. "
+            f"DistributedDataParallel: on rank {self.comm.rank}, the backward of iteration {self.iteration} stopped "
+            f"partway (an exception raised inside loss.backward() was caught) after this rank had started the "
+            f"all-reduces of {self._next_launch} of its {len(self.buckets)} gradient bucket(s); the other ranks "
+            "expect the rest of them, so this model cannot run another iteration. Under DistributedDataParallel an "
+            "exception raised in backward must end the program (the launcher then stops every rank and names this "
+            "one), or every rank must skip that step together (nonfinite_grads='skip' does so for NaN/inf "
+            "gradients)."
+        )
+
     def prepare_for_backward(self) -> None:
         """Called by DDP's forward: the next backward is to be synchronised."""
         self.iteration += 1

@@ -70,6 +70,29 @@ def test_compression_hooks_within_their_precision(name, rtol, rank, process_grou
     assert all(identical), f"{name}: replicas differ"
 
 
+@pytest.mark.parametrize("name", ["fp16", "bf16"])
+def test_compression_hooks_average_in_the_half_type_as_pytorch_does(name, rank, world, process_group):
+    """PyTorch's hook rounds each rank's bucket to the half type, divides it by the world size there and all-reduces
+    it in the half type (each addition rounded); the same arithmetic on every rank's own gradients, in rank order."""
+    torch = pytest.importorskip("torch")
+    hook = {"fp16": default_hooks.fp16_compress_hook, "bf16": default_hooks.bf16_compress_hook}[name]
+    half = {"fp16": torch.float16, "bf16": torch.bfloat16}[name]
+    model = DDP(build(), bucket_cap_mb=0.001)
+    model.register_comm_hook(None, hook)
+    got = grads_after(model, 0, rank)
+    everyone = [None] * world
+    process_group.all_gather_object(everyone, grads_after(build(), 0, rank))  # each rank's own, not averaged
+    expected = []
+    for i in range(len(got)):
+        parts = [torch.from_numpy(grads[i]).to(half).div_(world) for grads in everyone]
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        expected.append(total.float().numpy())
+    differ = [i for i, (a, b) in enumerate(zip(got, expected)) if not np.array_equal(a, b)]
+    assert not differ, f"{name}: parameters {differ} differ from PyTorch's half-precision average"
+
+
 def test_full_rank_powersgd_equals_the_plain_all_reduce(rank, process_group):
     # After the plain start iterations. In float64, and with a regression loss: Gram-Schmidt cannot recover a
     # direction the gradient lacks (cross-entropy's last-layer gradient has rank classes - 1) and loses float32's

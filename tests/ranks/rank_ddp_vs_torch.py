@@ -5,6 +5,8 @@ staging copy, or the bucket view adopting them), None; one bucket and several. A
 gradients (None or values) and, after each SGD-with-momentum step, its parameters equal PyTorch's.
 (Run on 2 ranks by tests/test_reducer_on_ranks.py.)"""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -189,4 +191,45 @@ def test_buffers_follow_rank_0_where_pytorchs_ddp_copies_them(ranks):
     theirs, mine = results
     problems = [f"rank {rank}, after step {step} ({plan[step]}): running stats {gm} {gv} != PyTorch's {wm} {wv}"
                 for (step, gm, gv), (_, wm, wv) in zip(mine, theirs) if not (_close(gm, wm) and _close(gv, wv))]
+    assert not problems, "\n".join(problems[:5])
+
+
+def test_join_of_a_model_and_a_zero_optimizer_with_uneven_inputs_as_pytorchs(ranks):
+    """PyTorch's Join tutorial: ``Join([model, ZeroRedundancyOptimizer])``, rank 0 with fewer batches. The rank that
+    ran out takes part in the others' rounds (zero gradients, and a ZeRO step of its shard with the gradients it
+    holds, which it broadcasts), and every rank leaves with the last joiner's parameters: PyTorch's, on every rank.
+    With the training-loop warnings on: that step reapplies gradients by design, so no warning says otherwise."""
+    from torch.distributed.algorithms.join import Join as TorchJoin
+    from torch.distributed.optim import ZeroRedundancyOptimizer as TorchZeRO
+
+    from ember.distributed.algorithms import Join
+    from ember.distributed.optim import ZeroRedundancyOptimizer
+
+    rank, _ = ranks
+    torch.manual_seed(0)
+    torch_model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2)).double()
+    ember_model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh(), ember.nn.Linear(4, 2)).double()
+    ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
+    results = []
+    ember.diagnostics.enable()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for m, wrap, zero, join, model in ((torch, TorchDDP, TorchZeRO, TorchJoin, torch_model),
+                                               (ember, DDP, ZeroRedundancyOptimizer, Join, ember_model)):
+                ddp = wrap(model)
+                optimizer = zero(model.parameters(), m.optim.Adam, lr=0.05)
+                with join([ddp, optimizer]):
+                    for step in range(2 + 2 * rank):
+                        optimizer.zero_grad()
+                        x = m.tensor(np.random.default_rng(10 * step + rank).standard_normal((5, 3)))
+                        ddp(x).pow(2).sum().backward()
+                        optimizer.step()
+                results.append([p.detach().numpy().copy() for p in model.parameters()])
+    finally:
+        ember.diagnostics.set_warnings(False)
+    assert not [str(w.message) for w in caught if w.category is ember.diagnostics.TrainingLoopWarning]
+    theirs, mine = results
+    problems = [f"rank {rank}, parameter {j}: {g} != {w}" for j, (g, w) in enumerate(zip(mine, theirs))
+                if not _close(g, w)]
     assert not problems, "\n".join(problems[:5])

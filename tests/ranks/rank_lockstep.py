@@ -3,6 +3,7 @@ tests/test_on_ranks.py):
 non-finite gradients on one rank, uneven inputs under Join, the periodic replica checksum. The scenarios that must
 end the job (a rank out of step, one that never arrives) are tests/dist_scripts/lockstep_hangs.py's."""
 
+import re
 import warnings
 
 import numpy as np
@@ -141,3 +142,35 @@ def test_the_periodic_replica_check_names_the_parameter_and_rank_that_drifted(ra
     with pytest.raises(RuntimeError) as raised:
         checked(x)  # the second forward runs the periodic check
     assert "'bias' differs from rank 0's on rank(s) [1]" in str(raised.value), raised.value
+
+
+class _RaisesInBackward(ember.autograd.Function):
+    """Identity whose backward raises: placed between two layers, it stops backward after the later layer's
+    gradient bucket has started its all-reduce."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise FloatingPointError("a check inside backward failed")
+
+
+def test_a_forward_after_a_backward_that_raised_partway_and_was_caught_says_so(rank, world):
+    """Every rank (so that the started all-reduces pair up) raises inside backward after the last layer's bucket
+    started, catches it and runs the next forward: PyTorch's error, saying what happened, on every rank (not an
+    internal error from the abandoned all-reduce at the next backward)."""
+    first, last = nn.Linear(4, 64), nn.Linear(64, 64)  # 16 KiB of weight: its own bucket at bucket_cap_mb=0.01
+    ember.manual_seed(0)
+    model = DDP(nn.Sequential(first, nn.Tanh(), last), bucket_cap_mb=0.01)
+    x, _ = batch(0, rank)
+    hidden = model.module[1](model.module[0](x))
+    model(x)  # a DDP forward arms the reducer; the graph below is the same model's, with the raising identity
+    with pytest.raises(FloatingPointError):
+        last(_RaisesInBackward.apply(hidden)).sum().backward()
+    with pytest.raises(RuntimeError, match=r"Expected to have finished reduction in the prior iteration .* on rank "
+                                           rf"{rank}, the backward of iteration 1 stopped partway") as raised:
+        model(x)
+    started, buckets = map(int, re.search(r"all-reduces of (\d+) of its (\d+) gradient", str(raised.value)).groups())
+    assert 0 < started < buckets, str(raised.value)

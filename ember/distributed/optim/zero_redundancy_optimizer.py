@@ -18,6 +18,7 @@ from typing import Any
 from ..._backend import xp
 from ..._creation import from_numpy
 from ..._tensor import Tensor
+from ...diagnostics.loop import unchecked_step
 from ...optim.optimizer import Optimizer
 from .. import collectives, object_collectives
 from ..consistency import named_call
@@ -125,6 +126,14 @@ class ZeroRedundancyOptimizer(Optimizer):
                         p._bump_version()
                         offset += n
 
+    # ------------------------------------------------------------------ uneven inputs
+    def join_hook(self, **kwargs) -> _ZeROJoinHook:
+        """What this optimizer does under ``Join([model, optimizer])`` on a rank that has run out of data, in each
+        round the others still train (PyTorch's ``_ZeROJoinHook``): a ``step()``, so that it takes part in the
+        other ranks' broadcasts of the shards. As in PyTorch, that step updates this rank's own shard with the
+        gradients it holds (those of its last backward: a joined rank's shadow all-reduces do not write ``.grad``)."""
+        return _ZeROJoinHook(self)
+
     # ------------------------------------------------------------------ checkpoints
     def _global_indices(self) -> dict[int, int]:
         """id(parameter) -> its index in the unsharded optimizer's numbering (group order)."""
@@ -177,3 +186,14 @@ class ZeroRedundancyOptimizer(Optimizer):
             local_groups.append({**self._options(group), "params": list(range(offset, offset + n))})
             offset += n
         self.optim.load_state_dict({"state": state, "param_groups": local_groups})
+
+
+class _ZeROJoinHook:
+    """PyTorch's ``JoinHook`` of a ZeroRedundancyOptimizer: ``main_hook()`` in each round a joined rank shadows."""
+
+    def __init__(self, zero: ZeroRedundancyOptimizer) -> None:
+        self.zero = zero
+
+    def main_hook(self) -> None:
+        with unchecked_step():  # (the step reapplies this rank's last gradients, as PyTorch's: by design)
+            self.zero.step()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
 from ... import _trace
@@ -200,6 +201,8 @@ class DistributedDataParallel(Module):
         # As in PyTorch, only a forward that a synchronised backward will follow communicates: an
         # evaluation under no_grad() (on rank 0 only, say) or inside no_sync() stays local.
         grad_mode = _GradState.enabled
+        if grad_mode:  # before any collective of this forward (its buffer broadcast would meet another's all-reduce)
+            self.reducer.ensure_prior_reduction_finished()
         will_sync = grad_mode and self.require_backward_grad_sync
         root = 0  # whose buffers every rank takes
         # PyTorch copies rank 0's buffers at a forward that follows a synchronised one (or the first): with
@@ -227,7 +230,7 @@ class DistributedDataParallel(Module):
     # ------------------------------------------------------------------ uneven inputs
     @contextmanager
     def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
-             throw_on_early_termination: bool = False):
+             throw_on_early_termination: bool = False, main_hooks: Sequence[Callable[[], None]] = ()):
         """Let ranks with fewer batches finish early (PyTorch's ``Join`` for DDP).
 
         Inside the block every forward first counts the ranks still training. A rank whose
@@ -238,6 +241,10 @@ class DistributedDataParallel(Module):
         and at the end of the block every rank takes the parameters (and, with
         ``broadcast_buffers``, the buffers) of the highest rank among those that ran out of data
         last: ranks that stopped early skipped the last optimizer steps.
+
+        ``main_hooks`` (ember's, what ``Join`` passes on): the other joinables' part of each round this rank
+        shadows, called after the shadowed backward, in order (a ZeroRedundancyOptimizer's ``step()``, which takes
+        part in the others' broadcasts of the shards).
         """
         if not enable:
             yield
@@ -257,6 +264,8 @@ class DistributedDataParallel(Module):
                     if self.broadcast_buffers:
                         self._sync_buffers(root)
                     self.reducer.shadow_backward()
+                for hook in main_hooks:
+                    hook()
             authority = xp.array([self._comm.rank if last_joiner else -1], dtype=xp.int64)
             self._comm.allreduce_(authority, dist.ReduceOp.MAX)
             self._sync_module_state(self.broadcast_buffers, int(authority[0]))

@@ -4,18 +4,18 @@ A hook takes ``(state, bucket)`` — ``state`` is what was passed to ``register_
 or None for the whole job) and ``bucket`` a ``GradBucket`` whose ``buffer()`` holds this rank's summed-up
 gradients — and returns a Future whose value is the tensor of averaged gradients for the bucket.
 
-Half precision: ``fp16_compress_hook`` rounds the pre-divided gradients to float16 and ``bf16_compress_hook`` to
-bfloat16 (float32's exponent, 8 bits of mantissa; NumPy has no bfloat16, so the values travel as their upper 16
-bits). Either way half the bytes travel; every rank all-gathers the others' compressed values and adds them up in
-float32 in rank order, so all replicas get bit-identical results. (PyTorch all-reduces in the half type itself;
-ember's sum is a little more precise, within the same rounding of what is sent.)
+Half precision, PyTorch's arithmetic: ``fp16_compress_hook`` rounds the gradients to float16 and
+``bf16_compress_hook`` to bfloat16 (float32's exponent, 8 bits of mantissa), divides them by the world size in that
+type, and the ranks sum them in that type. MPI has no half-precision sum, so every rank all-gathers the others'
+half values (half the bytes of float32 travel, as with PyTorch's all-reduce on 2 ranks) and adds them up in rank
+order, rounding to the half type after each addition as PyTorch's all-reduce of a half tensor does: on 2 ranks the
+averaged gradients are PyTorch's bit for bit, and on every rank the same bits.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...._backend import xp
+from ...._dtype import bfloat16, float16
 from ...._tensor import Tensor
 from ....futures import Future
 from ...process_group import ProcessGroup, resolve
@@ -53,48 +53,30 @@ def allreduce_hook(process_group: ProcessGroup | None, bucket) -> Future:
     return _allreduce_fut(process_group, bucket.buffer())
 
 
-def _encode_fp16(array, scale):
-    # NumPy's float32 -> float16 conversion; slow for values in float16's subnormal range (below 6.1e-5, where
-    # small gradients fall), which bounds this hook's speed (docs/distributed.md)
-    return (array * array.dtype.type(scale)).astype(xp.float16)
-
-
-def _encode_bf16(array, scale):
-    """float32 * scale -> the nearest bfloat16 (round to nearest, ties to even): its 16 bits, held in an int16."""
-    bits = xp.multiply(array, xp.float32(scale), dtype=xp.float32).view(xp.uint32)
-    rounding = bits >> 16
-    rounding &= 1
-    rounding += 0x7FFF
-    bits += rounding
-    bits >>= 16
-    return bits.astype(xp.uint16).view(xp.int16)
-
-
-def _add_fp16(total, half) -> None:
-    total += half.astype(xp.float32)
-
-
-def _add_bf16(total, half) -> None:
-    widened = xp.left_shift(half.view(xp.uint16), 16, dtype=xp.uint32)
-    xp.add(total, widened.view(xp.float32), out=total)
-
-
-_CODECS: dict[str, tuple[Any, Any]] = {"fp16": (_encode_fp16, _add_fp16), "bf16": (_encode_bf16, _add_bf16)}
+def _half_dtype(codec: str):
+    """The array dtype of ``codec``: NumPy's float16, or ml_dtypes' bfloat16 (NumPy has none; ember's bfloat16
+    tensors hold the same)."""
+    return float16.np if codec == "fp16" else bfloat16.np
 
 
 def _compressed_mean(process_group: ProcessGroup | None, bucket, codec: str) -> Future:
     pg = _group(process_group)
     buffer = bucket.buffer()
-    encode, add = _CODECS[codec]
-    mine = encode(buffer._data, 1.0 / pg.size())
-    gathered = xp.empty((pg.size(),) + mine.shape, dtype=mine.dtype)
-    work = pg.comm.iallgather(mine, gathered)  # directly, as _sum_async does
+    half = _half_dtype(codec)
+    # PyTorch's order: round to the half type, then divide in it (not divide in float32, then round once: the two
+    # differ where the quotient is subnormal, and for world sizes that are not powers of two)
+    mine = buffer._data.astype(half)
+    mine /= half.type(pg.size())
+    wire = mine.view(xp.int16)  # the bits travel; MPI knows no bfloat16
+    gathered = xp.empty((pg.size(),) + wire.shape, dtype=wire.dtype)
+    work = pg.comm.iallgather(wire, gathered)  # directly, as _sum_async does
 
     def decompress(fut: Future) -> Tensor:
-        total = buffer._data  # float32 sum, in rank order on every rank: identical results everywhere
-        total[...] = 0
-        for row in gathered:
-            add(total, row)
+        rows = gathered.view(half)
+        total = rows[0].copy()
+        for row in rows[1:]:  # in rank order on every rank: identical results everywhere
+            total += row  # NumPy's and ml_dtypes' half addition: the exact sum rounded to the half type
+        buffer._data[...] = total
         return buffer
 
     return work.get_future().then(decompress)
