@@ -13,7 +13,6 @@ to match PyTorch's rounding is ``ember._random_math``.
 from __future__ import annotations
 
 import contextlib
-import operator
 import os
 import struct
 import threading
@@ -35,10 +34,15 @@ _MT_WORDS = 624
 
 
 def _to_seed(seed) -> int:
-    try:
-        seed = operator.index(seed)  # (PyTorch's module-level manual_seed converts with int() first)
-    except TypeError:
-        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
+    """``Generator.manual_seed``'s argument rule, PyTorch's: a Python int only (not a bool, a NumPy integer, a float
+    or a tensor: the module-level ``manual_seed`` converts with ``int()`` first), in [-2**63, 2**64), kept as an
+    unsigned 64-bit number."""
+    if isinstance(seed, np.integer):  # (PyTorch's C check lets NumPy integers through, then fails to read them)
+        raise TypeError("an integer is required")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        kind = type(seed)  # (named as PyTorch's C type names it: numpy.float64, Tensor, str)
+        name = f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
+        raise RuntimeError(f"manual_seed expected a long, but got {name}")
     if not -(1 << 63) <= seed < (1 << 64):
         raise ValueError("Overflow when unpacking long long")
     return seed + (1 << 64) if seed < 0 else seed  # PyTorch keeps the seed as an unsigned 64-bit number
@@ -87,7 +91,9 @@ class Generator:
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
-    def manual_seed(self, seed: int) -> Generator:
+    def manual_seed(self, seed: int, /) -> Generator:
+        """Seed with ``seed``, a Python int (positional only, as PyTorch's: see ``_to_seed``); returns the
+        generator."""
         seed = _to_seed(seed)
         with self.lock:
             self._seed = seed

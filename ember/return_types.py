@@ -35,18 +35,33 @@ def _new(cls, *args, **kwargs):
     return tuple.__new__(cls, values)
 
 
+def _setattr(self, name: str, value) -> None:
+    """A field is PyTorch's structseq member, read-only (``readonly attribute``); any other name has no slot."""
+    if name in type(self)._fields:
+        raise AttributeError("readonly attribute")
+    object.__setattr__(self, name, value)
+
+
+def _delattr(self, name: str) -> None:
+    if name in type(self)._fields:
+        raise AttributeError("readonly attribute")
+    object.__delattr__(self, name)
+
+
 def structseq(name: str, fields: tuple[str, ...]) -> type:
     """The named tuple class PyTorch returns as ``torch.return_types.<name>`` with ``fields``; one per name.
 
     Difference from PyTorch: PyTorch's is a structseq (as ``os.stat_result``), a tuple with named fields but no
     ``_fields``; ember's is a named tuple (``_fields``, ``_asdict``, ``_replace``), which ember's pytree, collate,
     ``vmap`` and ``fx`` rebuild as such, returning the same type as PyTorch's do. It takes a structseq's constructor
-    (one sequence) beside the named tuple's, and has its ``n_fields``, ``n_sequence_fields``, ``n_unnamed_fields``."""
+    (one sequence) beside the named tuple's, and has its ``n_fields``, ``n_sequence_fields``, ``n_unnamed_fields``;
+    setting or deleting a field is its ``readonly attribute`` error."""
     cls = globals().get(name)
     if cls is None:
         # type(torch.max(x, 0)) prints <class 'torch.return_types.max'> where torch is ember, as PyTorch's does
         cls = shown_as_pytorchs("torch.return_types")(namedtuple(name, fields, module=__name__))
         cls.__repr__ = _repr
+        cls.__setattr__, cls.__delattr__ = _setattr, _delattr
         cls._named_tuple_new = staticmethod(cls.__new__)
         cls.__new__ = _new
         cls.n_fields = cls.n_sequence_fields = len(fields)

@@ -58,3 +58,35 @@ def test_the_same_streams():
     np.testing.assert_array_equal(ember.rand(5, generator=e.clone_state()).numpy(),
                                   torch.rand(5, generator=t.clone_state()).numpy())
     np.testing.assert_array_equal(e.get_state().numpy(), t.get_state().numpy())
+
+
+def _seeded(call, m):
+    """(the seed it leaves, or the error type and message) of ``call(m)``."""
+    try:
+        return call(m).initial_seed()
+    except (TypeError, RuntimeError, ValueError) as error:
+        return type(error), str(error)
+
+
+_SEEDS = [-1, -(1 << 63), -(1 << 63) - 1, (1 << 64) - 1, 1 << 64, 3.0, 3.5, True, "5", None,
+          np.int64(5), np.uint64(1 << 63), np.float64(2.0), "tensor0", "tensor1", "float tensor"]
+
+
+def _seed_for(m, seed):
+    as_tensor = {"tensor0": lambda: m.tensor(5), "tensor1": lambda: m.tensor([5]), "float tensor": lambda: m.tensor(5.0)}
+    return as_tensor[seed]() if isinstance(seed, str) and seed in as_tensor else seed
+
+
+@pytest.mark.parametrize("seed", _SEEDS, ids=repr)
+def test_generator_manual_seed_takes_a_python_int_only_as_pytorchs(seed):
+    """Generator.manual_seed refuses a tensor, a float, a bool, a NumPy integer, and a seed outside [-2**63, 2**64),
+    with PyTorch's errors; the module-level manual_seed converts with int() first, as PyTorch's."""
+    for call in (lambda m: m.Generator().manual_seed(_seed_for(m, seed)), lambda m: m.manual_seed(_seed_for(m, seed))):
+        assert _seeded(call, ember) == _seeded(call, torch)
+
+
+def test_generator_manual_seed_takes_no_keyword_as_pytorchs():
+    for m in (ember, torch):
+        with pytest.raises(TypeError):
+            m.Generator().manual_seed(seed=3)
+    assert ember.manual_seed(seed=3).initial_seed() == torch.manual_seed(seed=3).initial_seed() == 3

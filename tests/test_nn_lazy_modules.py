@@ -154,3 +154,34 @@ def test_a_type_test_after_the_first_forward_sees_the_plain_layer_as_pytorchs():
             results.append(([type(layer).__name__ for layer in net], float(net(m.ones(1, 5)).sum())))
     assert results[0][0] == results[1][0] == ["Linear", "ReLU", "Linear"]
     assert results[0][1] == pytest.approx(results[1][1], rel=1e-6)  # (the first bias's draws; the weights 0.5)
+
+
+def _error(method, m):
+    try:
+        method(m.nn.Sequential(m.nn.LazyLinear(3), m.nn.LazyBatchNorm1d()))
+    except Exception as error:  # noqa: BLE001 (the error compared with PyTorch's)
+        return type(error), str(error)
+    return None
+
+
+@pytest.mark.parametrize("method", [
+    lambda net: sum(p.numel() for p in net.parameters()),  # counting a lazy model's parameters
+    lambda net: [b.nelement() for b in net.buffers()],
+    lambda net: net.requires_grad_(False),
+    lambda net: net.share_memory(),
+    lambda net: net[0].weight.share_memory_(),
+])
+def test_an_uninitialised_parameter_refuses_as_pytorchs(method):
+    errors = [_error(method, m) for m in (ember, torch)]
+    assert errors[1] is not None
+    assert errors[0] == errors[1]
+
+
+def test_uninitialised_tensors_become_plain_ones_at_the_first_forward_as_pytorchs():
+    for m in (ember, torch):
+        net = m.nn.Sequential(m.nn.LazyLinear(3), m.nn.LazyBatchNorm1d())
+        assert isinstance(net[0].weight, m.nn.parameter.UninitializedParameter)
+        assert repr(net[1].running_mean) == "<UninitializedBuffer>"
+        net(m.ones(4, 5))
+        assert sum(p.numel() for p in net.parameters()) == 15 + 3 + 3 + 3
+        assert type(net[0].weight) is m.nn.Parameter and type(net[1].running_mean) is m.Tensor

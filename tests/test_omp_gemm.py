@@ -25,10 +25,40 @@ pytestmark = pytest.mark.skipif(
 SHAPES = [(64, 128, 384), (64, 512, 128), (160, 3072, 5), (129, 200, 130), (513, 64, 300), (1000, 130, 17)]
 
 
+_SENTINEL_COUNT = 3
+
+
+@pytest.fixture(autouse=True)
+def openblas_count_kept():
+    """Every test here leaves OpenBLAS's thread count as it found it (it is process-wide state that the tests after
+    it would inherit): a test that changes it restores it, and a test that does not fails here."""
+    functions = openblas.functions()
+    if not functions:
+        yield
+        return
+    setter, getter = functions
+    before = getter()
+    setter(_SENTINEL_COUNT)  # (a count no test sets, so that a test that sets one and leaves it shows)
+    try:
+        yield
+        assert getter() == _SENTINEL_COUNT, "the test left OpenBLAS's thread count changed"
+    finally:
+        setter(before)
+
+
 @pytest.fixture
-def one_blas_thread_reference():
-    """NumPy's product on one OpenBLAS thread (the reference), with the count put back after."""
+def openblas_count_restored():
+    """(setter, getter) of OpenBLAS's thread count, the count put back after the test."""
     setter, getter = openblas.functions()
+    before = getter()
+    yield setter, getter
+    setter(before)
+
+
+@pytest.fixture
+def one_blas_thread_reference(openblas_count_restored):
+    """NumPy's product on one OpenBLAS thread (the reference), with the count put back after."""
+    setter, getter = openblas_count_restored
     before = getter()
 
     def reference(a, b):
@@ -38,8 +68,7 @@ def one_blas_thread_reference():
         finally:
             setter(before)
 
-    yield reference
-    setter(before)
+    return reference
 
 
 def _layouts(a, b):
@@ -94,8 +123,9 @@ def test_a_sliced_operand_keeps_its_leading_dimension(threads, one_blas_thread_r
     assert np.array_equal(omp_gemm.matmul(b.T, big[:512, :300]), one_blas_thread_reference(b.T, big[:512, :300]))
 
 
-def test_linear_takes_the_blocks_only_with_the_switch_and_restores_openblas(threads, monkeypatch):
-    setter, getter = openblas.functions()
+def test_linear_takes_the_blocks_only_with_the_switch_and_restores_openblas(threads, monkeypatch,
+                                                                          openblas_count_restored):
+    setter, getter = openblas_count_restored
     setter(2)
     calls = []
     real = omp_gemm.matmul

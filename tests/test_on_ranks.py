@@ -70,12 +70,27 @@ def launch(files: list[str], nproc: int, out, timeout: int = JOB_TIMEOUT_S, pyte
     return results, last, proc
 
 
+def launched_once(cache: dict, key, start):
+    """``start()``'s result, cached under ``key`` for the session's later tests. A launch that raised (the job
+    hung past its deadline: subprocess.TimeoutExpired) is cached too, so one hang costs one deadline: the tests after
+    the first fail at once, naming it, instead of each launching the job again."""
+    if key not in cache:
+        try:
+            cache[key] = start()
+        except Exception as error:
+            cache[key] = error
+            raise
+    outcome = cache[key]
+    if isinstance(outcome, Exception):
+        pytest.fail(f"the job was not launched again: its launch failed earlier in this session: "
+                    f"{type(outcome).__name__}: {outcome}")
+    return outcome
+
+
 def run_job(nproc: int, tmp_path_factory):
     """Every family of world size ``nproc``, launched once (the first test that asks)."""
-    if nproc not in _runs:
-        files = [os.path.join("tests", "ranks", f) for f, sizes in FAMILIES.items() if nproc in sizes]
-        _runs[nproc] = launch(files, nproc, tmp_path_factory.mktemp(f"ranks{nproc}"))
-    return _runs[nproc]
+    files = [os.path.join("tests", "ranks", f) for f, sizes in FAMILIES.items() if nproc in sizes]
+    return launched_once(_runs, nproc, lambda: launch(files, nproc, tmp_path_factory.mktemp(f"ranks{nproc}")))
 
 
 def of_function(results: dict, family: str, name: str) -> dict:
@@ -200,3 +215,27 @@ def test_the_harness_reports_skips_failures_and_where_a_job_stopped(last, action
             problems
     assert report("test_after")[0] == ["rank_harness.py::test_after did not run on any rank (the job ended before "
                                        "it)"], job_output(proc, ran_last)
+
+
+@pytest.mark.parametrize("module_name", ["test_on_ranks", "test_reducer_on_ranks"])
+def test_a_job_that_hangs_costs_one_deadline(module_name, monkeypatch, tmp_path_factory):
+    """A launch that times out is not repeated by the module's later tests: they fail at once, naming the timeout."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    calls = []
+
+    def hanging_launch(files, nproc, out, **kwargs):
+        calls.append(nproc)
+        raise subprocess.TimeoutExpired(["ember.distributed.run"], JOB_TIMEOUT_S + 30)
+
+    monkeypatch.setattr(module, "launch", hanging_launch)
+    monkeypatch.setattr(module, "_runs", {})
+    call = (lambda: module.run_job(2, tmp_path_factory)) if module_name == "test_on_ranks" else \
+        (lambda: module.run_job(tmp_path_factory))
+    with pytest.raises(subprocess.TimeoutExpired):
+        call()
+    for _ in range(3):
+        with pytest.raises(pytest.fail.Exception, match="launch failed earlier in this session: TimeoutExpired"):
+            call()
+    assert calls == [2]

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mpi4py")
 
-from test_on_ranks import JOB_TIMEOUT_S, job_output, launch, names_in, verdict  # noqa: E402
+from test_on_ranks import JOB_TIMEOUT_S, job_output, launch, launched_once, names_in, verdict  # noqa: E402
 
 NPROC = 2
 FAMILIES = [  # in launch order: the battery of reducer checks first, so a wrong reducer fails the job early
@@ -24,15 +24,14 @@ FAMILIES = [  # in launch order: the battery of reducer checks first, so a wrong
     "rank_lockstep.py",
     "rank_ddp_eval.py",
 ]
-_job: list = []
+_runs: dict = {}
 
 
 def run_job(tmp_path_factory):
-    """The one job, launched by the first test that asks."""
-    if not _job:
-        files = [f"tests/ranks/{f}" for f in FAMILIES]
-        _job.append(launch(files, NPROC, tmp_path_factory.mktemp("reducer_ranks"), pytest_args=("-x",)))
-    return _job[0]
+    """The one job, launched by the first test that asks (a launch that hung is not repeated: ``launched_once``)."""
+    files = [f"tests/ranks/{f}" for f in FAMILIES]
+    return launched_once(_runs, NPROC, lambda: launch(files, NPROC, tmp_path_factory.mktemp("reducer_ranks"),
+                                                      pytest_args=("-x",)))
 
 
 @pytest.mark.timeout(JOB_TIMEOUT_S + 60)

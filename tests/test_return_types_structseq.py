@@ -55,3 +55,16 @@ def test_structseq_constructor_errors():
             m.return_types.max([1])
         with pytest.raises(TypeError, match=r"^constructor requires a sequence$"):
             m.return_types.max(5)
+
+
+@pytest.mark.parametrize("op", CALLS)
+def test_structseq_fields_are_readonly_as_pytorchs(op):
+    for m in (torch, ember):
+        r = CALLS[op](m, _x(m))
+        for field in type(r).__match_args__:
+            with pytest.raises(AttributeError, match="^readonly attribute$"):
+                setattr(r, field, 1)
+            with pytest.raises(AttributeError, match="^readonly attribute$"):
+                delattr(r, field)
+        with pytest.raises(AttributeError, match="object has no attribute 'other'$"):
+            r.other = 1

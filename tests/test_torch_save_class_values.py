@@ -70,7 +70,7 @@ def test_allowlisted_names_load_with_weights_only():
 
 
 # PyTorch classes and functions ember may not have (the first that it lacks is used: ember never imports PyTorch's)
-_PYTORCH_ONLY = ["torch.nn.modules.linear.LazyLinear", "torch.nn.modules.conv.LazyConv3d",
+_PYTORCH_ONLY = ["torch.nn.modules.normalization.CrossMapLRN2d", "torch.nn.modules.pooling.FractionalMaxPool3d",
                  "torch.nn.modules.rnn.RNNBase", "torch.nn.modules.batchnorm.LazyBatchNorm3d",
                  "torch.nn.functional.fractional_max_pool3d"]
 

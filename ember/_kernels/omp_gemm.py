@@ -44,8 +44,8 @@ def gemm_blocks(gemm, trans_a, trans_b, n, k, a, lda, a_row_bytes, b, ldb, c, ld
     for i in prange(bounds.size - 1):
         lo = bounds[i]
         rows = bounds[i + 1] - lo
-        gemm(101, trans_a, trans_b, rows, n, k, 1.0, a + lo * a_row_bytes, lda, b, ldb, 0.0, c + lo * c_row_bytes,
-             ldc)
+        gemm(_ROW_MAJOR, trans_a, trans_b, rows, n, k, 1.0, a + lo * a_row_bytes, lda, b, ldb, 0.0,
+             c + lo * c_row_bytes, ldc)
 
 
 def _find_sgemm():

@@ -38,14 +38,10 @@ class Parameter(Tensor):
             self.requires_grad = True
 
     def __repr__(self) -> str:
-        if is_lazy(self):
-            return "<UninitializedParameter>"
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
         out = Parameter(Tensor._make(deepcopy_array(self, memo)), self._requires_grad)  # PyTorch's leaves .grad
-        if is_lazy(self):  # (a lazy module's copy is still to be initialised, as PyTorch's)
-            out.__dict__[_SHAPE_TO_INFER] = True
         memo[id(self)] = out
         return out
 
@@ -78,58 +74,76 @@ class Buffer(Tensor):
         return out
 
 
-# The mark of a tensor whose shape a lazy module infers at its first forward (``nn.LazyLinear``'s weight).
-_SHAPE_TO_INFER = "_shape_to_infer"
-
-
 def is_lazy(tensor: object) -> bool:
     """Whether ``tensor`` is an uninitialised parameter or buffer (a lazy module's, before its first forward)."""
-    return isinstance(tensor, Tensor) and tensor.__dict__.get(_SHAPE_TO_INFER, False)
+    return isinstance(tensor, (UninitializedParameter, UninitializedBuffer))
 
 
 def materialize(tensor: Tensor, shape, dtype=None, device=None) -> None:
     """Give an uninitialised parameter or buffer storage of ``shape`` (uninitialised values), in place: the same
-    object, so an optimizer built before a lazy module's first forward steps it (as PyTorch's ``materialize``)."""
+    object, so an optimizer built before a lazy module's first forward steps it, which becomes the plain
+    ``Parameter`` or ``Tensor`` it stands for (as PyTorch's ``materialize`` and ``cls_to_become``)."""
     tensor.data = _creation.empty(tuple(shape), dtype=dtype or tensor.dtype, device=device or tensor.device)
-    del tensor.__dict__[_SHAPE_TO_INFER]
+    tensor.__class__ = Parameter if isinstance(tensor, Parameter) else Tensor
 
 
-class _Uninitialized(type):
-    """``isinstance(t, UninitializedParameter)``: ``t`` is a ``Parameter`` whose shape is still to be inferred."""
-
-    _kind: type
-
-    def __instancecheck__(cls, instance: object) -> bool:
-        return isinstance(instance, cls._kind) and is_lazy(instance)
-
-
-def _uninitialized(kind: type, requires_grad: bool, device, dtype) -> Tensor:
-    empty = _creation.empty(0, dtype=dtype, device=device)
-    tensor = Parameter(empty, requires_grad) if kind is Parameter else empty.requires_grad_(requires_grad)
-    tensor.__dict__[_SHAPE_TO_INFER] = True
-    return tensor
+def _refuse_uninitialized(tensor: Tensor, method: str) -> ValueError:
+    """PyTorch's error for a tensor method used on an uninitialised parameter or buffer."""
+    return ValueError(f"Attempted to use an uninitialized parameter in <method '{method}' of 'torch._C.TensorBase' "
+                      "objects>. This error happens when you are using a `LazyModule` or explicitly manipulating "
+                      f"`torch.nn.parameter.{type(tensor).__name__}` objects. When using LazyModules Call `forward` "
+                      "with a dummy batch to initialize the parameters before calling torch functions")
 
 
-class UninitializedParameter(metaclass=_Uninitialized):
-    """A parameter whose shape a lazy module infers at its first forward (``nn.LazyLinear``'s weight).
+class _UninitializedMethods:
+    """What an uninitialised parameter or buffer refuses, as PyTorch's: counting its elements (``numel``: a lazy
+    model's parameter count before its first forward is PyTorch's ValueError, not 0), ``requires_grad_`` and
+    ``share_memory_``. Difference from PyTorch: its other methods, and its shape (``(0,)``), still work on its empty
+    storage (PyTorch refuses all but a few), since ember's ``state_dict``, optimizers and ``to`` read them."""
 
-    Difference from PyTorch: the object made is a ``Parameter`` of no elements, marked uninitialised
-    (``isinstance(p, UninitializedParameter)`` is true until it is materialised); PyTorch's is an instance of this
-    class that switches its own class to ``Parameter`` when materialised, which ember does not do. Both keep the
-    object, so an optimizer built before the first forward steps the materialised parameter.
-    """
+    __slots__ = ()
 
-    _kind = Parameter
+    def numel(self) -> int:
+        raise _refuse_uninitialized(self, "numel")  # type: ignore[arg-type]
 
-    def __new__(cls, requires_grad: bool = True, device=None, dtype=None) -> Parameter:  # type: ignore[misc]
-        return _uninitialized(Parameter, requires_grad, device, dtype)
+    nelement = numel
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        raise _refuse_uninitialized(self, "requires_grad_")  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo):
+        out = type(self)(self.requires_grad, self.device, self.dtype)  # (a copy is still to be initialised)
+        memo[id(self)] = out
+        return out
+
+    def share_memory_(self) -> Tensor:
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
 
 
-class UninitializedBuffer(metaclass=_Uninitialized):
+class UninitializedParameter(_UninitializedMethods, Parameter):
+    """A parameter whose shape a lazy module infers at its first forward (``nn.LazyLinear``'s weight): a
+    ``Parameter`` of no elements until it is materialised, when its class becomes ``Parameter`` (the same object, so
+    an optimizer built before the first forward steps it), as PyTorch's."""
+
+    __slots__ = ()
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None) -> UninitializedParameter:
+        return Tensor.__new__(cls)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        super().__init__(_creation.empty(0, dtype=dtype, device=device), requires_grad)
+
+
+
+class UninitializedBuffer(_UninitializedMethods, Tensor):
     """A buffer whose shape a lazy module infers at its first forward (``nn.LazyBatchNorm1d``'s running mean): a
-    tensor of no elements marked uninitialised, as ``UninitializedParameter``."""
+    tensor of no elements until it is materialised, when its class becomes ``Tensor``, as PyTorch's."""
 
-    _kind = Tensor
+    __slots__ = ()
 
-    def __new__(cls, requires_grad: bool = False, device=None, dtype=None) -> Tensor:  # type: ignore[misc]
-        return _uninitialized(Tensor, requires_grad, device, dtype)
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
+        self._init(_creation.empty(0, dtype=dtype, device=device)._data, requires_grad)

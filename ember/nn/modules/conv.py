@@ -1,13 +1,19 @@
 """Convolution layers: Conv1d/2d/3d (stride, padding int/tuple/'same'/'valid', dilation, groups, padding_mode) and
-ConvTranspose1d/2d/3d (also output_padding, and ``output_size=`` in forward)."""
+ConvTranspose1d/2d/3d (also output_padding, and ``output_size=`` in forward), and their lazy forms (``LazyConv1d``...:
+``in_channels`` from the first input)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
 from .. import init
 from .._ops.conv import conv, conv_pads
 from .._ops.conv_transpose import conv_transpose
 from .._ops.padding import pad
+from ..parameter import UninitializedParameter, materialize
+from .lazy import LazyModuleMixin
 from .linear import _empty_param, optional_bias
 from .module import Module
 from .utils import _ntuple
@@ -168,3 +174,85 @@ class ConvTranspose3d(_ConvTransposeNd):
     """3-d transposed convolution over (N, C_in, D, H, W) (or unbatched); weight (C_in, C_out/groups, kd, kh, kw)."""
 
     _nd = 3
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is its first input's channel dimension."""
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)  # type: ignore
+        self._lazy_weight_and_bias(out_channels, bias, device, dtype)
+
+    def _lazy_weight_and_bias(self: Any, out_channels: int, bias: bool, device, dtype) -> None:
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype) if bias else None)
+        self._start_lazy()
+
+    def reset_parameters(self: Any) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self: Any, input, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                batched, unbatched = self._nd + 2, self._nd + 1
+                if input.dim() not in (batched, unbatched):
+                    raise RuntimeError(f"Expected {unbatched}D (unbatched) or {batched}D (batched) input to "
+                                       f"{type(self).__name__}, but got input of size: {input.shape}")
+                self.in_channels = input.shape[1] if input.dim() == batched else input.shape[0]
+                if self.in_channels % self.groups:
+                    raise ValueError("in_channels must be divisible by groups")
+                shape = ((self.in_channels, self.out_channels // self.groups) if self.transposed
+                         else (self.out_channels, self.in_channels // self.groups))
+                materialize(self.weight, (*shape, *self.kernel_size))
+                if self.bias is not None:
+                    materialize(self.bias, (self.out_channels,))
+                self.reset_parameters()
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """``Conv1d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """``Conv2d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """``Conv3d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = Conv3d
+
+
+class _LazyConvTransposeXdMixin(_LazyConvXdMixin):
+    """A transposed convolution whose ``in_channels`` is its first input's channel dimension."""
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super(_LazyConvXdMixin, self).__init__(0, 0, kernel_size, stride, padding, output_padding,  # type: ignore
+                                               groups, False, dilation, padding_mode)
+        self._lazy_weight_and_bias(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvTransposeXdMixin, ConvTranspose1d):
+    """``ConvTranspose1d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeXdMixin, ConvTranspose2d):
+    """``ConvTranspose2d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeXdMixin, ConvTranspose3d):
+    """``ConvTranspose3d`` whose ``in_channels`` is its first input's channel dimension."""
+
+    cls_to_become = ConvTranspose3d

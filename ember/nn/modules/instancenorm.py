@@ -1,10 +1,12 @@
-"""Instance normalisation: InstanceNorm1d/2d/3d (each sample's channels normalised over their own positions)."""
+"""Instance normalisation: InstanceNorm1d/2d/3d (each sample's channels normalised over their own positions) and
+their lazy forms (``LazyInstanceNorm1d``...: ``num_features`` from the first input)."""
 
 from __future__ import annotations
 
 from ..._tensor import Tensor
 from ..._warnings import warn
 from .._ops.norm import instance_norm
+from .batchnorm import _LazyNormBase
 from .normalization import _BatchNorm
 
 
@@ -57,3 +59,22 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation over (N, C, D, H, W) or unbatched (C, D, H, W) input."""
 
     _no_batch_dim = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    """``InstanceNorm1d`` whose ``num_features`` is its first input's dimension 1 (as PyTorch's, of an unbatched
+    input too); affine with running statistics by default, as PyTorch's lazy one."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    """``InstanceNorm2d`` whose ``num_features`` is its first input's dimension 1."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    """``InstanceNorm3d`` whose ``num_features`` is its first input's dimension 1."""
+
+    cls_to_become = InstanceNorm3d

@@ -1,7 +1,9 @@
-"""Lazy modules: ``LazyLinear``, ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d``, ``LazyBatchNorm1d/2d/3d``,
-``LazyInstanceNorm1d/2d/3d``, which infer their input size
-(``in_features``, ``in_channels``, ``num_features``) from the first input they are called on, create their
-parameters then and initialise them as the module they stand for would (the same draws under the same seed).
+"""``LazyModuleMixin``, what the lazy modules add to the layer they stand for. The lazy modules are defined beside
+that layer, as in PyTorch: ``LazyLinear`` in ``linear.py``, ``LazyConv1d/2d/3d`` and ``LazyConvTranspose1d/2d/3d`` in
+``conv.py``, ``LazyBatchNorm1d/2d/3d`` in ``batchnorm.py``, ``LazyInstanceNorm1d/2d/3d`` in ``instancenorm.py``. Each
+infers its input size (``in_features``, ``in_channels``, ``num_features``) from the first input it is called on,
+creates its parameters then and initialises them as the module it stands for would (the same draws under the same
+seed).
 
 Before the first forward their parameters are uninitialised (``nn.parameter.UninitializedParameter``): an optimizer
 may be built on them, a ``state_dict`` holds them as they are, and ``load_state_dict`` of a real state dict gives them
@@ -16,19 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import _creation
-from ..._dtype import int64
 from ...autograd.grad_mode import no_grad
-from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy, materialize
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .linear import Linear
+from ..parameter import is_lazy, materialize
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 
-__all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-           "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+__all__ = ["LazyModuleMixin"]
 
 
 class LazyModuleMixin:
@@ -86,182 +80,3 @@ class LazyModuleMixin:
             if is_lazy(tensor) and prefix + name in destination:
                 destination[prefix + name] = tensor
         return destination
-
-
-
-class LazyLinear(LazyModuleMixin, Linear):
-    """``Linear`` whose ``in_features`` is the last dimension of its first input."""
-
-    cls_to_become = Linear
-
-    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__(0, 0, False)
-        self.out_features = out_features
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype) if bias else None)
-        self._start_lazy()
-
-    def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
-
-    def initialize_parameters(self, input, *args, **kwargs) -> None:
-        if self.has_uninitialized_params():
-            with no_grad():
-                self.in_features = input.shape[-1]
-                materialize(self.weight, (self.out_features, self.in_features))
-                if self.bias is not None:
-                    materialize(self.bias, (self.out_features,))
-                self.reset_parameters()
-        if self.in_features == 0:  # (loaded from a state dict before the first forward)
-            self.in_features = input.shape[-1]
-
-
-class _LazyConvXdMixin(LazyModuleMixin):
-    """A convolution whose ``in_channels`` is its first input's channel dimension."""
-
-    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
-                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)  # type: ignore
-        self._lazy_weight_and_bias(out_channels, bias, device, dtype)
-
-    def _lazy_weight_and_bias(self: Any, out_channels: int, bias: bool, device, dtype) -> None:
-        self.out_channels = out_channels
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype) if bias else None)
-        self._start_lazy()
-
-    def reset_parameters(self: Any) -> None:
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
-
-    def initialize_parameters(self: Any, input, *args, **kwargs) -> None:
-        if self.has_uninitialized_params():
-            with no_grad():
-                batched, unbatched = self._nd + 2, self._nd + 1
-                if input.dim() not in (batched, unbatched):
-                    raise RuntimeError(f"Expected {unbatched}D (unbatched) or {batched}D (batched) input to "
-                                       f"{type(self).__name__}, but got input of size: {input.shape}")
-                self.in_channels = input.shape[1] if input.dim() == batched else input.shape[0]
-                if self.in_channels % self.groups:
-                    raise ValueError("in_channels must be divisible by groups")
-                shape = ((self.in_channels, self.out_channels // self.groups) if self.transposed
-                         else (self.out_channels, self.in_channels // self.groups))
-                materialize(self.weight, (*shape, *self.kernel_size))
-                if self.bias is not None:
-                    materialize(self.bias, (self.out_channels,))
-                self.reset_parameters()
-
-
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
-    """``Conv1d`` whose ``in_channels`` is its first input's channel dimension."""
-
-    cls_to_become = Conv1d
-
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
-    """``Conv2d`` whose ``in_channels`` is its first input's channel dimension."""
-
-    cls_to_become = Conv2d
-
-
-class LazyConv3d(_LazyConvXdMixin, Conv3d):
-    """``Conv3d`` whose ``in_channels`` is its first input's channel dimension."""
-
-    cls_to_become = Conv3d
-
-
-class _LazyConvTransposeXdMixin(_LazyConvXdMixin):
-    """A transposed convolution whose ``in_channels`` is its first input's channel dimension."""
-
-    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
-                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
-        super(_LazyConvXdMixin, self).__init__(0, 0, kernel_size, stride, padding, output_padding,  # type: ignore
-                                               groups, False, dilation, padding_mode)
-        self._lazy_weight_and_bias(out_channels, bias, device, dtype)
-
-
-class LazyConvTranspose1d(_LazyConvTransposeXdMixin, ConvTranspose1d):
-    """``ConvTranspose1d`` whose ``in_channels`` is its first input's channel dimension."""
-
-    cls_to_become = ConvTranspose1d
-
-
-class LazyConvTranspose2d(_LazyConvTransposeXdMixin, ConvTranspose2d):
-    """``ConvTranspose2d`` whose ``in_channels`` is its first input's channel dimension."""
-
-    cls_to_become = ConvTranspose2d
-
-
-class LazyConvTranspose3d(_LazyConvTransposeXdMixin, ConvTranspose3d):
-    """``ConvTranspose3d`` whose ``in_channels`` is its first input's channel dimension."""
-
-    cls_to_become = ConvTranspose3d
-
-
-class _LazyNormBase(LazyModuleMixin):
-    """A batch norm whose ``num_features`` is its first input's channel dimension (dimension 1)."""
-
-    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
-        super().__init__(0, eps, momentum, False, False)  # type: ignore[call-arg]
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = UninitializedParameter(device=device, dtype=dtype)
-            if bias:
-                self.bias = UninitializedParameter(device=device, dtype=dtype)
-        if track_running_stats:
-            self.register_buffer("running_mean", UninitializedBuffer(device=device, dtype=dtype))
-            self.register_buffer("running_var", UninitializedBuffer(device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64, device=device))
-        self._start_lazy()
-
-    def reset_parameters(self: Any) -> None:
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
-
-    def initialize_parameters(self: Any, input, *args, **kwargs) -> None:
-        if self.has_uninitialized_params():
-            with no_grad():
-                self.num_features = input.shape[1]
-                for tensor in (self.weight, self.bias, self.running_mean, self.running_var):
-                    if tensor is not None:
-                        materialize(tensor, (self.num_features,))
-                self.reset_parameters()
-
-
-class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
-    """``BatchNorm1d`` whose ``num_features`` is its first input's dimension 1."""
-
-    cls_to_become = BatchNorm1d
-
-
-class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
-    """``BatchNorm2d`` whose ``num_features`` is its first input's dimension 1."""
-
-    cls_to_become = BatchNorm2d
-
-
-class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
-    """``BatchNorm3d`` whose ``num_features`` is its first input's dimension 1."""
-
-    cls_to_become = BatchNorm3d
-
-
-class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
-    """``InstanceNorm1d`` whose ``num_features`` is its first input's dimension 1 (as PyTorch's, of an unbatched
-    input too); affine with running statistics by default, as PyTorch's lazy one."""
-
-    cls_to_become = InstanceNorm1d
-
-
-class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
-    """``InstanceNorm2d`` whose ``num_features`` is its first input's dimension 1."""
-
-    cls_to_become = InstanceNorm2d
-
-
-class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
-    """``InstanceNorm3d`` whose ``num_features`` is its first input's dimension 1."""
-
-    cls_to_become = InstanceNorm3d

@@ -1,4 +1,5 @@
-"""Affine and shape layers: Identity, Linear, Bilinear, Flatten, Unflatten."""
+"""Affine and shape layers: Identity, Linear, Bilinear, Flatten, Unflatten, and LazyLinear (``in_features`` from the
+first input)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import math
 
 from ... import _creation
 from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
 from .. import init
 from .._ops.linear import bilinear, linear
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter, materialize
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -112,3 +115,31 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """``Linear`` whose ``in_features`` is the last dimension of its first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype) if bias else None)
+        self._start_lazy()
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                materialize(self.weight, (self.out_features, self.in_features))
+                if self.bias is not None:
+                    materialize(self.bias, (self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # (loaded from a state dict before the first forward)
+            self.in_features = input.shape[-1]

@@ -25,7 +25,7 @@ from ...autograd.grad_mode import no_grad
 from ...autograd.grad_store import zero_grads
 from ...utils import hooks as _hooks
 from ...utils.hooks import RemovableHandle
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 from ._calling import (  # noqa: F401 (the process-wide hooks' registration, at PyTorch's path)
     HooksMixin,
     _HookedCall,
@@ -520,6 +520,8 @@ class Module(HooksMixin):
         tensors = []
         for m in self.modules():
             for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if is_lazy(t):
+                    t.share_memory_()  # (PyTorch's refusal, before anything moves)
                 if t is not None:
                     tensors += [t] if t._grad is None else [t, t._grad]
         share_memory_(tensors)
