@@ -1,0 +1,43 @@
+"""``torch._C``: the few names of PyTorch's C++ binding that pure-Python libraries on the torch API call.
+
+PyTorch's ``torch._C`` reaches its C++ core, which ember does not have (ember is NumPy underneath), so ember does
+not mirror it. These names are here because libraries that public programs import call them on their ordinary
+paths, and each has a meaning ember can give exactly:
+
+- ``_log_api_usage_once(event)``: PyTorch reports the event to its C++ API-usage logger, which does nothing
+  unless a program registers a C++ handler; for the user it is a no-op returning None. torchmetrics calls it
+  when a metric is built, torchvision and Lightning when their models and trainers are.
+- ``_LinAlgError``: the class PyTorch names ``torch.linalg.LinAlgError`` (the same object), which torchdiffeq
+  catches under its ``torch._C`` name.
+- ``_TensorMeta``: the metaclass of ``torch.Tensor`` (``type(torch.Tensor)``; ember's Tensor is a plain Python
+  class, so it is ``type``), which Lightning's checkpoint loader imports for its annotations.
+
+Any other name raises ember's MissingFeatureError (an AttributeError: ``hasattr(torch._C, name)`` is False,
+as libraries probe it) with the reason and the names that exist.
+"""
+
+from __future__ import annotations
+
+from ._missing import OUT_OF_SCOPE, MissingFeatureError
+from ._tensor import Tensor
+from .linalg import LinAlgError as _LinAlgError  # noqa: F401 (torch._C's name for it)
+
+_TensorMeta = type(Tensor)
+
+
+def _log_api_usage_once(event: str) -> None:
+    """Record that the API ``event`` names was used, once per process: PyTorch hands it to a C++ logger that
+    does nothing unless a handler is registered from C++, so a Python program sees no effect. Also a no-op here;
+    ``event`` must be a string, as PyTorch's binding requires."""
+    if not isinstance(event, str):
+        raise TypeError("bad argument type for built-in operation")  # (PyTorch's binding's words)
+
+
+PROVIDED = ("_LinAlgError", "_TensorMeta", "_log_api_usage_once")
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):  # protocol probes (__path__, __wrapped__): the usual error
+        raise AttributeError(f"module 'ember._C' has no attribute '{name}'")
+    raise MissingFeatureError(f"torch._C.{name} is not implemented in ember: {OUT_OF_SCOPE['torch._C']} (ember's "
+                              f"torch._C has only {', '.join(PROVIDED)}, which pure-Python libraries call)")
