@@ -644,24 +644,25 @@ class Module(HooksMixin):
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
         missing, errors = [], []
-        expected = set()
         modules = list(self.named_modules(remove_duplicate=False))
         hooked = any(m._hooks_in("_load_state_dict_pre_hooks") or m._hooks_in("_load_state_dict_post_hooks")
                      for _, m in modules)
-        if hooked:  # the hooks edit a copy, as PyTorch's, never the caller's dict
-            metadata = getattr(state_dict, "_metadata", None)
-            state_dict = OrderedDict(state_dict)
-            if metadata is not None:
-                state_dict._metadata = metadata
+        # Hooks and modules' own ``_load_from_state_dict`` edit (pop entries of) a copy, as PyTorch's, never the
+        # caller's dict
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
         unexpected: list = []
+        expected = set()
         with no_grad():
             for mod_prefix, mod in modules:
                 pre = mod_prefix + "." if mod_prefix else ""
-                if load_pre_hooks := mod._hooks_in("_load_state_dict_pre_hooks"):
-                    local_metadata = getattr(state_dict, "_metadata", {}).get(pre[:-1], {})
-                    for hook in load_pre_hooks:
-                        hook(state_dict, pre, local_metadata, True, missing, unexpected, errors)
-                mod._load_local(state_dict, pre, assign, missing, errors, expected)
+                local_metadata = dict((metadata or {}).get(pre[:-1], {}))
+                if assign:
+                    local_metadata["assign_to_params_buffers"] = True  # (where PyTorch passes it)
+                mod._load_from_state_dict(state_dict, pre, local_metadata, True, missing, unexpected, errors)
+                expected.update(pre + name for name, _, _ in mod._local_entries())
         unexpected += _unexpected_in_module_order(state_dict, expected, unexpected, [p for p, _ in modules])
         if hooked:
             keys = _IncompatibleKeys(missing, unexpected)
@@ -681,13 +682,29 @@ class Module(HooksMixin):
             raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list, expected: set) -> None:
+    def _local_entries(self) -> list[tuple[str, Tensor, bool]]:
+        """(name, tensor, is_parameter) of what ``state_dict`` holds of this module itself: its parameters and
+        persistent buffers, None ones left out."""
         local = [(n, p, True) for n, p in self._parameters.items() if p is not None]
-        local += [(n, b, False) for n, b in self._buffers.items()
-                  if b is not None and n not in self._non_persistent_buffers_set]
-        for name, current, is_param in local:
+        return local + [(n, b, False) for n, b in self._buffers.items()
+                        if b is not None and n not in self._non_persistent_buffers_set]
+
+    def _load_from_state_dict(self, state_dict, prefix: str, local_metadata: dict, strict: bool, missing_keys: list,
+                              unexpected_keys: list, error_msgs: list) -> None:
+        """``load_state_dict``'s step for this module alone, as PyTorch's: run its load pre-hooks, then copy its
+        parameters and persistent buffers from the entries ``prefix + name`` (``local_metadata``: this module's
+        ``_metadata`` entry, with ``assign_to_params_buffers``), appending to ``missing_keys`` and ``error_msgs``.
+        Libraries override it to read entries of their own (torchmetrics' metric states), popping them from
+        ``state_dict`` (a copy of the caller's) before calling this; an entry left in it that no module holds is
+        unexpected."""
+        for hook in self._hooks_in("_load_state_dict_pre_hooks"):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        self._load_local(state_dict, prefix, local_metadata.get("assign_to_params_buffers", False), missing_keys,
+                         error_msgs)
+
+    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list) -> None:
+        for name, current, is_param in self._local_entries():
             key = prefix + name
-            expected.add(key)
             if key not in state_dict:
                 missing.append(key)
                 continue
