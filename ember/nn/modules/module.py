@@ -21,6 +21,7 @@ from ..._dtype import float16, float32, float64, np_kind
 from ..._memory_format import has_format_strides, laid_out, preserve_format
 from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
+from ..._to_args import parse_to
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_store import zero_grads
 from ...utils import hooks as _hooks
@@ -462,16 +463,8 @@ class Module(HooksMixin):
         and dtype and drops its values) and/or cast floating parameters and buffers to a dtype; ``memory_format=``
         lays out the 4-d and 5-d ones (and their gradients) so, as PyTorch's (``channels_last``: a 5-d one is its
         RuntimeError)."""
-        dtype, device = kwargs.get("dtype"), kwargs.get("device")
-        fmt = kwargs.get("memory_format")
+        device, dtype, _, fmt = parse_to(*args, **kwargs)  # (PyTorch's overloads and errors; a tensor's device too)
         fmt = None if fmt is preserve_format else fmt
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, _dtype.dtype):
-                dtype = a
-            elif a is not None:
-                device = a
         check_device(device, allow_meta=True)
         to_meta = device is not None and on_meta(device)
         if device is not None and not to_meta and any(is_meta(t._data)

@@ -11,6 +11,8 @@ paths, and each has a meaning ember can give exactly:
   catches under its ``torch._C`` name.
 - ``_TensorMeta``: the metaclass of ``torch.Tensor`` (``type(torch.Tensor)``; ember's Tensor is a plain Python
   class, so it is ``type``), which Lightning's checkpoint loader imports for its annotations.
+- ``_nn._parse_to(*args, **kwargs)``: how ``Module.to`` reads its arguments, ``(device, dtype, non_blocking,
+  memory_format)``; Lightning's and accelerate's overrides of ``to`` call it.
 
 Any other name raises ember's MissingFeatureError (an AttributeError: ``hasattr(torch._C, name)`` is False,
 as libraries probe it) with the reason and the names that exist.
@@ -18,9 +20,9 @@ as libraries probe it) with the reason and the names that exist.
 
 from __future__ import annotations
 
-from ._missing import OUT_OF_SCOPE, MissingFeatureError
-from ._tensor import Tensor
-from .linalg import LinAlgError as _LinAlgError  # noqa: F401 (torch._C's name for it)
+from .._missing import OUT_OF_SCOPE, MissingFeatureError
+from .._tensor import Tensor
+from ..linalg import LinAlgError as _LinAlgError  # noqa: F401 (torch._C's name for it)
 
 _TensorMeta = type(Tensor)
 
@@ -33,11 +35,21 @@ def _log_api_usage_once(event: str) -> None:
         raise TypeError("bad argument type for built-in operation")  # (PyTorch's binding's words)
 
 
-PROVIDED = ("_LinAlgError", "_TensorMeta", "_log_api_usage_once")
+PROVIDED = ("_LinAlgError", "_TensorMeta", "_log_api_usage_once", "_nn._parse_to")
+
+
+def refuse(module: str, name: str):
+    """``module.name`` (``torch._C`` or one of its submodules), which ember does not have: a protocol probe
+    (``__wrapped__``) gets the usual AttributeError, a name PyTorch's binding has MissingFeatureError with the
+    reason and what ember's ``torch._C`` offers."""
+    if name.startswith("__"):
+        return AttributeError(f"module '{module.replace('torch', 'ember', 1)}' has no attribute '{name}'")
+    return MissingFeatureError(f"{module}.{name} is not implemented in ember: {OUT_OF_SCOPE['torch._C']} (ember's "
+                               f"torch._C has only {', '.join(PROVIDED)}, which pure-Python libraries call)")
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):  # protocol probes (__path__, __wrapped__): the usual error
-        raise AttributeError(f"module 'ember._C' has no attribute '{name}'")
-    raise MissingFeatureError(f"torch._C.{name} is not implemented in ember: {OUT_OF_SCOPE['torch._C']} (ember's "
-                              f"torch._C has only {', '.join(PROVIDED)}, which pure-Python libraries call)")
+    raise refuse("torch._C", name)
+
+
+from . import _nn  # noqa: E402, F401  (after ``refuse``, which it uses)
