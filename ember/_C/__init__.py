@@ -6,7 +6,7 @@ paths, and each has a meaning ember can give exactly:
 
 - ``_log_api_usage_once(event)``: PyTorch reports the event to its C++ API-usage logger, which does nothing
   unless a program registers a C++ handler; for the user it is a no-op returning None. torchmetrics calls it
-  when a metric is built, torchvision and Lightning when their models and trainers are.
+  when a metric is built, torchvision when its models are.
 - ``_LinAlgError``: the class PyTorch names ``torch.linalg.LinAlgError`` (the same object), which torchdiffeq
   catches under its ``torch._C`` name.
 - ``_TensorMeta``: the metaclass of ``torch.Tensor`` (``type(torch.Tensor)``; ember's Tensor is a plain Python
