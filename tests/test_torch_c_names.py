@@ -40,7 +40,8 @@ def test_other_names_keep_the_reason_and_name_what_exists():
     # PyTorch has it; ember says why it does not, which names it has, and hasattr stays False (an AttributeError)
     assert hasattr(torch._C, "_jit_get_operation") and not hasattr(ember._C, "_jit_get_operation")
     with pytest.raises(MissingFeatureError, match=r"torch\._C\._jit_get_operation is not implemented in ember: "
-                                                  r".*C\+\+ core.*_LinAlgError, _TensorMeta, _log_api_usage_once, _nn._parse_to"):
+                                                  r".*C\+\+ core.*_LinAlgError, _TensorMeta, _are_functorch_transforms_active, "
+                                                  r"_log_api_usage_once, _nn._parse_to"):
         ember._C._jit_get_operation("aten::add")
     with pytest.raises(AttributeError) as probe:  # a protocol probe: the usual error
         getattr(ember._C, "__wrapped__")  # noqa: B009 (the attribute access is the test)
@@ -119,3 +120,26 @@ def test_nn_other_names_keep_the_reason():
     assert hasattr(torch._C._nn, "gelu") and not hasattr(ember._C._nn, "gelu")
     with pytest.raises(MissingFeatureError, match=r"torch\._C\._nn\.gelu is not implemented in ember"):
         ember._C._nn.gelu(ember.ones(1))
+
+
+def test_functorch_transforms_active_inside_each_transform_as_pytorchs():
+    """kornia asks it before writing in place: True while a torch.func transform runs the function, else False."""
+    seen = {}
+    for lib in (torch, ember):
+        seen[lib] = flags = [lib._C._are_functorch_transforms_active()]
+
+        def f(x, lib=lib, flags=flags):
+            flags.append(lib._C._are_functorch_transforms_active())
+            return (x * x).sum()
+
+        x = lib.ones(3)
+        lib.func.grad(f)(x)
+        lib.func.vmap(lambda v, f=f: f(v[None]))(lib.ones(2, 3))
+        lib.func.jvp(f, (x,), (x,))
+        lib.func.jacrev(f)(x)
+        lib.func.hessian(f)(x)
+        _, vjp_fn = lib.func.vjp(lambda v: v * 2, x)
+        vjp_fn(x)  # (the pullback runs after the transform: not inside it)
+        flags.append(lib._C._are_functorch_transforms_active())
+    assert seen[ember] == seen[torch]
+    assert seen[ember][0] is False and seen[ember][-1] is False and all(seen[ember][1:-1])

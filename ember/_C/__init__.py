@@ -11,6 +11,8 @@ paths, and each has a meaning ember can give exactly:
   catches under its ``torch._C`` name.
 - ``_TensorMeta``: the metaclass of ``torch.Tensor`` (``type(torch.Tensor)``; ember's Tensor is a plain Python
   class, so it is ``type``), which Lightning's checkpoint loader imports for its annotations.
+- ``_are_functorch_transforms_active()``: whether a ``torch.func`` transform (``grad``, ``vjp``, ``jvp``,
+  ``vmap`` and those built on them) is running its function in this thread; kornia asks it before writing in place.
 - ``_nn._parse_to(*args, **kwargs)``: how ``Module.to`` reads its arguments, ``(device, dtype, non_blocking,
   memory_format)``; Lightning's and accelerate's overrides of ``to`` call it.
 
@@ -35,7 +37,15 @@ def _log_api_usage_once(event: str) -> None:
         raise TypeError("bad argument type for built-in operation")  # (PyTorch's binding's words)
 
 
-PROVIDED = ("_LinAlgError", "_TensorMeta", "_log_api_usage_once", "_nn._parse_to")
+def _are_functorch_transforms_active() -> bool:
+    """Whether a ``torch.func`` transform is running its function in this thread, as PyTorch's."""
+    from ..func._scope import transforms_active
+
+    return transforms_active()
+
+
+PROVIDED = ("_LinAlgError", "_TensorMeta", "_are_functorch_transforms_active", "_log_api_usage_once",
+            "_nn._parse_to")
 
 
 def refuse(module: str, name: str):

@@ -12,6 +12,7 @@ are returned detached, as PyTorch's are.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from .._tensor import Tensor
@@ -19,6 +20,24 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_leaves, tree_map
 
 ArgNums = int | tuple[int, ...]
+
+
+class _Running(threading.local):
+    """How many transforms' scopes this thread is inside (PyTorch's transform levels are per thread too)."""
+
+    depth = 0
+
+
+_RUNNING = _Running()
+
+
+def transforms_active() -> bool:
+    """Whether a ``torch.func`` transform is running its function in this thread: ``grad``, ``vjp``, ``jvp`` (and
+    the ``jacrev``/``jacfwd``/``hessian`` built on them), or ``vmap`` (``torch._C._are_functorch_transforms_active``,
+    which libraries ask before writing in place)."""
+    from ._batched import _State
+
+    return _RUNNING.depth > 0 or bool(_State.levels)
 
 
 def _under_vmap() -> bool:
@@ -50,9 +69,11 @@ class Scope:
 
     def __enter__(self) -> Scope:
         self._grad_mode.__enter__()
+        _RUNNING.depth += 1
         return self
 
     def __exit__(self, *exc) -> None:
+        _RUNNING.depth -= 1
         self._grad_mode.__exit__(*exc)
 
     def own(self, leaves) -> None:
