@@ -572,6 +572,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 
 
 from ._checks import (  # noqa: E402  (torch._check and its kin)
+    _assert_async,
     _check,
     _check_index,
     _check_is_size,
