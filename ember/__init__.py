@@ -572,6 +572,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 
 
 from ._checks import (  # noqa: E402  (torch._check and its kin)
+    _assert_async,
     _check,
     _check_index,
     _check_is_size,
@@ -731,7 +732,7 @@ else:
         # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
         if name in _LAZY:
             return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        if name in ("_dynamo", "_inductor", "_functorch"):  # as PyTorch loads them: on first use
+        if name in ("_C", "_dynamo", "_inductor", "_functorch", "_subclasses"):  # as PyTorch loads them: on first use
             return importlib.import_module(f"{__name__}.{name}")
         return _module_getattr(name)
 

@@ -82,3 +82,19 @@ def _check_is_size(i, message: Callable[[], str] | None = None, *, max=None) -> 
     _check(i >= 0, message)
     if max is not None:
         _check(i <= max, message)
+
+
+def _assert_async(input, assert_msg: str | None = None) -> None:
+    """``torch._assert_async``: RuntimeError unless the one-element tensor ``input`` is nonzero, ``assert_msg`` (if
+    given) its message. PyTorch's CUDA form reports a failure later, its CPU form at once, as here (ember computes on
+    the CPU); kornia checks its class labels with it."""
+    from ._tensor import Tensor
+
+    if not isinstance(input, Tensor):
+        raise TypeError(f"_assert_async(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.numel() != 1:
+        values = "no values" if input.numel() == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {values} is ambiguous")
+    if not input.item():
+        raise RuntimeError("Expected Tensor with single nonzero value, but got zero" if assert_msg is None
+                           else assert_msg)

@@ -101,8 +101,9 @@ OUT_OF_SCOPE = {
 
 
 # PyTorch's modules that import ``torch`` itself, so that ``torch.sparse.torch`` is ``torch`` (capsule-network code
-# writes ``torch.sparse.torch.eye(n)`` for one-hot rows)
-IMPORT_TORCH = frozenset({"torch.sparse", "torch.nn.functional", "torch.fft", "torch.special", "torch.autograd"})
+# writes ``torch.sparse.torch.eye(n)`` for one-hot rows; kornia annotates with ``torch.torch.Tensor``)
+IMPORT_TORCH = frozenset({"torch", "torch.sparse", "torch.nn.functional", "torch.fft", "torch.special",
+                          "torch.autograd"})
 
 
 def module_getattr(module_name: str, torch_name: str | None = None):

@@ -573,14 +573,6 @@ def test_nested_tensors_are_out_of_scope_with_the_reason():
                             out_dtype=torch.float32).shape == (16, 16)
 
 
-def test_torch_c_is_out_of_scope_with_the_reason():
-    # programs reach private C++ bindings (torch._C._jit_get_operation): ember's error says why there is none,
-    # and hasattr stays False (the error is an AttributeError)
-    assert hasattr(torch, "_C") and not hasattr(ember, "_C")
-    with pytest.raises(ember.MissingFeatureError, match="C\\+\\+ core"):
-        ember._C._jit_get_operation("aten::add")
-
-
 def test_consume_prefix_in_state_dict_as_pytorchs():
     """How a DistributedDataParallel checkpoint (keys ``module.*``) is loaded into the plain model."""
     from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present as theirs

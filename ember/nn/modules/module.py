@@ -21,6 +21,7 @@ from ..._dtype import float16, float32, float64, np_kind
 from ..._memory_format import has_format_strides, laid_out, preserve_format
 from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
+from ..._to_args import parse_to
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_store import zero_grads
 from ...utils import hooks as _hooks
@@ -462,16 +463,8 @@ class Module(HooksMixin):
         and dtype and drops its values) and/or cast floating parameters and buffers to a dtype; ``memory_format=``
         lays out the 4-d and 5-d ones (and their gradients) so, as PyTorch's (``channels_last``: a 5-d one is its
         RuntimeError)."""
-        dtype, device = kwargs.get("dtype"), kwargs.get("device")
-        fmt = kwargs.get("memory_format")
+        device, dtype, _, fmt = parse_to(*args, **kwargs)  # (PyTorch's overloads and errors; a tensor's device too)
         fmt = None if fmt is preserve_format else fmt
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, _dtype.dtype):
-                dtype = a
-            elif a is not None:
-                device = a
         check_device(device, allow_meta=True)
         to_meta = device is not None and on_meta(device)
         if device is not None and not to_meta and any(is_meta(t._data)
@@ -646,24 +639,25 @@ class Module(HooksMixin):
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
         missing, errors = [], []
-        expected = set()
         modules = list(self.named_modules(remove_duplicate=False))
         hooked = any(m._hooks_in("_load_state_dict_pre_hooks") or m._hooks_in("_load_state_dict_post_hooks")
                      for _, m in modules)
-        if hooked:  # the hooks edit a copy, as PyTorch's, never the caller's dict
-            metadata = getattr(state_dict, "_metadata", None)
-            state_dict = OrderedDict(state_dict)
-            if metadata is not None:
-                state_dict._metadata = metadata
+        # Hooks and modules' own ``_load_from_state_dict`` edit (pop entries of) a copy, as PyTorch's, never the
+        # caller's dict
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
         unexpected: list = []
+        expected = set()
         with no_grad():
             for mod_prefix, mod in modules:
                 pre = mod_prefix + "." if mod_prefix else ""
-                if load_pre_hooks := mod._hooks_in("_load_state_dict_pre_hooks"):
-                    local_metadata = getattr(state_dict, "_metadata", {}).get(pre[:-1], {})
-                    for hook in load_pre_hooks:
-                        hook(state_dict, pre, local_metadata, True, missing, unexpected, errors)
-                mod._load_local(state_dict, pre, assign, missing, errors, expected)
+                local_metadata = dict((metadata or {}).get(pre[:-1], {}))
+                if assign:
+                    local_metadata["assign_to_params_buffers"] = True  # (where PyTorch passes it)
+                mod._load_from_state_dict(state_dict, pre, local_metadata, True, missing, unexpected, errors)
+                expected.update(pre + name for name, _, _ in mod._local_entries())
         unexpected += _unexpected_in_module_order(state_dict, expected, unexpected, [p for p, _ in modules])
         if hooked:
             keys = _IncompatibleKeys(missing, unexpected)
@@ -683,13 +677,29 @@ class Module(HooksMixin):
             raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list, expected: set) -> None:
+    def _local_entries(self) -> list[tuple[str, Tensor, bool]]:
+        """(name, tensor, is_parameter) of what ``state_dict`` holds of this module itself: its parameters and
+        persistent buffers, None ones left out."""
         local = [(n, p, True) for n, p in self._parameters.items() if p is not None]
-        local += [(n, b, False) for n, b in self._buffers.items()
-                  if b is not None and n not in self._non_persistent_buffers_set]
-        for name, current, is_param in local:
+        return local + [(n, b, False) for n, b in self._buffers.items()
+                        if b is not None and n not in self._non_persistent_buffers_set]
+
+    def _load_from_state_dict(self, state_dict, prefix: str, local_metadata: dict, strict: bool, missing_keys: list,
+                              unexpected_keys: list, error_msgs: list) -> None:
+        """``load_state_dict``'s step for this module alone, as PyTorch's: run its load pre-hooks, then copy its
+        parameters and persistent buffers from the entries ``prefix + name`` (``local_metadata``: this module's
+        ``_metadata`` entry, with ``assign_to_params_buffers``), appending to ``missing_keys`` and ``error_msgs``.
+        Libraries override it to read entries of their own (torchmetrics' metric states), popping them from
+        ``state_dict`` (a copy of the caller's) before calling this; an entry left in it that no module holds is
+        unexpected."""
+        for hook in self._hooks_in("_load_state_dict_pre_hooks"):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        self._load_local(state_dict, prefix, local_metadata.get("assign_to_params_buffers", False), missing_keys,
+                         error_msgs)
+
+    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list) -> None:
+        for name, current, is_param in self._local_entries():
             key = prefix + name
-            expected.add(key)
             if key not in state_dict:
                 missing.append(key)
                 continue

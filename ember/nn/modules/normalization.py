@@ -36,13 +36,13 @@ class _BatchNorm(Module):
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
 
-    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list, expected: set) -> None:
+    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list) -> None:
         """As Module's, except that a state dict from before PyTorch added ``num_batches_tracked`` (its
         ``_metadata`` gives this module a version below 2, or no version: old checkpoints such as early
         pretrained weights, and dicts rebuilt key by key, which lose ``_metadata``) loads without it, the count
         staying as it is, as in PyTorch."""
         before = len(missing)
-        super()._load_local(state_dict, prefix, assign, missing, errors, expected)
+        super()._load_local(state_dict, prefix, assign, missing, errors)
         key = prefix + "num_batches_tracked"
         if self.track_running_stats and key in missing[before:]:
             metadata = getattr(state_dict, "_metadata", None) or {}

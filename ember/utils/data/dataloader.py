@@ -16,7 +16,7 @@ import math
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Generic
 
 from ... import _random_draws as draws
 from ... import _warnings
@@ -25,7 +25,7 @@ from ..._tensor import Tensor
 from ...random import Generator, generator_of
 from . import _workers
 from .collate import default_collate, default_convert
-from .dataset import Dataset, IterableDataset, TensorDataset
+from .dataset import Dataset, IterableDataset, T_co, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
 
 # Attributes PyTorch refuses to change once a loader exists (its iterators would go out of step).
@@ -40,7 +40,7 @@ def get_worker_info() -> _workers.WorkerInfo | None:
     return _workers.current()
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Batches of ``dataset``: ``for batch in DataLoader(ds, batch_size=32, shuffle=True)``.
 
     Args:
@@ -285,7 +285,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):  # (ember's workers r
     __slots__ = ()
 
 
-class _InfiniteConstantSampler(Sampler):
+class _InfiniteConstantSampler(Sampler[None]):
     """The sampler PyTorch gives a DataLoader over an ``IterableDataset``: None forever
     (``itertools.repeat(None)``), and no ``len()``."""
 

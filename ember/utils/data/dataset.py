@@ -10,14 +10,16 @@ import itertools
 import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ... import _random_draws as draws
 from ..._tensor import Tensor
 from ...random import Generator, generator_of
 
+T_co = TypeVar("T_co", covariant=True)  # (what a dataset yields: Dataset[T] in annotations, as PyTorch's)
 
-class Dataset:
+
+class Dataset(Generic[T_co]):
     """A map-style dataset: subclasses define ``__getitem__(index)`` and usually ``__len__``.
 
     ``a + b`` concatenates two datasets (a ``ConcatDataset``).
@@ -30,7 +32,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """A dataset that is a stream: subclasses define ``__iter__``. ``a + b`` chains two streams."""
 
     def __iter__(self) -> Iterator:
@@ -72,7 +74,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``, in that order."""
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
@@ -88,7 +90,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """Map-style datasets one after another; ``cumulative_sizes[i]`` is the end of dataset i."""
 
     def __init__(self, datasets: Iterable[Dataset]) -> None:
@@ -113,7 +115,7 @@ class ConcatDataset(Dataset):
         return self.datasets[which][idx - start]
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_co]):
     """Datasets of one length side by side: sample i is ``(a[i], b[i], ...)`` for ``StackDataset(a, b)``, or
     ``{"image": a[i], "text": b[i]}`` for ``StackDataset(image=a, text=b)``.
 
@@ -163,7 +165,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ChainDataset(IterableDataset):
+class ChainDataset(IterableDataset[T_co]):
     """Iterable datasets one after another (what ``iterable_a + iterable_b`` returns)."""
 
     def __init__(self, datasets: Iterable[Dataset]) -> None:

@@ -8,10 +8,11 @@ from collections.abc import Iterator, Sized
 from ... import _random_draws as draws
 from ..._backend import xp
 from ...random import Generator
+from .dataset import T_co
 from .sampler import Sampler
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """The indices of ``dataset`` that rank ``rank`` of ``num_replicas`` reads, as PyTorch partitions them.
 
     The (optionally shuffled) index list is padded by repeating its start until it

@@ -10,14 +10,16 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Generic
 
 from ... import _random_draws as draws
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...random import Generator, default_generator, generator_of
+from .dataset import T_co
 
 
-class Sampler:
+class Sampler(Generic[T_co]):
     """Base class: subclasses define ``__iter__`` (indices, or lists of indices) and usually ``__len__``."""
 
     def __init__(self, data_source: Sized | None = None) -> None:
@@ -27,7 +29,7 @@ class Sampler:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """0, 1, ..., len(data_source) - 1."""
 
     def __init__(self, data_source: Sized) -> None:
@@ -48,7 +50,7 @@ def _check_positive_int(name: str, value) -> None:
         raise ValueError(f"{name} should be a positive integer value, but got {name}={value}")
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """Random indices of ``data_source``: a fresh permutation each epoch, or draws with replacement.
 
     Args:
@@ -93,7 +95,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given ``indices`` in a fresh random order each epoch."""
 
     def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
@@ -108,7 +110,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices into ``weights``, index i drawn with probability ``weights[i] / sum(weights)``.
 
     Args:
@@ -143,7 +145,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list[int]]):
     """Group another sampler's indices into lists of ``batch_size`` (the last one shorter unless ``drop_last``)."""
 
     def __init__(self, sampler: Sampler | Iterable[int], batch_size: int, drop_last: bool) -> None:

@@ -28,9 +28,9 @@ class FrozenBatchNorm2d(nn.Module):
         self.register_buffer("running_mean", ember.zeros(num_features))
         self.register_buffer("running_var", ember.ones(num_features))
 
-    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list, expected: set) -> None:
-        super()._load_local(state_dict, prefix, assign, missing, errors, expected)
-        expected.add(prefix + "num_batches_tracked")  # a BatchNorm2d's counter: accepted and ignored
+    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list) -> None:
+        state_dict.pop(prefix + "num_batches_tracked", None)  # a BatchNorm2d's counter: accepted and ignored
+        super()._load_local(state_dict, prefix, assign, missing, errors)
 
     def forward(self, x: Tensor) -> Tensor:
         scale = self.weight.reshape(1, -1, 1, 1) * (self.running_var.reshape(1, -1, 1, 1) + self.eps).rsqrt()

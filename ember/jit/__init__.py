@@ -11,14 +11,14 @@ rebuilds it from its class; a TorchScript archive written by PyTorch holds Torch
 and loading one is a RuntimeError that says how to load its weights instead.
 """
 
-from __future__ import annotations
-
+# (no ``from __future__ import annotations``: it would bind the name ``annotations`` over the submodule
+# torch.jit.annotations)
 import sys
 from collections.abc import Callable
 from typing import Any, Final  # noqa: F401  (torch.jit.Final is typing.Final)
 
-from ._missing import module_getattr
-from ._warnings import warn_in
+from .._missing import module_getattr
+from .._warnings import warn_in
 
 
 def _deprecated(name: str, module: str, alternative: str = "`torch.compile` or `torch.export`") -> None:
@@ -92,8 +92,8 @@ def save(m: Any, f: Any, _extra_files: dict | None = None) -> None:
     the file is ember's, not a TorchScript archive PyTorch can load; a scripted function (not a module) and
     ``_extra_files`` are refused (TypeError, NotImplementedError) rather than dropped.
     """
-    from .nn import Module
-    from .serialization import save as save_object
+    from ..nn import Module
+    from ..serialization import save as save_object
 
     _deprecated("save", "_serialization", "`torch.export`")
     if not isinstance(m, Module):
@@ -114,8 +114,8 @@ def load(f: Any, map_location: Any = None, _extra_files: dict | None = None, _re
     the file names, as ``ember.load(f, weights_only=False)``: load only files you trust (as with PyTorch's
     ``jit.load``, which runs the archive's code).
     """
-    from .nn import Module
-    from .serialization import load as load_object
+    from ..nn import Module
+    from ..serialization import load as load_object
 
     _deprecated("load", "_serialization", "`torch.export`")
     if _extra_files:
