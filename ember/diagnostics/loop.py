@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 
+from ..utils import hooks
 from . import config
 from .naming import listing
 from .registry import Record, _records, record
@@ -132,21 +131,10 @@ def _step_pre_hook(optimizer, args: tuple, kwargs: dict) -> None:
     if outer is not None and outer is not optimizer and outer.__dict__.get("_stepping"):
         return
     _outer_step[0] = weakref.ref(optimizer)
+    if hooks.stepping_on_programs_behalf():  # (a joined rank's ZeroRedundancyOptimizer step: by design)
+        return
     if on and (len(args) < 2 or args[1] is None) and kwargs.get("closure") is None:  # args[0]: the optimizer
         _check_step(optimizer)
-
-
-@contextmanager
-def unchecked_step() -> Iterator[None]:
-    """No checks for the optimizer steps inside the block: steps ember takes on the program's behalf, which apply
-    the gradients they find by design (a joined rank's ZeroRedundancyOptimizer step under ``Join``, as PyTorch's
-    join hook takes, reapplies its last gradients: no mistake of the program's to report)."""
-    global on
-    was, on = on, False
-    try:
-        yield
-    finally:
-        on = was
 
 
 def _check_step(optimizer) -> None:
@@ -286,8 +274,6 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from ..utils import hooks
-
     hooks.optimizer_step_pre_hooks.append(_step_pre_hook)
     hooks.grad_edit_hooks.append(_grad_edit_hook)
     hooks.module_parameter_registration_hooks.append(_on_parameter)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _UNSET = object()
@@ -124,3 +125,25 @@ def run_grad_edit_hooks(what: str, params, limit=None) -> None:
     """Call every ``grad_edit_hooks`` entry (see above)."""
     for hook in tuple(grad_edit_hooks):
         hook(what, params, limit)
+
+
+# ember extension: optimizer steps ember takes on the program's behalf (a joined rank's ZeroRedundancyOptimizer step
+# under ``Join`` reapplies its last gradients, as PyTorch's join hook does, by design). Hooks that check the
+# program's own steps (the training-loop diagnostics) ask ``stepping_on_programs_behalf()`` and leave those alone.
+_steps_on_programs_behalf = 0
+
+
+@contextmanager
+def step_on_programs_behalf() -> Iterator[None]:
+    """The optimizer steps inside the block are ember's, taken for the program (``stepping_on_programs_behalf``)."""
+    global _steps_on_programs_behalf
+    _steps_on_programs_behalf += 1
+    try:
+        yield
+    finally:
+        _steps_on_programs_behalf -= 1
+
+
+def stepping_on_programs_behalf() -> bool:
+    """Whether an optimizer step now running is one ember takes on the program's behalf (see above)."""
+    return _steps_on_programs_behalf > 0

@@ -18,8 +18,8 @@ from typing import Any
 from ..._backend import xp
 from ..._creation import from_numpy
 from ..._tensor import Tensor
-from ...diagnostics.loop import unchecked_step
 from ...optim.optimizer import Optimizer
+from ...utils.hooks import step_on_programs_behalf
 from .. import collectives, object_collectives
 from ..consistency import named_call
 from ..process_group import ProcessGroup, resolve
@@ -195,5 +195,5 @@ class _ZeROJoinHook:
         self.zero = zero
 
     def main_hook(self) -> None:
-        with unchecked_step():  # (the step reapplies this rank's last gradients, as PyTorch's: by design)
+        with step_on_programs_behalf():  # (the step reapplies this rank's last gradients, as PyTorch's: by design)
             self.zero.step()
