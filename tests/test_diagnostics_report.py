@@ -293,3 +293,49 @@ def test_anomaly_names_a_failing_accumulator_as_torch():
                     y.backward()
         out.append([w.split(".")[0] for w in _warned(caught)])
     assert out[0] == out[1] == ["Anomaly Detection has been enabled", "Error detected in torch::autograd::AccumulateGrad"]
+
+
+def _callback_failure(m, queue):
+    """A callback queued during backward that raises under anomaly mode: the error after the walk is no node's."""
+    x = m.ones(2, requires_grad=True)
+
+    def refuse():
+        raise ValueError("refused")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with m.autograd.detect_anomaly():
+            y = (x * 2).exp()
+            y.register_hook(lambda g: queue(refuse))
+            with pytest.raises(ValueError) as err:
+                y.sum().backward()
+    return [w.split(".")[0] for w in _warned(caught)], str(err.value)
+
+
+def test_anomaly_names_no_node_for_a_failing_callback_as_torch():
+    ours = _callback_failure(ember, ember.autograd.queue_callback)
+    assert ours == _callback_failure(torch, torch.autograd.Variable._execution_engine.queue_callback)
+    assert ours == (["Anomaly Detection has been enabled"], "refused")
+
+
+def _accumulator_failure_with_inputs(m):
+    """``backward(inputs=...)``: a leaf's hook that raises while its gradient is accumulated names the leaf's
+    accumulator, as PyTorch's engine runs it as a node."""
+    x = m.ones(2, requires_grad=True)
+    w = m.ones(2, requires_grad=True)
+
+    def refuse(g):
+        raise ValueError("refused")
+
+    w.register_hook(refuse)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with m.autograd.detect_anomaly():
+            y = (x * w).exp().sum()
+            with pytest.raises(ValueError, match="refused"):
+                y.backward(inputs=[x, w])
+    return [w.split(".")[0] for w in _warned(caught)]
+
+
+def test_anomaly_names_the_accumulator_under_backward_inputs_as_torch():
+    assert _accumulator_failure_with_inputs(ember) == _accumulator_failure_with_inputs(torch)

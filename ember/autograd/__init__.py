@@ -151,7 +151,14 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         for edge, t in edges.items():
             g = captured.get(edge)
             if g is not None and (type(edge[0]) is AccumulateGrad if type(t) is GradientEdge else t.grad_fn is None):
-                edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
+                try:
+                    edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
+                except Exception:
+                    if is_anomaly_enabled():  # the failed node is this accumulator, as PyTorch's engine runs it
+                        from .anomaly import warn_failure
+
+                        warn_failure(edge[0])
+                    raise
 
     run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
                  hook_captured_leaves=False, captured_run=True, then=accumulate_leaves)
