@@ -1,7 +1,8 @@
 """``torch.autograd.gradcheck``: backward's gradients against finite differences.
 
 ``gradcheck(func, inputs)`` compares, for every floating-point input that requires grad and every output,
-the Jacobian built from backward (one ``autograd.grad`` per output element) with the one built from central
+the Jacobian built from backward (one ``autograd.grad`` per output element, for all inputs at once, run twice
+to check that backward is reentrant, as PyTorch's) with the one built from central
 differences ``(f(x + eps) - f(x - eps)) / (2 eps)``, element by element (``allclose`` with ``atol`` and
 ``rtol``), and that backward gives the same result twice (``nondet_tol``). ``fast_mode=True`` compares one
 random projection ``u^T J v`` instead of the whole Jacobian, as PyTorch's fast mode.
@@ -113,53 +114,74 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     if not check_backward_ad:
         return True
     if fast_mode:
-        return _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception)
-    for j, i in enumerate(checked):
-        t = inputs[i]
-        numerical = xp.stack([xp.concatenate(_numerical_column(func, inputs, t, e, None, eps))
-                              for e in range(t._data.size)]) if t._data.size else None
-        analytical_rows = []
-        for k, out in enumerate(outputs):
-            if not out.requires_grad:
-                analytical_rows.append(xp.zeros((t._data.size, out._data.size)))
-                continue
-            rows = []
-            for e in range(out._data.size):
-                seed = xp.zeros(out._data.size, out._data.dtype)
+        return _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol)
+    # As PyTorch's: the numerical Jacobians first, then per output its analytical one (one backward per output
+    # element, for every checked input at once, run twice for the reentrancy check) compared input by input.
+    numerical = [_numerical_jacobian(func, inputs, inputs[i], eps) for i in checked]
+    start = 0
+    for k, out in enumerate(outputs):
+        n = out._data.size
+        if out.requires_grad:
+            columns = []
+            for e in range(n):
+                seed = xp.zeros(n, out._data.dtype)
                 seed[e] = 1
-                first = _vjp(outputs, k, seed, inputs, checked)[j]
-                again = _vjp(outputs, k, seed, inputs, checked)[j]
-                if xp.abs(first - again).max(initial=0.0) > nondet_tol:
-                    return _fail("Backward is not reentrant, i.e., running backward with same input and "
-                                 "grad_output multiple times gives different values, although analytical "
-                                 "gradient matches numerical gradient.The tolerance for nondeterminism was "
-                                 f"{nondet_tol}.\n", raise_exception)
-                rows.append(first)
-            analytical_rows.append(xp.stack(rows, axis=1) if rows else xp.zeros((t._data.size, 0)))
-        if numerical is None:
-            continue
-        start = 0
-        for k, out in enumerate(outputs):
-            n = out._data.size
-            num, ana = numerical[:, start:start + n], analytical_rows[k]
-            start += n
+                columns.append(_reentrant_vjp(outputs, k, seed, inputs, checked, nondet_tol, raise_exception))
+                if columns[-1] is None:
+                    return False
+            analytical = [xp.stack([c[j] for c in columns], axis=1) if n else xp.zeros((inputs[i]._data.size, 0))
+                          for j, i in enumerate(checked)]
+        else:
+            analytical = [xp.zeros((inputs[i]._data.size, n)) for i in checked]
+        for j, i in enumerate(checked):
+            if numerical[j] is None:
+                continue
+            num, ana = numerical[j][:, start:start + n], analytical[j]
             if not xp.allclose(ana, num, rtol=rtol, atol=atol):
                 return _fail(f"Jacobian mismatch for output {k:d} with respect to input {i:d},\n"
                              f"numerical:{Tensor._make(num)!r}\nanalytical:{Tensor._make(ana)!r}\n", raise_exception)
+        start += n
     return True
 
 
-def _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception) -> bool:
-    """PyTorch's fast mode: one random projection ``u^T J v`` per (input, output) pair."""
+def _numerical_jacobian(func: Callable, inputs: tuple, t: Tensor, eps: float):
+    """d outputs / d ``t`` by central differences: one row per element of ``t``, the outputs' elements along it
+    (None for an empty ``t``)."""
+    if not t._data.size:
+        return None
+    return xp.stack([xp.concatenate(_numerical_column(func, inputs, t, e, None, eps)) for e in range(t._data.size)])
+
+
+def _reentrant_vjp(outputs: list[Tensor], k: int, seed, inputs: tuple, checked: list[int], nondet_tol: float,
+                   raise_exception: bool) -> list | None:
+    """``_vjp`` run twice, as PyTorch's check that backward gives the same result with the same grad_output: its
+    result, or PyTorch's error (None with ``raise_exception=False``) where the two differ by more than
+    ``nondet_tol``."""
+    first = _vjp(outputs, k, seed, inputs, checked)
+    again = _vjp(outputs, k, seed, inputs, checked)
+    if any(xp.abs(a - b).max(initial=0.0) > nondet_tol for a, b in zip(first, again)):
+        _fail("Backward is not reentrant, i.e., running backward with same input and grad_output multiple times "
+              "gives different values, although analytical gradient matches numerical gradient.The tolerance for "
+              f"nondeterminism was {nondet_tol}.\n", raise_exception)
+        return None
+    return first
+
+
+def _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol) -> bool:
+    """PyTorch's fast mode: one random projection ``u^T J v`` per (input, output) pair, from one finite difference
+    per input and one backward per output (twice, for the reentrancy check), as PyTorch's."""
     rng = xp.random.default_rng(0)
-    for j, i in enumerate(checked):
-        t = inputs[i]
-        v = rng.standard_normal(t._data.size)
-        numerical = _numerical_column(func, inputs, t, None, v, eps)
-        for k, out in enumerate(outputs):
-            u = rng.standard_normal(out._data.size).astype(out._data.dtype)
-            num = float(u.astype(xp.float64) @ numerical[k])
-            ana = float(_vjp(outputs, k, u, inputs, checked)[j] @ v) if out.requires_grad else 0.0
+    directions = [rng.standard_normal(inputs[i]._data.size) for i in checked]
+    numerical = [_numerical_column(func, inputs, inputs[i], None, v, eps) for i, v in zip(checked, directions)]
+    for k, out in enumerate(outputs):
+        u = rng.standard_normal(out._data.size).astype(out._data.dtype)
+        vjps = _reentrant_vjp(outputs, k, u, inputs, checked, nondet_tol, raise_exception) \
+            if out.requires_grad else None
+        if out.requires_grad and vjps is None:
+            return False
+        for j, (i, v) in enumerate(zip(checked, directions)):
+            num = float(u.astype(xp.float64) @ numerical[j][k])
+            ana = float(vjps[j] @ v) if vjps is not None else 0.0
             if not abs(ana - num) <= atol + rtol * abs(num):
                 return _fail(f"Jacobian mismatch for output {k:d} with respect to input {i:d},\n"
                              f"numerical:{num}\nanalytical:{ana}\n\nThe above quantities relating the numerical "
