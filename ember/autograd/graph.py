@@ -1361,3 +1361,8 @@ def leaf_edge(t: Tensor) -> tuple:
     if acc is None:
         acc = t._grad_accumulator = AccumulateGrad(t)
     return (acc, 0)
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks
