@@ -113,8 +113,11 @@ def _edge_outputs(lib):
         lib.autograd.grad(edge, x)
     scalar = lib.tensor(3.0, requires_grad=True)
     of_leaf = lib.autograd.grad(g.get_gradient_edge(scalar), scalar)
+    x, edge = made()
+    batched = lib.autograd.grad(edge, x, grad_outputs=lib.eye(2), is_grads_batched=True)
     return ([t.tolist() for t in listed], [t.tolist() for t in alone], accumulated.tolist(), first.requires_grad,
-            [t.tolist() for t in second], str(implicit.value)[:50], [t.tolist() for t in of_leaf])
+            [t.tolist() for t in second], str(implicit.value)[:50], [t.tolist() for t in of_leaf],
+            [t.tolist() for t in batched])
 
 
 def test_gradient_edge_among_outputs_as_torch():

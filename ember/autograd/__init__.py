@@ -268,7 +268,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     cotangent; stacked."""
     from ..func._batched_vjp import applies, batched_vjp
 
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    outputs = [outputs] if isinstance(outputs, (Tensor, GradientEdge)) else list(outputs)
     grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or [])
     if len(grad_outputs) != len(outputs) or any(not isinstance(g, Tensor) for g in grad_outputs):
         raise RuntimeError("grad(is_grads_batched=True) needs one batched grad_outputs tensor per output")
@@ -280,7 +280,10 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     if n == 0:  # PyTorch reads each batch's first cotangent to check it against its output
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     listed = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
-    if all(type(t) is Tensor and t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
+    # (a GradientEdge among the outputs or inputs: one walk per cotangent)
+    tensors_only = all(type(t) is Tensor and t._requires_grad for t in listed) and \
+        not any(type(o) is GradientEdge for o in outputs)
+    if tensors_only and applies(outputs, listed, grad_outputs):
         grads = batched_vjp(outputs, listed, grad_outputs, retain_graph, create_graph)
         if grads is not None:
             for i, (g, t) in enumerate(zip(grads, listed)):
