@@ -4,7 +4,9 @@
 the Jacobian built from backward (one ``autograd.grad`` per output element, for all inputs at once, run twice
 to check that backward is reentrant, as PyTorch's) with the one built from central
 differences ``(f(x + eps) - f(x - eps)) / (2 eps)``, element by element (``allclose`` with ``atol`` and
-``rtol``), and that backward gives the same result twice (``nondet_tol``). ``fast_mode=True`` compares one
+``rtol``), that backward gives the same result twice (``nondet_tol``), and, as PyTorch's, that zero output
+gradients give zero input gradients (and, ``check_undefined_grad``, that backward takes undefined ones: zeros
+here, ember having no undefined gradient). ``fast_mode=True`` compares one
 random projection ``u^T J v`` instead of the whole Jacobian, as PyTorch's fast mode.
 
 A mismatch raises ``GradcheckError`` (a RuntimeError) with PyTorch's message, or returns False with
@@ -113,8 +115,60 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     outputs = _outputs(func, inputs)
     if not check_backward_ad:
         return True
-    if fast_mode:
-        return _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol)
+    check = _fast_check if fast_mode else _slow_check
+    if not check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol):
+        return False
+    differentiable = [o for o in outputs if o.requires_grad]
+    if not _backward_multiplied_by_grad_output(differentiable, inputs, checked, raise_exception):
+        return False
+    return not check_undefined_grad or _zero_output_grads_give_zero(func, inputs, checked, raise_exception)
+
+
+def _backward_multiplied_by_grad_output(outputs: list[Tensor], inputs: tuple, checked: list[int],
+                                        raise_exception: bool) -> bool:
+    """PyTorch's check that backward multiplies by grad_output: zero output gradients give every checked input a
+    zero gradient, then of its dtype and size (None, for an input the outputs do not use, is PyTorch's error too)."""
+    from . import grad as autograd_grad
+
+    grads = autograd_grad(outputs, [inputs[i] for i in checked], [Tensor._make(xp.zeros_like(o._data))
+                                                                  for o in outputs], allow_unused=True)
+    for g, i in zip(grads, checked):
+        problem = "backward not multiplied by grad_output" if g is None or xp.any(g._data != 0) else \
+            "grad is incorrect type" if g.dtype != inputs[i].dtype else \
+            "grad is incorrect size" if g.shape != inputs[i].shape else None
+        if problem is not None:
+            return _fail(problem, raise_exception)
+    return True
+
+
+def _zero_output_grads_give_zero(func: Callable, inputs: tuple, checked: list[int], raise_exception: bool) -> bool:
+    """PyTorch's ``check_undefined_grad``: backward runs when its outputs' gradients are undefined (all at once,
+    then, for several outputs, one at a time) and gives inputs' gradients that are None or zero. ember has no
+    undefined gradient: zeros stand for them, which is what a custom Function's backward receives in PyTorch too
+    (``ctx.set_materialize_grads``' default)."""
+    from . import grad as autograd_grad
+
+    n_outputs = len([o for o in _outputs(func, inputs) if o.requires_grad])
+    for _ in range(1 + (n_outputs if n_outputs > 1 else 0)):  # (PyTorch's cases; each one a new forward)
+        with enable_grad():
+            outs = [o for o in _outputs(func, inputs) if o.requires_grad]
+        try:
+            grads = autograd_grad(outs, [inputs[i] for i in checked], [Tensor._make(xp.zeros_like(o._data))
+                                                                       for o in outs], allow_unused=True)
+        except RuntimeError as e:
+            if not raise_exception:
+                return False
+            raise GradcheckError("Expected backward function to handle undefined output grads. Please look at "
+                                 '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"') from e
+        if any(g is not None and xp.any(g._data != 0) for g in grads):
+            return _fail("Expected all input grads to be undefined or zero when all output grads are undefined or "
+                         'zero. Please look at "Notes about undefined output gradients" in '
+                         '"tools/autograd/derivatives.yaml"', raise_exception)
+    return True
+
+
+def _slow_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol) -> bool:
+    """The whole Jacobians compared element by element."""
     # As PyTorch's: the numerical Jacobians first, then per output its analytical one (one backward per output
     # element, for every checked input at once, run twice for the reentrancy check) compared input by input.
     numerical = [_numerical_jacobian(func, inputs, inputs[i], eps) for i in checked]
