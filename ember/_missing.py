@@ -95,6 +95,9 @@ OUT_OF_SCOPE = {
                     "pad the sequences (torch.nn.utils.rnn.pad_sequence) and pass a mask instead",
     "torch.jagged": "it is the layout of nested (ragged) tensors, which ember does not have; pad the sequences "
                     "(torch.nn.utils.rnn.pad_sequence) and pass a mask instead",
+    "torch.autograd.graph.allow_mutation_on_saved_tensors": "no public program ember is measured on uses it "
+                                                            "(docs/coverage/usage.tsv); clone a saved tensor before "
+                                                            "changing it in place instead",
     "torch._C": "it is PyTorch's binding to its C++ core, which ember does not have (ember is NumPy underneath); "
                 "use the public torch API the private name stands behind",
 }

@@ -278,3 +278,31 @@ def test_a_function_of_no_input_gives_zeros(name):
         return getattr(F, name.split("-")[0])(const, x, m.tensor(v), create_graph=name.endswith("create_graph"))
 
     _run(call, shapes=((3,),))
+
+
+def _old_style_function_forward_jacobian(lib):
+    """``jacobian(strategy="forward-mode", vectorize=True)`` over a custom Function with a ``jvp`` and no vmap
+    support (its backward refuses): PyTorch's legacy vmap runs it, through its jvp."""
+
+    class Product(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_forward(x, y)
+            return x * y, x.sum() * 3
+
+        @staticmethod
+        def backward(ctx, g, h):
+            raise NotImplementedError("no backward")
+
+        @staticmethod
+        def jvp(ctx, tx, ty):
+            x, y = ctx.saved_tensors
+            return tx * y + x * ty, tx.sum() * 3
+
+    x, y = lib.tensor([1.0, 2.0, 3.0]), lib.tensor([4.0, 5.0, 6.0])
+    jac = lib.autograd.functional.jacobian(Product.apply, (x, y), strategy="forward-mode", vectorize=True)
+    return [[block.tolist() for block in row] for row in jac]
+
+
+def test_forward_mode_jacobian_runs_a_function_without_vmap_support_as_torch():
+    assert _old_style_function_forward_jacobian(ember) == _old_style_function_forward_jacobian(torch)

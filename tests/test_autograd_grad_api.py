@@ -95,6 +95,71 @@ def _square(m, backward):
 _wrong_square = _square(ember, lambda g, x: g * x * 3)  # should be 2x
 
 
+def _backward_calls(m, fast_mode: bool) -> int:
+    """How often gradcheck runs a custom backward of two inputs of 5 elements: PyTorch's runs it once per output
+    element for every input at once (twice, to check reentrancy), one output element's worth in fast mode, then once
+    with zero output gradients and once with undefined ones; not once per (input, output element) pair."""
+    calls = []
+
+    class Product(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(1)
+            x, y = ctx.saved_tensors
+            return g * y, g * x
+
+    x = m.tensor(np.linspace(0.5, 1.5, 5), requires_grad=True)
+    y = m.tensor(np.linspace(1.0, 2.0, 5), requires_grad=True)
+    assert m.autograd.gradcheck(Product.apply, (x, y), fast_mode=fast_mode)
+    return len(calls)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_runs_backward_as_often_as_torch(fast_mode):
+    ours, theirs = _backward_calls(ember, fast_mode), _backward_calls(torch, fast_mode)
+    assert ours == theirs, (ours, theirs)
+
+
+def _zero_grads_check(m, zero_gives: str, raise_exception: bool = True):
+    """gradcheck's check_undefined_grad: a backward given zero output gradients must give None or zeros."""
+
+    class Scaled(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            if not bool((g != 0).any()):
+                if zero_gives == "raise":
+                    raise RuntimeError("no gradient to work with")
+                if zero_gives == "ones":
+                    return m.ones_like(g)
+            return g * 3
+
+    x = m.tensor(np.linspace(0.5, 1.5, 3), requires_grad=True)
+    if not raise_exception:
+        return m.autograd.gradcheck(Scaled.apply, (x,), raise_exception=False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (PyTorch's backwards-compatibility note before its error)
+            return m.autograd.gradcheck(Scaled.apply, (x,))
+    except RuntimeError as e:
+        return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize("zero_gives", ["zeros", "ones", "raise"])
+def test_gradcheck_checks_backward_of_zero_output_grads_as_torch(zero_gives):
+    assert _zero_grads_check(ember, zero_gives) == _zero_grads_check(torch, zero_gives)
+    if zero_gives != "raise":  # (backward's own error is no GradcheckError: it propagates, as PyTorch's)
+        assert _zero_grads_check(ember, zero_gives, raise_exception=False) is (zero_gives == "zeros")
+
+
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_gradcheck_catches_a_wrong_backward(fast_mode):
     x = ember.tensor(np.linspace(0.5, 1.5, 4), requires_grad=True)

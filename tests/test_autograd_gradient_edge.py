@@ -86,3 +86,39 @@ def _backward_to_edges(lib):
 
 def test_backward_takes_gradient_edges_as_torch():
     assert _backward_to_edges(ember) == _backward_to_edges(torch)
+
+
+def _edge_outputs(lib):
+    """A GradientEdge among the *outputs* of grad and backward: the gradient enters the graph at that edge."""
+    g = lib.autograd.graph
+
+    def made():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        return x, g.get_gradient_edge(y)
+
+    weights = lib.tensor([1.0, 10.0])
+    x, edge = made()
+    listed = lib.autograd.grad((edge,), (x,), grad_outputs=(weights,))
+    x, edge = made()
+    alone = lib.autograd.grad(edge, x, grad_outputs=weights)
+    x, edge = made()
+    lib.autograd.backward((edge,), grad_tensors=(weights,))
+    accumulated = x.grad
+    x, edge = made()
+    (first,) = lib.autograd.grad(edge, x, grad_outputs=weights, create_graph=True)
+    second = lib.autograd.grad(first.sum(), x)
+    x, edge = made()
+    with pytest.raises(RuntimeError) as implicit:  # a two-element output: no implicit gradient
+        lib.autograd.grad(edge, x)
+    scalar = lib.tensor(3.0, requires_grad=True)
+    of_leaf = lib.autograd.grad(g.get_gradient_edge(scalar), scalar)
+    x, edge = made()
+    batched = lib.autograd.grad(edge, x, grad_outputs=lib.eye(2), is_grads_batched=True)
+    return ([t.tolist() for t in listed], [t.tolist() for t in alone], accumulated.tolist(), first.requires_grad,
+            [t.tolist() for t in second], str(implicit.value)[:50], [t.tolist() for t in of_leaf],
+            [t.tolist() for t in batched])
+
+
+def test_gradient_edge_among_outputs_as_torch():
+    assert _edge_outputs(ember) == _edge_outputs(torch)

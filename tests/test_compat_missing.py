@@ -214,3 +214,15 @@ def test_modules_that_import_torch_reach_it_as_pytorchs(module):
     assert sub(ember).torch is ember
     onehot = [sub(lib).torch.eye(3).index_select(0, lib.tensor([2, 0])) for lib in (torch, ember)]
     assert onehot[0].tolist() == onehot[1].tolist()
+
+
+def test_allow_mutation_on_saved_tensors_is_named_missing():
+    """``torch.autograd.graph.allow_mutation_on_saved_tensors`` (PyTorch has it; no measured public program uses it):
+    ember's error names it and says what to do instead, and ``hasattr`` answers False."""
+    assert callable(torch.autograd.graph.allow_mutation_on_saved_tensors)
+    import ember.autograd.graph as graph
+
+    with pytest.raises(MissingFeatureError, match=r"torch\.autograd\.graph\.allow_mutation_on_saved_tensors is not "
+                                                  r"implemented in ember: .*clone a saved tensor"):
+        graph.allow_mutation_on_saved_tensors  # noqa: B018
+    assert not hasattr(graph, "allow_mutation_on_saved_tensors")

@@ -293,3 +293,50 @@ def test_anomaly_names_a_failing_accumulator_as_torch():
                     y.backward()
         out.append([w.split(".")[0] for w in _warned(caught)])
     assert out[0] == out[1] == ["Anomaly Detection has been enabled", "Error detected in torch::autograd::AccumulateGrad"]
+
+
+def _refuse(*args):
+    raise ValueError("refused")
+
+
+def _anomaly_warnings(m, make, run) -> list:
+    """The warnings' first sentences when ``run(make())`` raises ValueError("refused") under anomaly mode (the
+    graph ``make`` builds recorded under it too)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with m.autograd.detect_anomaly():
+            made = make()
+            with pytest.raises(ValueError, match="refused"):
+                run(made)
+    return [w.split(".")[0] for w in _warned(caught)]
+
+
+def _callback_failure(m, queue):
+    """A callback queued during backward that raises under anomaly mode: the error after the walk is no node's."""
+    x = m.ones(2, requires_grad=True)
+
+    def make():
+        y = (x * 2).exp()
+        y.register_hook(lambda g: queue(_refuse))
+        return y
+
+    return _anomaly_warnings(m, make, lambda y: y.sum().backward())
+
+
+def test_anomaly_names_no_node_for_a_failing_callback_as_torch():
+    ours = _callback_failure(ember, ember.autograd.queue_callback)
+    assert ours == _callback_failure(torch, torch.autograd.Variable._execution_engine.queue_callback)
+    assert ours == ["Anomaly Detection has been enabled"]
+
+
+def _accumulator_failure_with_inputs(m):
+    """``backward(inputs=...)``: a leaf's hook that raises while its gradient is accumulated names the leaf's
+    accumulator, as PyTorch's engine runs it as a node."""
+    x = m.ones(2, requires_grad=True)
+    w = m.ones(2, requires_grad=True)
+    w.register_hook(_refuse)
+    return _anomaly_warnings(m, lambda: (x * w).exp().sum(), lambda y: y.backward(inputs=[x, w]))
+
+
+def test_anomaly_names_the_accumulator_under_backward_inputs_as_torch():
+    assert _accumulator_failure_with_inputs(ember) == _accumulator_failure_with_inputs(torch)

@@ -105,6 +105,32 @@ def test_freed_graph_is_torch_error(read):
     assert _freed_error(ember, read) == _freed_error(torch, read)
 
 
+def _after_backward(lib):
+    """What reads back after backward freed the graph: a number saved as a number (``_saved_exponent``), None for an
+    entry never saved (the operand a number multiplies), a dim and sizes; PyTorch's error for a saved tensor, and for
+    a number saved as a 0-d tensor (``x * 2``'s ``_saved_other``)."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    c = lib.tensor([3.0, 4.0])
+    outs = {"pow": x ** 2, "times_two": x * 2, "times_c": x * c, "c_times": c * x, "sum": x.sum(0), "exp": x.exp()}
+    read = {"pow": ["_saved_exponent", "_saved_self"], "times_two": ["_saved_self", "_saved_other"],
+            "times_c": ["_saved_self", "_saved_other"], "c_times": ["_saved_self", "_saved_other"],
+            "sum": ["_saved_self_sym_sizes"], "exp": ["_saved_result"]}
+    seen = []
+    for key, out in outs.items():
+        out.sum().backward()
+        for name in read[key]:
+            try:
+                value = getattr(out.grad_fn, name)
+            except RuntimeError as err:
+                value = str(err)[:60]
+            seen.append((key, name, value if value is None or isinstance(value, str) else repr(value)))
+    return seen
+
+
+def test_numbers_and_unsaved_entries_read_after_backward_as_torch():
+    assert _after_backward(ember) == _after_backward(torch)
+
+
 def test_retained_graph_still_readable():
     for lib in (torch, ember):
         x = lib.ones(3, requires_grad=True)

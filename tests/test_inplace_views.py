@@ -457,9 +457,7 @@ def test_writing_into_a_leaf_by_indexing_names_the_view_as_pytorch_does(idx):
         return str(e.value)
 
     want, got = attempt(torch), attempt(ember)
-    assert got.startswith(want.removesuffix(".")), (got, want)
-    assert got.startswith("a view of") == want.startswith("a view of")
-    assert "no_grad()" in got
+    assert got == want
 
 
 def test_a_squeezed_view_of_an_unbind_output_is_named_as_pytorch():

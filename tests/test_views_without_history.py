@@ -66,3 +66,28 @@ def _run(m, scenario, then):
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_views_without_history_as_pytorch(scenario, then):
     assert _run(ember, scenario, then) == _run(torch, scenario, then)
+
+
+def _multi_output_and_leaf_view_errors(lib):
+    """An in-place op on a view of a leaf that requires grad: PyTorch checks how the view was made first, so a view
+    ``unbind``/``split`` returned (before or after the base came to require grad) or one made under no_grad gets
+    that message, a plain view the leaf-view one (PyTorch's words, nothing appended)."""
+    def message(update):
+        with pytest.raises(RuntimeError) as err:
+            update()
+        return str(err.value)
+
+    x = lib.zeros(2, 3, requires_grad=True)
+    with lib.no_grad():
+        under_no_grad = x[0]
+    early = lib.zeros(2, 3)
+    unbound, split, plain = early.unbind(0), early.split(1), early[0]
+    early.requires_grad_()
+    return [message(lambda: x.unbind(0)[0].add_(1)), message(lambda: x.split(1)[1].add_(1)),
+            message(lambda: under_no_grad.add_(1)), message(lambda: unbound[0].add_(1)),
+            message(lambda: split[0].add_(1)), message(lambda: plain.add_(1)), message(lambda: x[1].mul_(2)),
+            message(lambda: x.add_(1))]
+
+
+def test_multi_output_views_of_a_leaf_in_place_as_torch():
+    assert _multi_output_and_leaf_view_errors(ember) == _multi_output_and_leaf_view_errors(torch)

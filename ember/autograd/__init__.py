@@ -57,6 +57,9 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
         raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} outputs")
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if type(t) is GradientEdge:
+            roots.append(_edge_root(i, t, g, create_graph))
+            continue
         if not isinstance(t, Tensor):
             raise TypeError(f"backward expects tensors, got {type(t).__name__}")
         if not t._requires_grad or made_without_history(t):  # (None: a view made under no_grad, which has no history)
@@ -101,6 +104,28 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
     return roots
 
 
+def _edge_root(i: int, edge: GradientEdge, g, create_graph: bool) -> tuple:
+    """The root of a walk that starts at a ``GradientEdge`` among the outputs, as PyTorch's: ``g`` enters the graph
+    at ``edge.node``'s output ``edge.output_nr``. Where ember knows the output's shape (a leaf's accumulator) it
+    checks ``g`` against it, or makes ones for a one-element leaf; another node does not record its outputs'
+    shapes, so ``g`` must be given there (PyTorch also makes ones for a one-element output)."""
+    node = edge.node
+    leaf = node.variable if type(node) is AccumulateGrad else None
+    if g is None:
+        if leaf is None or leaf._data.size != 1:
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs: pass the gradient of "
+                               f"output {i} (a GradientEdge) in grad_outputs")
+        g = xp.ones(leaf._data.shape, dtype=leaf._data.dtype)
+    user = g
+    g = g._data if isinstance(g, Tensor) else xp.asarray(g)
+    if leaf is not None and g.shape != leaf._data.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} and "
+                           f"output[{i}] has a shape of {Size(leaf._data.shape)!r}.")
+    if create_graph:
+        g = RecordedArray(user if isinstance(user, Tensor) and user._data is g else Tensor._make(g))
+    return (node, edge.output_nr), g
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into every reachable leaf's ``.grad``.
@@ -110,7 +135,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     """
     if retain_graph is None:
         retain_graph = create_graph
-    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    tensors = [tensors] if isinstance(tensors, (Tensor, GradientEdge)) else list(tensors)
     roots = _make_roots(tensors, grad_tensors, create_graph)
     if inputs is None:
         run_backward(roots, retain_graph, create_graph=create_graph)
@@ -126,7 +151,14 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         for edge, t in edges.items():
             g = captured.get(edge)
             if g is not None and (type(edge[0]) is AccumulateGrad if type(t) is GradientEdge else t.grad_fn is None):
-                edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
+                try:
+                    edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
+                except Exception:
+                    if is_anomaly_enabled():  # the failed node is this accumulator, as PyTorch's engine runs it
+                        from .anomaly import warn_failure
+
+                        warn_failure(edge[0])
+                    raise
 
     run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
                  hook_captured_leaves=False, captured_run=True, then=accumulate_leaves)
@@ -156,7 +188,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    outputs = [outputs] if isinstance(outputs, (Tensor, GradientEdge)) else list(outputs)
     single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = [inputs] if single else list(inputs)
     # Forward-over-reverse: gradients of outputs that carry forward-mode tangents carry theirs, as PyTorch's, so
@@ -236,7 +268,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     cotangent; stacked."""
     from ..func._batched_vjp import applies, batched_vjp
 
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    outputs = [outputs] if isinstance(outputs, (Tensor, GradientEdge)) else list(outputs)
     grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or [])
     if len(grad_outputs) != len(outputs) or any(not isinstance(g, Tensor) for g in grad_outputs):
         raise RuntimeError("grad(is_grads_batched=True) needs one batched grad_outputs tensor per output")
@@ -248,7 +280,10 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     if n == 0:  # PyTorch reads each batch's first cotangent to check it against its output
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     listed = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
-    if all(type(t) is Tensor and t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
+    # (a GradientEdge among the outputs or inputs: one walk per cotangent)
+    tensors_only = all(type(t) is Tensor and t._requires_grad for t in listed) and \
+        not any(type(o) is GradientEdge for o in outputs)
+    if tensors_only and applies(outputs, listed, grad_outputs):
         grads = batched_vjp(outputs, listed, grad_outputs, retain_graph, create_graph)
         if grads is not None:
             for i, (g, t) in enumerate(zip(grads, listed)):

@@ -431,6 +431,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
             elif ran is not None:
                 ran.append(node)
             walk.send(node, input_grads)
+        node = None  # (an error in a callback or in ``then`` is no node's: anomaly mode names none, as PyTorch's)
         _GradState.higher_order = prev_higher_order
         trace.finish("backward", "autograd", started)
         while callbacks:  # (under the backward's grad mode, as PyTorch's engine runs them; restored below)

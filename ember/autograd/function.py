@@ -365,9 +365,15 @@ class Function:
             results = tuple(o if d is None else _batched.wrap(o.movedim(d, 0) if d else o, level)
                             for o, d in zip(outs, dims))
             return results[0] if single else results
-        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+        raise NoVmapSupport(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
                            "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
                            "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+
+
+class NoVmapSupport(RuntimeError):
+    """PyTorch's error for vmap over a ``Function`` with neither a ``vmap`` staticmethod nor ``generate_vmap_rule``
+    (a RuntimeError, as PyTorch's); ``autograd.functional``'s forward-mode Jacobian, whose batching PyTorch runs
+    through its legacy vmap that takes every Function, computes the columns one at a time instead."""
 
 
 class _DelayedError(Function):

@@ -30,6 +30,7 @@ from typing import Any
 from .._tensor import Tensor
 from ._jvp import forward_mode_applies, forward_products, graph_duals, tangent_of
 from ._rows import basis, basis_row, stack_rows
+from .function import NoVmapSupport
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -238,7 +239,7 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool, rec
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
                                   "implemented for `vectorize=True`.")
-    from ..func._basis import forward_columns
+    from ..func._basis import Unbatched, forward_columns
 
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     # PyTorch's columns are func's tangents as computed: with grad enabled, differentiable with respect to the
@@ -247,8 +248,14 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool, rec
     grad_mode = is_grad_enabled()
     differentiable = records_graph or grad_mode and any(inp.requires_grad for inp in inputs)
 
+    unbatched_function = []
+
     def call(flat: list) -> tuple[list, bool, None]:
-        is_outputs_tuple, outputs = _as_tuple(func(*flat), "outputs of the user-provided function", "jacobian")
+        try:
+            is_outputs_tuple, outputs = _as_tuple(func(*flat), "outputs of the user-provided function", "jacobian")
+        except NoVmapSupport as refused:  # a custom Function that cannot run batched: PyTorch's legacy vmap runs it
+            unbatched_function.append(refused)  # (its forward and jvp) as it is: here one column at a time
+            raise Unbatched from refused
         return list(outputs), is_outputs_tuple, None
 
     with set_grad_enabled(True if differentiable else is_grad_enabled()):
@@ -256,6 +263,8 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool, rec
             if forward_mode_applies(inputs) and not differentiable else None
         if batched is not None:
             columns, is_outputs_tuple = batched.tangents, batched.out_spec
+        elif unbatched_function:
+            columns, is_outputs_tuple = _forward_columns_one_by_one(func, inputs)
         else:
             columns, is_outputs_tuple = _columns_one_by_one(func, inputs, differentiable)
         numels = [inp.nelement() for inp in inputs]
@@ -287,6 +296,18 @@ def _columns_one_by_one(func: Callable, inputs: tuple, differentiable: bool) -> 
         total = sum(i.nelement() for i in inputs)
         columns = [_fill_in_zeros(push(basis_row(inputs, k), differentiable), outputs, False, False, "back_trick")
                    for k in range(total)]
+    return [stack_rows([c[i] for c in columns], out) for i, out in enumerate(outputs)], is_outputs_tuple
+
+
+def _forward_columns_one_by_one(func: Callable, inputs: tuple) -> tuple[list, bool]:
+    """The forward-mode Jacobian's columns by forward-mode AD, one run of ``func`` per input element (a custom
+    Function's ``jvp`` computes its part, as PyTorch's): as ``_columns_one_by_one`` returns them."""
+    inputs = _preprocess(inputs, create_graph=False, need_graph=True)
+    columns = []
+    for k in range(sum(i.nelement() for i in inputs)):
+        with graph_duals(inputs, basis_row(inputs, k)):
+            is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
+            columns.append(_fill_in_zeros(tuple(tangent_of(o) for o in outputs), outputs, False, False, "back_trick"))
     return [stack_rows([c[i] for c in columns], out) for i, out in enumerate(outputs)], is_outputs_tuple
 
 

@@ -1,9 +1,12 @@
 """``torch.autograd.gradcheck``: backward's gradients against finite differences.
 
 ``gradcheck(func, inputs)`` compares, for every floating-point input that requires grad and every output,
-the Jacobian built from backward (one ``autograd.grad`` per output element) with the one built from central
+the Jacobian built from backward (one ``autograd.grad`` per output element, for all inputs at once, run twice
+to check that backward is reentrant, as PyTorch's) with the one built from central
 differences ``(f(x + eps) - f(x - eps)) / (2 eps)``, element by element (``allclose`` with ``atol`` and
-``rtol``), and that backward gives the same result twice (``nondet_tol``). ``fast_mode=True`` compares one
+``rtol``), that backward gives the same result twice (``nondet_tol``), and, as PyTorch's, that zero output
+gradients give zero input gradients (and, ``check_undefined_grad``, that backward takes undefined ones: zeros
+here, ember having no undefined gradient). ``fast_mode=True`` compares one
 random projection ``u^T J v`` instead of the whole Jacobian, as PyTorch's fast mode.
 
 A mismatch raises ``GradcheckError`` (a RuntimeError) with PyTorch's message, or returns False with
@@ -112,54 +115,127 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     outputs = _outputs(func, inputs)
     if not check_backward_ad:
         return True
-    if fast_mode:
-        return _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception)
-    for j, i in enumerate(checked):
-        t = inputs[i]
-        numerical = xp.stack([xp.concatenate(_numerical_column(func, inputs, t, e, None, eps))
-                              for e in range(t._data.size)]) if t._data.size else None
-        analytical_rows = []
-        for k, out in enumerate(outputs):
-            if not out.requires_grad:
-                analytical_rows.append(xp.zeros((t._data.size, out._data.size)))
-                continue
-            rows = []
-            for e in range(out._data.size):
-                seed = xp.zeros(out._data.size, out._data.dtype)
-                seed[e] = 1
-                first = _vjp(outputs, k, seed, inputs, checked)[j]
-                again = _vjp(outputs, k, seed, inputs, checked)[j]
-                if xp.abs(first - again).max(initial=0.0) > nondet_tol:
-                    return _fail("Backward is not reentrant, i.e., running backward with same input and "
-                                 "grad_output multiple times gives different values, although analytical "
-                                 "gradient matches numerical gradient.The tolerance for nondeterminism was "
-                                 f"{nondet_tol}.\n", raise_exception)
-                rows.append(first)
-            analytical_rows.append(xp.stack(rows, axis=1) if rows else xp.zeros((t._data.size, 0)))
-        if numerical is None:
-            continue
-        start = 0
-        for k, out in enumerate(outputs):
-            n = out._data.size
-            num, ana = numerical[:, start:start + n], analytical_rows[k]
-            start += n
-            if not xp.allclose(ana, num, rtol=rtol, atol=atol):
-                return _fail(f"Jacobian mismatch for output {k:d} with respect to input {i:d},\n"
-                             f"numerical:{Tensor._make(num)!r}\nanalytical:{Tensor._make(ana)!r}\n", raise_exception)
+    check = _fast_check if fast_mode else _slow_check
+    if not check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol):
+        return False
+    differentiable = [o for o in outputs if o.requires_grad]
+    if not _backward_multiplied_by_grad_output(differentiable, inputs, checked, raise_exception):
+        return False
+    return not check_undefined_grad or _zero_output_grads_give_zero(func, inputs, checked, raise_exception)
+
+
+def _backward_multiplied_by_grad_output(outputs: list[Tensor], inputs: tuple, checked: list[int],
+                                        raise_exception: bool) -> bool:
+    """PyTorch's check that backward multiplies by grad_output: zero output gradients give every checked input a
+    zero gradient, then of its dtype and size (None, for an input the outputs do not use, is PyTorch's error too)."""
+    from . import grad as autograd_grad
+
+    grads = autograd_grad(outputs, [inputs[i] for i in checked], [Tensor._make(xp.zeros_like(o._data))
+                                                                  for o in outputs], allow_unused=True)
+    for g, i in zip(grads, checked):
+        problem = "backward not multiplied by grad_output" if g is None or xp.any(g._data != 0) else \
+            "grad is incorrect type" if g.dtype != inputs[i].dtype else \
+            "grad is incorrect size" if g.shape != inputs[i].shape else None
+        if problem is not None:
+            return _fail(problem, raise_exception)
     return True
 
 
-def _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception) -> bool:
-    """PyTorch's fast mode: one random projection ``u^T J v`` per (input, output) pair."""
+def _zero_output_grads_give_zero(func: Callable, inputs: tuple, checked: list[int], raise_exception: bool) -> bool:
+    """PyTorch's ``check_undefined_grad``: backward runs when its outputs' gradients are undefined (all at once,
+    then, for several outputs, one at a time) and gives inputs' gradients that are None or zero. ember has no
+    undefined gradient: zeros stand for them, which is what a custom Function's backward receives in PyTorch too
+    (``ctx.set_materialize_grads``' default)."""
+    from . import grad as autograd_grad
+
+    n_outputs = len([o for o in _outputs(func, inputs) if o.requires_grad])
+    for _ in range(1 + (n_outputs if n_outputs > 1 else 0)):  # (PyTorch's cases; each one a new forward)
+        with enable_grad():
+            outs = [o for o in _outputs(func, inputs) if o.requires_grad]
+        try:
+            grads = autograd_grad(outs, [inputs[i] for i in checked], [Tensor._make(xp.zeros_like(o._data))
+                                                                       for o in outs], allow_unused=True)
+        except RuntimeError as e:
+            if not raise_exception:
+                return False
+            raise GradcheckError("Expected backward function to handle undefined output grads. Please look at "
+                                 '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"') from e
+        if any(g is not None and xp.any(g._data != 0) for g in grads):
+            return _fail("Expected all input grads to be undefined or zero when all output grads are undefined or "
+                         'zero. Please look at "Notes about undefined output gradients" in '
+                         '"tools/autograd/derivatives.yaml"', raise_exception)
+    return True
+
+
+def _slow_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol) -> bool:
+    """The whole Jacobians compared element by element."""
+    # As PyTorch's: the numerical Jacobians first, then per output its analytical one (one backward per output
+    # element, for every checked input at once, run twice for the reentrancy check) compared input by input.
+    numerical = [_numerical_jacobian(func, inputs, inputs[i], eps) for i in checked]
+    start = 0
+    for k, out in enumerate(outputs):
+        n = out._data.size
+        if out.requires_grad:
+            columns = []
+            for e in range(n):
+                seed = xp.zeros(n, out._data.dtype)
+                seed[e] = 1
+                columns.append(_reentrant_vjp(outputs, k, seed, inputs, checked, nondet_tol, raise_exception))
+                if columns[-1] is None:
+                    return False
+            analytical = [xp.stack([c[j] for c in columns], axis=1) if n else xp.zeros((inputs[i]._data.size, 0))
+                          for j, i in enumerate(checked)]
+        else:
+            analytical = [xp.zeros((inputs[i]._data.size, n)) for i in checked]
+        for j, i in enumerate(checked):
+            if numerical[j] is None:
+                continue
+            num, ana = numerical[j][:, start:start + n], analytical[j]
+            if not xp.allclose(ana, num, rtol=rtol, atol=atol):
+                return _fail(f"Jacobian mismatch for output {k:d} with respect to input {i:d},\n"
+                             f"numerical:{Tensor._make(num)!r}\nanalytical:{Tensor._make(ana)!r}\n", raise_exception)
+        start += n
+    return True
+
+
+def _numerical_jacobian(func: Callable, inputs: tuple, t: Tensor, eps: float):
+    """d outputs / d ``t`` by central differences: one row per element of ``t``, the outputs' elements along it
+    (None for an empty ``t``)."""
+    if not t._data.size:
+        return None
+    return xp.stack([xp.concatenate(_numerical_column(func, inputs, t, e, None, eps)) for e in range(t._data.size)])
+
+
+def _reentrant_vjp(outputs: list[Tensor], k: int, seed, inputs: tuple, checked: list[int], nondet_tol: float,
+                   raise_exception: bool) -> list | None:
+    """``_vjp`` run twice, as PyTorch's check that backward gives the same result with the same grad_output: its
+    result, or PyTorch's error (None with ``raise_exception=False``) where the two differ by more than
+    ``nondet_tol``."""
+    first = _vjp(outputs, k, seed, inputs, checked)
+    again = _vjp(outputs, k, seed, inputs, checked)
+    if any(xp.abs(a - b).max(initial=0.0) > nondet_tol for a, b in zip(first, again)):
+        _fail("Backward is not reentrant, i.e., running backward with same input and grad_output multiple times "
+              "gives different values, although analytical gradient matches numerical gradient.The tolerance for "
+              f"nondeterminism was {nondet_tol}.\n", raise_exception)
+        return None
+    return first
+
+
+def _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol) -> bool:
+    """PyTorch's fast mode: one random projection ``u^T J v`` per (input, output) pair, from one finite difference
+    per input and one backward per output (twice, for the reentrancy check), as PyTorch's."""
     rng = xp.random.default_rng(0)
-    for j, i in enumerate(checked):
-        t = inputs[i]
-        v = rng.standard_normal(t._data.size)
-        numerical = _numerical_column(func, inputs, t, None, v, eps)
-        for k, out in enumerate(outputs):
-            u = rng.standard_normal(out._data.size).astype(out._data.dtype)
-            num = float(u.astype(xp.float64) @ numerical[k])
-            ana = float(_vjp(outputs, k, u, inputs, checked)[j] @ v) if out.requires_grad else 0.0
+    directions = [rng.standard_normal(inputs[i]._data.size) for i in checked]
+    numerical = [_numerical_column(func, inputs, inputs[i], None, v, eps) for i, v in zip(checked, directions)]
+    for k, out in enumerate(outputs):
+        u = rng.standard_normal(out._data.size).astype(out._data.dtype)
+        vjps = _reentrant_vjp(outputs, k, u, inputs, checked, nondet_tol, raise_exception) \
+            if out.requires_grad else None
+        if out.requires_grad and vjps is None:
+            return False
+        for j, (i, v) in enumerate(zip(checked, directions)):
+            num = float(u.astype(xp.float64) @ numerical[j][k])
+            ana = float(vjps[j] @ v) if vjps is not None else 0.0
             if not abs(ana - num) <= atol + rtol * abs(num):
                 return _fail(f"Jacobian mismatch for output {k:d} with respect to input {i:d},\n"
                              f"numerical:{num}\nanalytical:{ana}\n\nThe above quantities relating the numerical "

@@ -18,7 +18,7 @@ __all__ = ["GradientEdge", "get_gradient_edge", "increment_version"]
 
 class GradientEdge(NamedTuple):
     """A node of the graph and one of its outputs (PyTorch's ``GradientEdge``); ``autograd.grad`` takes it among
-    its inputs in a tensor's place."""
+    its inputs and outputs in a tensor's place."""
 
     node: Any
     output_nr: int

@@ -179,6 +179,7 @@ class Node:
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
     _packed = False  # saved holds what saved-tensor hooks packed (unpack_saved before backward)
+    _kept_after_release = None  # saved, with its tensors FREED, once backward freed it (_kept_after_release)
 
     # True for an op whose backward reads forward intermediates that depend on its inputs (not only its
     # inputs and outputs): under create_graph its forward runs again on recorded inputs (recorded.py), so the
@@ -619,7 +620,13 @@ class Node:
         """Free saved arrays after backward (unless retain_graph). A node that saved no array but checks the
         versions of tensors its formula reads as parameters (``check_versions_of``: an index, a class weight,
         which PyTorch saves) is freed too: a second backward through it is PyTorch's error."""
-        if self.saved or self._saved_versions:
+        saved = self.saved
+        if saved or self._saved_versions:
+            if saved:
+                for entry in saved:
+                    if entry.__class__ is not xp.ndarray:  # (the usual node saves arrays only: nothing to keep)
+                        self._kept_after_release = _kept_after_release(saved)
+                        break
             self.saved = None
             self._saved_versions = ()
             if self.rerun_for_higher_order:
@@ -1103,6 +1110,19 @@ def _own_positions(inputs, saved, arrays) -> set:
     return taken
 
 
+# What backward frees of a node's saved entries (with the tensors saved-tensor hooks packed): the rest (numbers,
+# shapes, the stand-ins of entries never saved) stays readable as PyTorch's ``_saved_<name>`` after backward.
+_FREED_KINDS = (xp.ndarray, Tensor, RecordedArray, SparseCOO, saved_hooks._Packed)
+FREED = object()  # an entry of ``Node._kept_after_release`` that backward freed
+
+
+def _kept_after_release(saved: tuple) -> tuple:
+    """``saved`` as it reads after backward freed it (``Node.release``): the tensors freed (``FREED``), the
+    stand-ins of entries never saved (``Unread``) and the plain values kept."""
+    return tuple(entry if entry.__class__ is Unread or not isinstance(entry, _FREED_KINDS) else FREED
+                 for entry in saved)
+
+
 class Unread(xp.ndarray):
     """The stand-in for a saved entry that no computed gradient reads (``Node.saved_for``): not a saved tensor,
     so saved-tensor hooks do not see it. ``held_strides``: the dropped array's strides in bytes."""
@@ -1341,3 +1361,8 @@ def leaf_edge(t: Tensor) -> tuple:
     if acc is None:
         acc = t._grad_accumulator = AccumulateGrad(t)
     return (acc, 0)
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

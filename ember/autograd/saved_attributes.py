@@ -13,8 +13,9 @@ hooks of its own, ``SavedTensor.register_hooks``). A saved input reads back as P
 itself; another input is a tensor of the graph at that input's place (PyTorch gives the caller's own object);
 a saved output is a new tensor over the output's memory whose ``grad_fn`` is the node, as PyTorch's (``y is
 y.grad_fn._saved_result`` is False there too). An entry no computed gradient reads (``Node.saved_for``) was not
-saved: None, as PyTorch's. After backward freed the node, and for a tensor changed in place since it was saved,
-reading one is PyTorch's error.
+saved: None, as PyTorch's, after backward too. After backward freed the node, reading a saved tensor is PyTorch's
+error (a number read as a number stays, as PyTorch's ``_saved_exponent``), and so is reading one changed in place
+since it was saved.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from .._backend import xp
 from .._tensor import Tensor
-from .graph import _RELEASED_MSG, AccumulateGrad, Node, Unread, _modified_message, entry_tensor
+from .graph import _RELEASED_MSG, FREED, AccumulateGrad, Node, Unread, _modified_message, entry_tensor
 from .saved_hooks import _Packed, unpack_saved
 
 
@@ -32,8 +33,14 @@ def saved_value(node: Node, position: int, number_as_tensor: bool = False) -> An
     ``number_as_tensor``: a Python number there reads as the 0-d tensor PyTorch wraps it in (``x * 2``'s
     ``_saved_other`` is ``tensor(2)``), not as the number (``x ** 2``'s ``_saved_exponent`` is ``2``)."""
     saved = node.saved
-    if saved is None:
-        raise RuntimeError(_RELEASED_MSG)
+    if saved is None:  # freed by backward: an entry never saved is None, a number read as one stays, as PyTorch's
+        kept = node._kept_after_release
+        value = FREED if kept is None else kept[position]
+        if type(value) is Unread:
+            return None
+        if value is FREED or number_as_tensor:
+            raise RuntimeError(_RELEASED_MSG)
+        return value
     value = saved[position]
     if type(value) is Unread:
         return None

@@ -286,13 +286,6 @@ _CUSTOM_FUNCTION_VIEW_TAIL = (
     "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function.")
 
 
-def in_custom_function(creation) -> bool:
-    """Whether a view's ``_view_creation`` is a custom Function's output's, or a view's of one."""
-    while type(creation) is tuple and creation[0] == "of":
-        creation = creation[1]
-    return type(creation) is tuple and creation[0] == "custom_function"
-
-
 def _creation_error(x: Tensor, creation, indirect: bool = False) -> str:
     """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one,
     changed in place (``indirect``: used after its base or another view of it was)."""

@@ -30,7 +30,6 @@ from .._meta import (
 )
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
-from .._shown_name import package_name
 from .._size import c_type_name, int_argument, leading_ones
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
@@ -42,7 +41,6 @@ from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import (
     check_view_inplace,
     custom_function_view_error,
-    in_custom_function,
     mark_multi_output_views,
     record_copy_into,
     take_history,
@@ -704,9 +702,8 @@ class MaskedScatter(IndexPut):
 
 
 def _leaf_in_place() -> str:
-    """PyTorch's message, and the way out in the program's own spelling (``torch.no_grad()`` under ember.compat)."""
-    return ("leaf Variable that requires grad is being used in an in-place operation. Wrap the update in "
-            f"`with {package_name()}.no_grad():` (as optimizers do) or use an out-of-place op.")
+    """PyTorch's message (after "a " or "a view of a ")."""
+    return "leaf Variable that requires grad is being used in an in-place operation."
 
 
 def _indexes_a_view(x: Tensor, idx) -> bool:
@@ -752,8 +749,9 @@ def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
     if tracked and x.grad_fn is not None and x.grad_fn.returns_inputs:
         raise RuntimeError(custom_function_view_error(_graph.forward_op_name(x.grad_fn.name()), x._output_nr))
     base = x._base
-    # (a view requiring grad as its base does, made under no_grad or by a custom Function: its error first)
-    if base is not None and (x._view_creation == "no_grad" or in_custom_function(x._view_creation)):
+    # (a view made under no_grad, returned with others (unbind) or by a custom Function: its error first, as
+    # PyTorch's, which checks how a view was made before whether its base is a leaf)
+    if base is not None and x._view_creation is not None:
         check_view_inplace(x, tracked)
     if x._requires_grad and x.grad_fn is None and (base is None or not base._requires_grad):
         raise RuntimeError(f"a {_leaf_in_place()}")  # (a view requiring grad through its base: the view's error)
