@@ -281,7 +281,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     listed = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
     # (a GradientEdge among the outputs or inputs: one walk per cotangent)
-    tensors_only = all(type(t) is Tensor and t._requires_grad for t in listed) and \
+    tensors_only = all(isinstance(t, Tensor) and t._requires_grad for t in listed) and \
         not any(type(o) is GradientEdge for o in outputs)
     if tensors_only and applies(outputs, listed, grad_outputs):
         grads = batched_vjp(outputs, listed, grad_outputs, retain_graph, create_graph)
