@@ -43,7 +43,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ._arg_aliases import positional_names, refuse_numpy_arrays
+from ._arg_aliases import positional_names, refuse_arrays_met_as_error, refuse_numpy_arrays
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
 from ._dtype import float32 as _float32
@@ -515,7 +515,11 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
     @functools.wraps(fn)
     def writing_out(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except (AttributeError, RuntimeError, ValueError, IndexError):
+                refuse_arrays_met_as_error(parsed or name, args, kwargs, parameters)  # (a correct call: no cost)
+                raise
         refuse_numpy_arrays(parsed or name, args, kwargs, parameters)  # (as the in-place methods: before writing)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
         if name in _RESIZING_FACTORIES and isinstance(out, Tensor) and out.requires_grad:

@@ -1270,7 +1270,9 @@ def where(condition: Tensor, input=None, other=None):
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
-    if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+    if not isinstance(mask, Tensor):  # (a NumPy array, a list: PyTorch's parser matches no overload)
+        raise TypeError(f"masked_fill(): argument 'mask' (position 1) must be Tensor, not {c_type_name(mask)}")
+    if mask._data.dtype != xp.bool_:
         got = getattr(mask, "dtype", type(mask))
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}")
     try:
@@ -1284,6 +1286,7 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         out = _MaskedFillTensor.apply(x, promoted(value, x.dtype), mask=mask._data)
     else:
+        refuse_numpy_array("masked_fill", value, "value", 2)  # (a Number or a 0-d tensor to PyTorch's parser)
         value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
                                 mask=mask._data)

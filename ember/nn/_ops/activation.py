@@ -111,10 +111,13 @@ def scalar_params(op: str, positions: tuple, **params) -> tuple:
     the parameter's position in the call (``positions``, one a parameter: PyTorch's functional passes them by
     position, so ``leaky_relu(x, negative_slope=t)`` is "(position 2)" too), the first by position
     (``_dtype.scalar_tensor_number``); a Python int past the uint64 range its OverflowError, checked in the
-    order given (``_dtype.scalar_int``)."""
+    order given (``_dtype.scalar_int``); a NumPy array, even a 0-d one, PyTorch's TypeError (no Number to it)."""
     values = tuple(params.values())
     for v in values:
-        if isinstance(v, Tensor):  # (rare: the common call pays one isinstance per parameter)
+        if isinstance(v, (Tensor, xp.ndarray)):  # (rare: the common call pays one isinstance per parameter)
+            for at, (name, value) in zip(positions, params.items()):
+                if isinstance(value, xp.ndarray):
+                    raise TypeError(f"{op}(): argument '{name}' (position {at}) must be Number, not numpy.ndarray")
             read = {name: _dtype.scalar_tensor_number(v, op, name, position=at) if isinstance(v, Tensor) else v
                     for at, (name, v) in sorted(zip(positions, params.items()), key=lambda e: e[0])}
             values = tuple(read[name] for name in params)
