@@ -224,6 +224,12 @@ def _dense(a) -> bool:
     return True
 
 
+def overlaps_itself(a) -> bool:
+    """Whether elements of array ``a`` share memory (a dimension of stride 0 and size > 1: ``expand``), PyTorch's
+    internal overlap; an empty array has no elements to share it (``x.expand(0, 3)``)."""
+    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
 def _overlap(a, b) -> str | None:
     """PyTorch's get_overlap_status of two arrays: "full" (the same elements laid out alike), "partial", or None
     (none, or too hard to tell: a strided array that is not dense)."""
@@ -355,7 +361,7 @@ def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:
     arrays = [t._data for v in inputs for t in (v if isinstance(v, (tuple, list)) else (v,))
               if isinstance(t, Tensor)]
     for o in outs:
-        if o.size and not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
+        if overlaps_itself(o):
             raise RuntimeError(_INTERNAL_OVERLAP_ERROR)
         for a in arrays:
             if name in _FIRST_ONLY and a.shape != o.shape:

@@ -29,7 +29,7 @@ from .._meta import (
     strides_at_size_one,
 )
 from .._meta import made as _meta_made
-from .._out import refuse_setitem_overlap
+from .._out import overlaps_itself, refuse_setitem_overlap
 from .._shown_name import package_name
 from .._size import c_type_name, int_argument, leading_ones
 from .._tensor import Tensor, _wrap_dim
@@ -772,10 +772,9 @@ def _memory_writable(a) -> bool:
 
 
 def _overlaps(a) -> bool:
-    """Whether elements of the array share memory (a dimension of stride 0 and size > 1: ``expand``); a meta
-    tensor's do and are written in place freely (``ember/_meta.py``: there are no values), and an empty one has no
-    elements to share it (``x.expand(0, 3)``: PyTorch writes it in place)."""
-    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)) and not is_meta(a)
+    """Whether elements of the array share memory (``overlaps_itself``: an empty one's do not, PyTorch writes it in
+    place); a meta tensor's do and are written in place freely (``ember/_meta.py``: there are no values)."""
+    return overlaps_itself(a) and not is_meta(a)
 
 
 def check_writable(x: Tensor, overlap_ok: bool = False) -> None:
