@@ -1285,7 +1285,8 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         out = _MaskedFillTensor.apply(x, promoted(value, x.dtype), mask=mask._data)
     else:
-        refuse_numpy_array("masked_fill", value, "value", 2)  # (a Number or a 0-d tensor to PyTorch's parser)
+        if isinstance(value, xp.ndarray):  # (a Number or a 0-d tensor to PyTorch's parser, not an array)
+            refuse_numpy_array("masked_fill", value, "value", 2)
         value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
                                 mask=mask._data)

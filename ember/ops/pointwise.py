@@ -368,7 +368,8 @@ acosh_inplace, asinh_inplace, atanh_inplace = (_inplace_form(n, f) for n, f in
 
 def logit(x: Tensor, eps: float | None = None) -> Tensor:
     """log(x / (1 - x)); with ``eps``, x is first clamped to [eps, 1 - eps]."""
-    refuse_numpy_numbers("logit", "float", eps=(2, eps))
+    if isinstance(eps, xp.ndarray):  # (a NumPy array is no float to PyTorch's parser)
+        refuse_numpy_numbers("logit", "float", eps=(2, eps))
     if x.is_complex():  # (PyTorch's kernel has no complex version)
         raise _dtype.not_implemented_for("logit_cpu", x.dtype)
     if not x.is_floating_point():
@@ -548,7 +549,8 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: 0 and the dtype's
     largest and lowest finite values), in the real and the imaginary part of a complex tensor apart; integer tensors
     are returned unchanged."""
-    refuse_numpy_numbers("nan_to_num", "float", nan=(2, nan), posinf=(3, posinf), neginf=(4, neginf))
+    if isinstance(nan, xp.ndarray) or isinstance(posinf, xp.ndarray) or isinstance(neginf, xp.ndarray):
+        refuse_numpy_numbers("nan_to_num", "float", nan=(2, nan), posinf=(3, posinf), neginf=(4, neginf))
     if not (x.is_floating_point() or x.is_complex()):
         return x.clone()
     if x.is_complex() and x.requires_grad and is_grad_enabled():  # (PyTorch defines no complex derivative for it)

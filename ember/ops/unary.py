@@ -512,9 +512,10 @@ def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
     else neither overload, PyTorch's TypeError. ``method``: the message of ``x.clamp(...)`` (and of the in-place
     forms), whose overloads list no input. A bound that is neither a tensor nor a number (a str, a NumPy array) is
     refused so too (read as given positionally: PyTorch words a keyword bound otherwise)."""
-    # (a NumPy array, even a 0-d one, is neither to PyTorch's parser: ember's binary ops take one, clamp does not)
-    if not ((min is None or isinstance(min, Tensor) or is_number(min))
-            and (max is None or isinstance(max, Tensor) or is_number(max))):
+    # (a NumPy array, even a 0-d one, is neither to PyTorch's parser: ember's binary ops take one, clamp does not;
+    # a Python float or int, the common bound, is looked at first)
+    if not ((min is None or min.__class__ in _PLAIN_NUMBERS or isinstance(min, Tensor) or is_number(min))
+            and (max is None or max.__class__ in _PLAIN_NUMBERS or isinstance(max, Tensor) or is_number(max))):
         raise _bounds_error(name, (min,) if max is None else (min, max), method)
     if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
         return min, max
@@ -523,6 +524,9 @@ def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
         value = tensor.item()
         return (value, max) if tensor is min else (min, value)
     raise _bounds_error(name, (min, max), method)
+
+
+_PLAIN_NUMBERS = (float, int)
 
 
 def _bounds_error(name: str, bounds: tuple, method: bool) -> TypeError:

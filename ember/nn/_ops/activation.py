@@ -105,6 +105,9 @@ def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel:
     return version_checked(out, x) if saves_input else out
 
 
+_TENSOR_OR_ARRAY = (Tensor, xp.ndarray)
+
+
 def scalar_params(op: str, positions: tuple, **params) -> tuple:
     """An activation's parameters (``negative_slope``, ``alpha``, ``min_val``, ...) as PyTorch's argument parser
     reads a Scalar: a 0-d tensor that does not require grad is its number, any other tensor its TypeError naming
@@ -114,7 +117,7 @@ def scalar_params(op: str, positions: tuple, **params) -> tuple:
     order given (``_dtype.scalar_int``); a NumPy array, even a 0-d one, PyTorch's TypeError (no Number to it)."""
     values = tuple(params.values())
     for v in values:
-        if isinstance(v, (Tensor, xp.ndarray)):  # (rare: the common call pays one isinstance per parameter)
+        if isinstance(v, _TENSOR_OR_ARRAY):  # (rare: the common call pays one isinstance per parameter)
             for at, (name, value) in zip(positions, params.items()):
                 if isinstance(value, xp.ndarray):
                     raise TypeError(f"{op}(): argument '{name}' (position {at}) must be Number, not numpy.ndarray")
