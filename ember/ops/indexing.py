@@ -1124,6 +1124,8 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
         return without_derivative(combined, "scatter", x, src)
     idx = _check_index(index, "scatter")
     d = _wrap_dim(dim, x._data.ndim)
+    if isinstance(src, xp.ndarray):  # (a tensor or a number to PyTorch's parser, never an array)
+        refuse_numpy_array("scatter", src, "src", 3)
     if isinstance(src, Tensor) and src._data.dtype != x._data.dtype:
         raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and {src.dtype}")
     check_scatter_index(x, d, idx, src._data if isinstance(src, Tensor) else None)
@@ -1365,6 +1367,7 @@ def argwhere(x: Tensor) -> Tensor:
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+        refuse_numpy_array("masked_select", mask, "mask", 1)  # (PyTorch's parser refuses an array: TypeError)
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {getattr(mask, 'dtype', type(mask))}")
     refuse_meta("masked_select", x._data, mask._data)
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)

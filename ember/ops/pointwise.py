@@ -420,12 +420,21 @@ def _atan2(name: str, input: Tensor, other: Tensor) -> Tensor:
     return Atan2.apply(y, x)
 
 
+def _refuse_lerp_arrays(end, weight) -> None:
+    """PyTorch's TypeError for lerp's ``end`` that is no tensor or ``weight`` that is a NumPy array (its parser
+    takes a tensor or a number); positions as the method counts them."""
+    require_tensor("lerp", end, 1, "end")
+    refuse_numpy_numbers("lerp", "Tensor", weight=(2, weight))
+
+
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """input + weight * (end - input); ``weight`` a number or a tensor (broadcast) of input's dtype (a 0-d one
     may differ, and takes part in the promotion). Floating and complex results only: PyTorch has no integer or
     bool kernel (NotImplementedError), though integer operands with a floating 0-d weight compute in its type."""
     if weight.__class__ is int:
         _dtype.scalar_int(weight)
+    if end.__class__ is not Tensor or isinstance(weight, xp.ndarray):  # (an array: PyTorch's TypeError)
+        _refuse_lerp_arrays(end, weight)
     names = _dtype.CPP_TYPE_NAMES
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `end` but got dtype {names[end.dtype.name]}")
