@@ -545,7 +545,7 @@ def refuse_arrays_met_as_error(name: str, args: tuple, kwargs: dict, parameters:
 
 
 # the functions whose data may be a NumPy array (PyTorch's too): their errors are about that data, not its type
-_TAKING_ARRAYS = frozenset({"tensor", "as_tensor", "asarray", "from_numpy", "frombuffer"})
+_TAKING_ARRAYS = frozenset({"tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack", "save"})
 
 
 def refuse_numpy_array(name: str, value, argument: str, position: int) -> None:
