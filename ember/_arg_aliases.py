@@ -428,6 +428,7 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     torch_names = {own: alias for alias, own in names.items() if alias not in ALIASES}
     torch_names = {p: torch_names.get(p, p) for p, kind in params.items()
                    if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    positional = tuple(torch_names.values())[int(method):]
 
     @functools.wraps(fn)
     def accepting_torch_names(*args, **kwargs):
@@ -437,6 +438,7 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
             return fn(*args, **kwargs)
         except AttributeError as e:
             if first is None or not args or getattr(e, "obj", None) is not args[0]:
+                refuse_arrays_met_as_error(parsed, args[int(method):], kwargs, positional)
                 raise
             _refuse_non_tensor(name, first, args[0])
             raise
@@ -444,6 +446,9 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
             if first is None or not args:
                 raise
             _refuse_non_tensor(name, first, args[0])
+            raise
+        except (RuntimeError, ValueError, IndexError):
+            refuse_arrays_met_as_error(parsed, args[int(method):], kwargs, positional)
             raise
         except TypeError as e:  # (NotATensorError's above)
             if type(e) is MethodArgumentError and not method:
@@ -468,6 +473,7 @@ def _refusing_non_tensors(name: str, fn: Callable, torch_names: dict[str, str]) 
     tensor and ``fn`` failed on it (``F.gelu(array)``: an AttributeError of ``input.dtype``, or the op's refusal),
     or when it refused an operand (``_operand_error``, ``fn``'s positional parameters ``torch_names``: PyTorch's
     names already)."""
+    positional = tuple(torch_names.values())
 
     @functools.wraps(fn)
     def refusing_non_tensors(*args, **kwargs):
@@ -475,8 +481,12 @@ def _refusing_non_tensors(name: str, fn: Callable, torch_names: dict[str, str]) 
             return fn(*args, **kwargs)
         except (AttributeError, NotATensorError) as e:
             if not args or (isinstance(e, AttributeError) and getattr(e, "obj", None) is not args[0]):
+                refuse_arrays_met_as_error(name, args, kwargs, positional)
                 raise
             _refuse_non_tensor(name, "input", args[0])
+            raise
+        except (RuntimeError, ValueError, IndexError):
+            refuse_arrays_met_as_error(name, args, kwargs, positional)
             raise
         except TypeError as e:  # (an operand that is neither a tensor nor a number: operand_type_error)
             if type(e) is MethodArgumentError:
@@ -525,11 +535,34 @@ def refuse_numpy_arrays(name: str, args: tuple, kwargs: dict, parameters: tuple[
             raise TypeError(f"{name}(): argument '{argument}' must be Tensor, not {c_type_name(value)}{hint}")
 
 
+def refuse_arrays_met_as_error(name: str, args: tuple, kwargs: dict, parameters: tuple[str, ...]) -> None:
+    """``refuse_numpy_arrays`` for a call that failed (an AttributeError of ``array._data``, a RuntimeError of the
+    array's dtype, NumPy's own ValueError): PyTorch's argument parser refuses a NumPy array before the op runs, so
+    its TypeError is the error, not the one ember met computing with it. Checked only once the call failed: a
+    correct call pays nothing. The functions whose data may be an array (``tensor``, ``as_tensor``) keep theirs."""
+    if name not in _TAKING_ARRAYS:
+        refuse_numpy_arrays(name, args, kwargs, parameters)
+
+
+# the functions whose data may be a NumPy array (PyTorch's too): their errors are about that data, not its type
+_TAKING_ARRAYS = frozenset({"tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack", "save"})
+
+
 def refuse_numpy_array(name: str, value, argument: str, position: int) -> None:
     """``refuse_numpy_arrays`` for one argument, for the in-place methods that check their operand themselves
     (``_CHECKS_ARRAYS_ITSELF``), on the path a number or a tensor does not take."""
     if isinstance(value, xp.ndarray):
         _refuse_non_tensor(name, argument, value, position)
+
+
+def refuse_numpy_numbers(name: str, kind: str, **arguments) -> None:
+    """PyTorch's TypeError for a NumPy array, even a 0-d one, given for a number parameter of ``name``
+    (``logit(x, eps=array)``: "must be float, not numpy.ndarray"); ``arguments``: each parameter's position in the
+    function's call and value, ``(position, value)``."""
+    for argument, (position, value) in arguments.items():
+        if isinstance(value, xp.ndarray):
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be {kind}, not "
+                            f"{c_type_name(value)}")
 
 
 def positional_names(fn: Callable, method: bool) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ._arg_aliases import positional_names, refuse_numpy_arrays
+from ._arg_aliases import positional_names, refuse_arrays_met_as_error, refuse_numpy_arrays
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
 from ._dtype import float32 as _float32
@@ -224,6 +224,12 @@ def _dense(a) -> bool:
     return True
 
 
+def overlaps_itself(a) -> bool:
+    """Whether elements of array ``a`` share memory (a dimension of stride 0 and size > 1: ``expand``), PyTorch's
+    internal overlap; an empty array has no elements to share it (``x.expand(0, 3)``)."""
+    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
 def _overlap(a, b) -> str | None:
     """PyTorch's get_overlap_status of two arrays: "full" (the same elements laid out alike), "partial", or None
     (none, or too hard to tell: a strided array that is not dense)."""
@@ -355,7 +361,7 @@ def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:
     arrays = [t._data for v in inputs for t in (v if isinstance(v, (tuple, list)) else (v,))
               if isinstance(t, Tensor)]
     for o in outs:
-        if o.size and not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
+        if overlaps_itself(o):
             raise RuntimeError(_INTERNAL_OVERLAP_ERROR)
         for a in arrays:
             if name in _FIRST_ONLY and a.shape != o.shape:
@@ -515,7 +521,11 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
     @functools.wraps(fn)
     def writing_out(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except (AttributeError, RuntimeError, ValueError, IndexError):
+                refuse_arrays_met_as_error(parsed or name, args, kwargs, parameters)  # (a correct call: no cost)
+                raise
         refuse_numpy_arrays(parsed or name, args, kwargs, parameters)  # (as the in-place methods: before writing)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
         if name in _RESIZING_FACTORIES and isinstance(out, Tensor) and out.requires_grad:

@@ -20,6 +20,7 @@ import sys
 
 from ._backend import xp
 from ._inference import check_inplace as check_inference_inplace
+from ._size import parsed_int
 from ._tensor import Tensor
 from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
 from .storage import TypedStorage, UntypedStorage, root_array
@@ -29,7 +30,7 @@ def _sizes(sizes: tuple) -> tuple[int, ...]:
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     try:
-        shape = tuple(operator.index(s) for s in sizes)
+        shape = tuple(parsed_int(s, position > 0) for position, s in enumerate(sizes))  # (as PyTorch's list)
     except TypeError:
         kinds = ", ".join(type(s).__name__ for s in sizes)
         raise TypeError(f"resize_(): argument 'size' must be tuple of ints, but found element types ({kinds})") \

@@ -49,19 +49,25 @@ def parsed_int(value, bool_ok: bool = False) -> int:
     Decimal or a string are (``operator.index``'s TypeError, which callers word as PyTorch's). ``bool_ok``: a Python
     bool read as 0 or 1, as PyTorch's parser reads the sizes after the first of a list (only the first decides
     which overload the list matches); a NumPy bool never."""
-    if value.__class__ is bool and not bool_ok or \
-            value.__class__.__name__ == "bool" and value.__class__.__module__ == "numpy":
+    cls = value.__class__
+    if cls is int:
+        return value
+    if cls is bool and not bool_ok or cls.__name__ == "bool" and cls.__module__ == "numpy":
         raise TypeError(f"'{c_type_name(value)}' object is not an int here")
     return operator.index(value)
 
 
-def int_argument(value, op: str, name: str) -> int:
+def int_argument(value, op: str, name: str, array_ok: bool = True) -> int:
     """An ``int`` argument of ``op`` other than a size or a dim (``tril``'s ``diagonal``, ``chunk``'s ``chunks``,
     ``narrow``'s ``start``) as PyTorch's parser reads it (``parsed_int``): a float, a Decimal or a bool is its
-    TypeError, never truncated."""
+    TypeError, never truncated. ``array_ok``: a 0-d NumPy integer array (which has ``__index__``) read as its int,
+    as PyTorch reads one for some int arguments (``kthvalue``'s and ``topk``'s ``k``); not for others, whose
+    TypeError it is (``chunk``'s ``chunks``, ``split``'s ``split_size``)."""
     if value.__class__ is int:
         return value
     try:
+        if not array_ok and value.__class__.__name__ == "ndarray" and value.__class__.__module__ == "numpy":
+            raise TypeError
         return parsed_int(value)
     except TypeError:
         raise TypeError(f"{op}(): argument '{name}' must be int, not {c_type_name(value)}") from None

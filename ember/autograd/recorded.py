@@ -407,7 +407,9 @@ def _ufunc_at(ufunc, target, index, values=None):
     if hasattr(values, "_data") and values._data.dtype != out._data.dtype:
         # (numpy.add.at casts the values to the buffer's dtype; index_put_ refuses another dtype, as PyTorch's)
         values = values.to(out.dtype)
-    out.index_put_(_index(index) if isinstance(index, tuple) else (_data(index),), values, accumulate=True)
+    # (index_put_ takes a tuple of tensors, as PyTorch's: the index arrays become constant tensors)
+    indices = tuple(_tensor(i) for i in (_index(index) if isinstance(index, tuple) else (_data(index),)))
+    out.index_put_(indices, values, accumulate=True)
     target.t = out
 
 

@@ -176,11 +176,20 @@ def new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool 
     return _finish(xp.array(as_array(data, dtype or x.dtype), copy=True), requires_grad, on)
 
 
+def _require_tensors(name: str, tensor1, tensor2) -> None:
+    """PyTorch's TypeError for addcmul's or addcdiv's ``tensor1``/``tensor2`` that is no tensor (a NumPy array):
+    positions as the method counts them (the function's wrapper words its own)."""
+    elementwise.require_tensor(name, tensor1, 1, "tensor1")
+    elementwise.require_tensor(name, tensor2, 2, "tensor2")
+
+
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
     """input + value * tensor1 * tensor2 (floating tensors: one AddcmulBackward0, as PyTorch's); ``*number_first``:
     PyTorch's deprecated value-first form."""
     if number_first:
         tensor1, tensor2, value = _deprecated.value_first("addcmul", tensor1, tensor2, number_first, value, True)
+    if tensor1.__class__ is not Tensor or tensor2.__class__ is not Tensor:  # (an array: PyTorch's TypeError)
+        _require_tensors("addcmul", tensor1, tensor2)
     value = elementwise.addc_value("addcmul", input, tensor1, tensor2, value)
     return pointwise.addc(pointwise.Addcmul, input, tensor1, tensor2, value)
 
@@ -190,6 +199,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, valu
     PyTorch's deprecated value-first form."""
     if number_first:
         tensor1, tensor2, value = _deprecated.value_first("addcdiv", tensor1, tensor2, number_first, value, True)
+    if tensor1.__class__ is not Tensor or tensor2.__class__ is not Tensor:  # (an array: PyTorch's TypeError)
+        _require_tensors("addcdiv", tensor1, tensor2)
     value = elementwise.addc_value("addcdiv", input, tensor1, tensor2, value)
     return pointwise.addc(pointwise.Addcdiv, input, tensor1, tensor2, value)
 

@@ -1055,7 +1055,8 @@ eq, ne, lt, le, gt, ge = (_comparison_function(operator, name) for operator, nam
 
 def _logical(fn):
     def op(a, b):
-        require_tensor(fn.__name__, b)  # (PyTorch's logical ops take tensors only)
+        require_tensor(fn.__name__, a, 1, "input")  # (PyTorch's logical ops take tensors only)
+        require_tensor(fn.__name__, b)
         return _no_grad_binary(fn, a, b)
 
     return op

@@ -305,6 +305,7 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): indices must be a tuple of tensors, not {c_type_name(indices)}")
+    refuse_array_indices(indices)
     if not isinstance(values, Tensor):
         values = Tensor._make(xp.asarray(values, dtype=x._data.dtype))
     elif values._data.dtype != x._data.dtype:
@@ -379,7 +380,17 @@ def refuse_index_put_dtype(x: Tensor, indices, values: Tensor) -> None:
                        f"{SCALAR_TYPE_NAMES[values.dtype.name]} for the source.")
 
 
+def refuse_array_indices(indices) -> None:
+    """PyTorch's TypeError for an ``index_put`` index that is a NumPy array or a list: its argument parser takes a
+    tuple of tensors only. (ember's own formulas index with slices and None too: those pass.)"""
+    for position, index in enumerate(indices):
+        if isinstance(index, (xp.ndarray, list)):
+            raise TypeError(f"expected Tensor as element {position} in argument 0, but got {c_type_name(index)}")
+
+
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    if isinstance(indices, (tuple, list)):
+        refuse_array_indices(indices)
     if isinstance(values, Tensor) and values._data.dtype != x._data.dtype and isinstance(indices, (tuple, list)) \
             and (accumulate or not fills_through_mask(indices, values, False)):
         refuse_index_put_dtype(x, tuple(indices), values)  # (before the overlap checks, as PyTorch's)
@@ -639,6 +650,10 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def _check_put(input: Tensor, index: Tensor, source: Tensor) -> None:
     """``put``'s argument checks, which PyTorch's ``put_`` makes before it refuses an input whose elements overlap
     (an expanded one), and that refusal before the indices' range."""
+    from .elementwise import require_tensor
+
+    require_tensor("put", index, 1, "index")  # (PyTorch's argument parser: a tensor, not an array nor a list)
+    require_tensor("put", source, 2, "source")
     if index._data.dtype != xp.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {SCALAR_TYPE_NAMES[index.dtype.name]}")
     if source._data.dtype != input._data.dtype:

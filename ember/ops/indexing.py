@@ -29,7 +29,7 @@ from .._meta import (
     strides_at_size_one,
 )
 from .._meta import made as _meta_made
-from .._out import refuse_setitem_overlap
+from .._out import overlaps_itself, refuse_setitem_overlap
 from .._size import c_type_name, int_argument, leading_ones
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
@@ -770,10 +770,9 @@ def _memory_writable(a) -> bool:
 
 
 def _overlaps(a) -> bool:
-    """Whether elements of the array share memory (a dimension of stride 0 and size > 1: ``expand``); a meta
-    tensor's do and are written in place freely (``ember/_meta.py``: there are no values), and an empty one has no
-    elements to share it (``x.expand(0, 3)``: PyTorch writes it in place)."""
-    return a.size > 0 and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)) and not is_meta(a)
+    """Whether elements of the array share memory (``overlaps_itself``: an empty one's do not, PyTorch writes it in
+    place); a meta tensor's do and are written in place freely (``ember/_meta.py``: there are no values)."""
+    return overlaps_itself(a) and not is_meta(a)
 
 
 def check_writable(x: Tensor, overlap_ok: bool = False) -> None:
@@ -1123,6 +1122,8 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
         return without_derivative(combined, "scatter", x, src)
     idx = _check_index(index, "scatter")
     d = _wrap_dim(dim, x._data.ndim)
+    if isinstance(src, xp.ndarray):  # (a tensor or a number to PyTorch's parser, never an array)
+        refuse_numpy_array("scatter", src, "src", 3)
     if isinstance(src, Tensor) and src._data.dtype != x._data.dtype:
         raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and {src.dtype}")
     check_scatter_index(x, d, idx, src._data if isinstance(src, Tensor) else None)
@@ -1268,7 +1269,9 @@ def where(condition: Tensor, input=None, other=None):
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
-    if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+    if not isinstance(mask, Tensor):  # (a NumPy array, a list: PyTorch's parser matches no overload)
+        raise TypeError(f"masked_fill(): argument 'mask' (position 1) must be Tensor, not {c_type_name(mask)}")
+    if mask._data.dtype != xp.bool_:
         got = getattr(mask, "dtype", type(mask))
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}")
     try:
@@ -1282,6 +1285,8 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         out = _MaskedFillTensor.apply(x, promoted(value, x.dtype), mask=mask._data)
     else:
+        if isinstance(value, xp.ndarray):  # (a Number or a 0-d tensor to PyTorch's parser, not an array)
+            refuse_numpy_array("masked_fill", value, "value", 2)
         value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
                                 mask=mask._data)
@@ -1360,6 +1365,7 @@ def argwhere(x: Tensor) -> Tensor:
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+        refuse_numpy_array("masked_select", mask, "mask", 1)  # (PyTorch's parser refuses an array: TypeError)
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {getattr(mask, 'dtype', type(mask))}")
     refuse_meta("masked_select", x._data, mask._data)
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)

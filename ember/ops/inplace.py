@@ -293,6 +293,7 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if isinstance(other, complex) and np_kind(x._data.dtype) != "c":
         _refuse_complex_number(x)
     if np_kind(x._data.dtype) != "f":
+        refuse_numpy_array("div_", other, "other", 1)  # (PyTorch's parser refuses an array before the cast check)
         _check_cast(xp.float32, x)
     return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.true_divide), ew.div)
 

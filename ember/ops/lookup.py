@@ -12,6 +12,7 @@ from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results, refuse_meta
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
+from .elementwise import require_tensor
 from .indexing import Gather
 
 
@@ -146,6 +147,8 @@ class Take(Node):
 
 def take(x: Tensor, index: Tensor) -> Tensor:
     """Elements of ``x`` seen as 1-D, at ``index`` (int64, as PyTorch requires; the result has index's shape)."""
+    if not isinstance(index, Tensor):  # (a NumPy array, a list: PyTorch's parser refuses it)
+        require_tensor("take", index, 1, "index")
     idx = index._data
     if idx.dtype != xp.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {SCALAR_TYPE_NAMES[index.dtype.name]}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._memory_format import array_memory_format, contiguous_format, has_format_strides, laid_out
 from .._meta import is_meta, meta_array
+from .._size import int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 
@@ -37,7 +38,8 @@ def roll(x: Tensor, shifts, dims=None) -> Tensor:
 
     Without ``dims`` the tensor is flattened, rolled and reshaped back.
     """
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    shifts = tuple(int(s) for s in shifts) if isinstance(shifts, (tuple, list)) or \
+        isinstance(shifts, Tensor) and shifts.ndim else (int_argument(shifts, "roll", "shifts"),)
     if not shifts:
         raise RuntimeError("`shifts` required")
     if dims is None:

@@ -13,7 +13,7 @@ import math
 import operator
 
 from .. import _dtype
-from .._arg_aliases import is_operand, operand_type_error
+from .._arg_aliases import is_operand, operand_type_error, refuse_numpy_numbers
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
@@ -368,6 +368,8 @@ acosh_inplace, asinh_inplace, atanh_inplace = (_inplace_form(n, f) for n, f in
 
 def logit(x: Tensor, eps: float | None = None) -> Tensor:
     """log(x / (1 - x)); with ``eps``, x is first clamped to [eps, 1 - eps]."""
+    if isinstance(eps, xp.ndarray):  # (a NumPy array is no float to PyTorch's parser)
+        refuse_numpy_numbers("logit", "float", eps=(2, eps))
     if x.is_complex():  # (PyTorch's kernel has no complex version)
         raise _dtype.not_implemented_for("logit_cpu", x.dtype)
     if not x.is_floating_point():
@@ -418,12 +420,21 @@ def _atan2(name: str, input: Tensor, other: Tensor) -> Tensor:
     return Atan2.apply(y, x)
 
 
+def _refuse_lerp_arrays(end, weight) -> None:
+    """PyTorch's TypeError for lerp's ``end`` that is no tensor or ``weight`` that is a NumPy array (its parser
+    takes a tensor or a number); positions as the method counts them."""
+    require_tensor("lerp", end, 1, "end")
+    refuse_numpy_numbers("lerp", "Tensor", weight=(2, weight))
+
+
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """input + weight * (end - input); ``weight`` a number or a tensor (broadcast) of input's dtype (a 0-d one
     may differ, and takes part in the promotion). Floating and complex results only: PyTorch has no integer or
     bool kernel (NotImplementedError), though integer operands with a floating 0-d weight compute in its type."""
     if weight.__class__ is int:
         _dtype.scalar_int(weight)
+    if end.__class__ is not Tensor or isinstance(weight, xp.ndarray):  # (an array: PyTorch's TypeError)
+        _refuse_lerp_arrays(end, weight)
     names = _dtype.CPP_TYPE_NAMES
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `end` but got dtype {names[end.dtype.name]}")
@@ -547,6 +558,8 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: 0 and the dtype's
     largest and lowest finite values), in the real and the imaginary part of a complex tensor apart; integer tensors
     are returned unchanged."""
+    if isinstance(nan, xp.ndarray) or isinstance(posinf, xp.ndarray) or isinstance(neginf, xp.ndarray):
+        refuse_numpy_numbers("nan_to_num", "float", nan=(2, nan), posinf=(3, posinf), neginf=(4, neginf))
     if not (x.is_floating_point() or x.is_complex()):
         return x.clone()
     if x.is_complex() and x.requires_grad and is_grad_enabled():  # (PyTorch defines no complex derivative for it)

@@ -15,6 +15,7 @@ from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
 from .._not_given import NOT_GIVEN
+from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
@@ -483,6 +484,9 @@ def prod_dim_none(method: bool, alone: bool) -> TypeError:
 
 def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
     if isinstance(dim, Tensor):
+        if keepdim is not False:  # (max(input, other) has no third argument: PyTorch's parser matches no overload)
+            raise TypeError(f"{'max' if largest else 'min'}() received an invalid combination of arguments - got "
+                            f"(Tensor, Tensor, {c_type_name(keepdim)})")
         return other_op(x, dim)
     if x._data.dtype.kind == "c":  # (PyTorch's kernel of all elements has no complex version; the dim overload refuses)
         if dim is None:

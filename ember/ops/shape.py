@@ -883,8 +883,12 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             idxs.append(lead + (slice(start, stop),))
             start = stop
         return view_pieces(x, idxs, SplitPieces)
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
+    if not isinstance(step, (tuple, list)):
+        # one size: an int or an integer 0-d tensor as PyTorch's parser reads them (its SymInt: not a bool, nor a
+        # NumPy integer or array)
+        if not isinstance(step, (int, Tensor)):
+            raise TypeError(f"split(): argument 'split_size' must be int, not {c_type_name(step)}")
+        step = split_size_or_sections = int_argument(step, "split", "split_size")
         if step <= 0 and n > 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
         sizes = [builtins.min(step, n - i) for i in range(0, n, step)] if n else [0]
@@ -917,7 +921,7 @@ def expand_copy(x: Tensor, size, *, implicit: bool = False) -> Tensor:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
-    chunks = int_argument(chunks, "chunk", "chunks")
+    chunks = int_argument(chunks, "chunk", "chunks", False)
     if not x._data.ndim:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:

@@ -15,7 +15,7 @@ from .._backend import xp
 from .._creation import laid_out_like
 from .._meta import meta_results, strides_like
 from .._not_given import NOT_GIVEN
-from .._size import c_type_name
+from .._size import int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import torch_named
 from .cumulative import Selected
@@ -171,10 +171,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     a = x._data
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
     n = a.shape[d] if a.ndim else 1
-    try:
-        k = operator.index(k.item() if isinstance(k, Tensor) else k)
-    except TypeError:
-        raise TypeError(f"topk(): argument 'k' must be int, not {c_type_name(k)}") from None
+    k = int_argument(k, "topk", "k")
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")  # (PyTorch's words)
     if a.dtype == xp.bool_:  # (PyTorch checks k first)

@@ -10,7 +10,7 @@ from .._arg_aliases import is_int
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
-from .._size import c_type_name
+from .._size import c_type_name, int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
@@ -159,6 +159,7 @@ def _nth_of_equals(n: int) -> int:
 
 def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """The k-th smallest element (k from 1) along ``dim`` and its index."""
+    k = int_argument(k, "kthvalue", "k")
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d] if x._data.ndim else 1
     if n == 0:  # (PyTorch checks the extent before k)

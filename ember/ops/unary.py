@@ -9,7 +9,7 @@ grad * conj(f'(z)) (``conj_if_complex`` costs nothing on real arrays).
 from __future__ import annotations
 
 from .. import _dtype
-from .._arg_aliases import clamp_bounds_error, is_operand
+from .._arg_aliases import clamp_bounds_error, is_number
 from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
@@ -510,9 +510,12 @@ def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
     matches its Number overload when the tensor is 0-d and needs no gradient (PyTorch's parser takes such a
     tensor for a number: it is read as its value, so the result's dtype and node are the Number overload's),
     else neither overload, PyTorch's TypeError. ``method``: the message of ``x.clamp(...)`` (and of the in-place
-    forms), whose overloads list no input. A bound that is neither a tensor nor a number (a str) is refused so too
-    (read as given positionally: PyTorch words a keyword bound otherwise)."""
-    if not ((min is None or is_operand(min)) and (max is None or is_operand(max))):
+    forms), whose overloads list no input. A bound that is neither a tensor nor a number (a str, a NumPy array) is
+    refused so too (read as given positionally: PyTorch words a keyword bound otherwise)."""
+    # (a NumPy array, even a 0-d one, is neither to PyTorch's parser: ember's binary ops take one, clamp does not;
+    # a Python float or int, the common bound, is looked at first)
+    if not ((min is None or min.__class__ in _PLAIN_NUMBERS or isinstance(min, Tensor) or is_number(min))
+            and (max is None or max.__class__ in _PLAIN_NUMBERS or isinstance(max, Tensor) or is_number(max))):
         raise _bounds_error(name, (min,) if max is None else (min, max), method)
     if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
         return min, max
@@ -521,6 +524,9 @@ def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
         value = tensor.item()
         return (value, max) if tensor is min else (min, value)
     raise _bounds_error(name, (min, max), method)
+
+
+_PLAIN_NUMBERS = (float, int)
 
 
 def _bounds_error(name: str, bounds: tuple, method: bool) -> TypeError:

@@ -105,16 +105,22 @@ def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel:
     return version_checked(out, x) if saves_input else out
 
 
+_TENSOR_OR_ARRAY = (Tensor, xp.ndarray)
+
+
 def scalar_params(op: str, positions: tuple, **params) -> tuple:
     """An activation's parameters (``negative_slope``, ``alpha``, ``min_val``, ...) as PyTorch's argument parser
     reads a Scalar: a 0-d tensor that does not require grad is its number, any other tensor its TypeError naming
     the parameter's position in the call (``positions``, one a parameter: PyTorch's functional passes them by
     position, so ``leaky_relu(x, negative_slope=t)`` is "(position 2)" too), the first by position
     (``_dtype.scalar_tensor_number``); a Python int past the uint64 range its OverflowError, checked in the
-    order given (``_dtype.scalar_int``)."""
+    order given (``_dtype.scalar_int``); a NumPy array, even a 0-d one, PyTorch's TypeError (no Number to it)."""
     values = tuple(params.values())
     for v in values:
-        if isinstance(v, Tensor):  # (rare: the common call pays one isinstance per parameter)
+        if isinstance(v, _TENSOR_OR_ARRAY):  # (rare: the common call pays one isinstance per parameter)
+            for at, (name, value) in zip(positions, params.items()):
+                if isinstance(value, xp.ndarray):
+                    raise TypeError(f"{op}(): argument '{name}' (position {at}) must be Number, not numpy.ndarray")
             read = {name: _dtype.scalar_tensor_number(v, op, name, position=at) if isinstance(v, Tensor) else v
                     for at, (name, v) in sorted(zip(positions, params.items()), key=lambda e: e[0])}
             values = tuple(read[name] for name in params)
