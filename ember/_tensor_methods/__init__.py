@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import types
+from typing import TypeVar
 
 from . import elementwise
 from .activation import ActivationMethods
@@ -61,7 +62,10 @@ def bind_ops(ops_package: types.ModuleType) -> None:
     elementwise.bind_fast_paths(ops_package)
 
 
-def named_as_tensor_methods(tensor_class: type) -> type:
+_Class = TypeVar("_Class", bound=type)  # (the decorated class as it is, for type checkers)
+
+
+def named_as_tensor_methods(tensor_class: _Class) -> _Class:
     """Class decorator: each mixin's method, reached through ``tensor_class``, is named as ``tensor_class``'s
     (``Tensor.sum``, not ``ReductionMethods.sum``), where it is defined and where a wrapper installed in its place
     calls it. Python names a function by its ``__qualname__`` in a call's TypeError, so ``x.sum(foo=1)`` says

@@ -71,7 +71,7 @@ class DataLoader(Generic[T_co]):
 
     _initialized = False
 
-    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
+    def __init__(self, dataset: Dataset[T_co], batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Sampler | None = None, batch_sampler: Sampler | None = None, num_workers: int = 0,
                  collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,
                  drop_last: bool = False, timeout: float = 0, worker_init_fn: Callable[[int], None] | None = None,

@@ -49,7 +49,7 @@ class DatasetArgumentError(ValueError, AssertionError):
     """
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """Samples are ``tuple(t[i] for t in tensors)``; every tensor must have the same first dimension.
 
     The DataLoader indexes these tensors with one index array per batch instead of
