@@ -10,6 +10,7 @@ plain attributes (``self.training``, hyper-parameters) cost nothing extra.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,6 +23,7 @@ from ..._memory_format import has_format_strides, laid_out, preserve_format
 from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
 from ..._to_args import parse_to
+from ..._warnings import warn_once
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_store import zero_grads
 from ...utils import hooks as _hooks
@@ -119,6 +121,14 @@ class _HookStore:
             return self
         hooks = module.__dict__[self.name] = OrderedDict()  # (the instance's entry answers every later read)
         return hooks
+
+
+# PyTorch's warning when a module is cast to a complex dtype
+_COMPLEX_MODULE_WARNING = (
+    "Complex modules are a new feature under active development whose design may change, and some modules might "
+    "not work as expected when using complex tensors as parameters or buffers. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a complex module does not work as "
+    "expected.")
 
 
 class Module(HooksMixin):
@@ -460,9 +470,9 @@ class Module(HooksMixin):
 
     def to(self, *args, **kwargs) -> Module:
         """Move to a device (the CPU, or the meta device: every parameter, gradient and buffer then keeps its shape
-        and dtype and drops its values) and/or cast floating parameters and buffers to a dtype; ``memory_format=``
-        lays out the 4-d and 5-d ones (and their gradients) so, as PyTorch's (``channels_last``: a 5-d one is its
-        RuntimeError)."""
+        and dtype and drops its values) and/or cast floating and complex parameters and buffers to a floating or
+        complex dtype (with PyTorch's UserWarning for a complex one); ``memory_format=`` lays out the 4-d and 5-d
+        ones (and their gradients) so, as PyTorch's (``channels_last``: a 5-d one is its RuntimeError)."""
         device, dtype, _, fmt = parse_to(*args, **kwargs)  # (PyTorch's overloads and errors; a tensor's device too)
         fmt = None if fmt is preserve_format else fmt
         check_device(device, allow_meta=True)
@@ -472,18 +482,38 @@ class Module(HooksMixin):
             raise NotImplementedError(
                 "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
                 "torch.nn.Module.to() when moving module from meta to a different device.")
-        if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        if dtype is not None and dtype.is_complex:
+            warnings.warn(_COMPLEX_MODULE_WARNING, UserWarning, stacklevel=2)
         if dtype is None and not to_meta and fmt is None:
             return self
+        return self._cast(dtype, ("f", "c"), to_meta, fmt)
+
+    def _cast(self, dtype, kinds: tuple[str, ...], to_meta: bool = False, fmt=None) -> Module:
+        """Cast the parameters, gradients and buffers whose array kind is in ``kinds`` to ``dtype`` (None: keep),
+        to the meta device too where ``to_meta``, laid out in ``fmt`` where given. ``to`` casts floating and
+        complex tensors (a complex one cast to a real dtype keeps its real part, with PyTorch's warning);
+        ``float()``, ``double()``, ``half()`` and ``bfloat16()`` cast floating ones only, as PyTorch's; integral
+        and bool tensors keep their dtype under both."""
         target = None if dtype is None else dtype.np
+        to_real = target is not None and np_kind(target) != "c"
+        if to_real and "c" in kinds and any(t._data.dtype.kind == "c"
+                                            for t in (*self.parameters(), *self.buffers())):
+            from ...ops.elementwise import COMPLEX_TO_REAL_WARNING
+
+            warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
 
         def convert(a):  # (to the meta device: every tensor keeps its shape and drops its values)
-            dt = target if target is not None and np_kind(a.dtype) == "f" else a.dtype
+            cast = target is not None and np_kind(a.dtype) in kinds
+            dt = target if cast else a.dtype
             if is_meta(a) and dt == a.dtype:  # (nothing changes: PyTorch's ``to`` returns the tensor itself)
                 return a
             if to_meta or is_meta(a):
                 return meta_array(a.shape, dt)
+            if cast and to_real and a.dtype.kind == "c":
+                a = a.real
             if fmt is not None and a.ndim in (4, 5) and not has_format_strides(a, fmt):
                 return laid_out(a.astype(dt, copy=False), fmt)
             return a.astype(dt, copy=False)
@@ -491,16 +521,16 @@ class Module(HooksMixin):
         return self._apply_to_tensors(convert, (lambda a: not is_meta(a)) if to_meta else None)
 
     def float(self) -> Module:
-        return self.to(float32)
+        return self._cast(float32, ("f",))
 
     def double(self) -> Module:
-        return self.to(float64)
+        return self._cast(float64, ("f",))
 
     def half(self) -> Module:
-        return self.to(float16)
+        return self._cast(float16, ("f",))
 
     def bfloat16(self) -> Module:
-        return self.to(_dtype.bfloat16)
+        return self._cast(_dtype.bfloat16, ("f",))
 
     def cpu(self) -> Module:
         return self
