@@ -611,6 +611,7 @@ _module_getattr = _missing.module_getattr(__name__)
 
 # Top-level names whose modules load on first use: {name: module}.
 _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
+         "GradScaler": "amp.grad_scaler",  # (torch.GradScaler: torch.amp.GradScaler at the top level)
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
@@ -715,6 +716,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
         is_autocast_enabled,
         set_autocast_enabled,
     )
+    from .amp.grad_scaler import GradScaler
     from .fft._stft import istft, stft
     from .func import vmap
     from .futures import Future
@@ -783,7 +785,7 @@ __all__ = [
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
     "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin", "fmod",
     "frac", "from_dlpack", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge",
-    "Generator", "default_generator",
+    "Generator", "default_generator", "GradScaler",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "copysign", "igamma", "igammac", "iinfo", "imag",

@@ -142,6 +142,7 @@ def test_grad_scaler_state_dict_round_trip_and_disabled_state():
     lambda lib: lib.amp.GradScaler("cpu", enabled=False),
     lambda lib: lib.amp.GradScaler(),  # device "cuda" without a GPU: disabled
     lambda lib: lib.cuda.amp.GradScaler(),
+    lambda lib: lib.GradScaler(),  # (torch.GradScaler, PyTorch's top-level name for torch.amp.GradScaler)
 ])
 def test_disabled_grad_scaler_is_the_identity(make):
     (tm, topt), (em, eopt) = make_pair()
@@ -158,6 +159,13 @@ def test_disabled_grad_scaler_is_the_identity(make):
         assert not scaler.is_enabled() and scaler.get_scale() == 1.0 and scaler.state_dict() == {}
     for a, b in zip(params(tm), params(em)):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_the_top_level_grad_scaler_is_the_amp_one():
+    for lib in (torch, ember):
+        assert lib.GradScaler is lib.amp.GradScaler and "GradScaler" in lib.__all__
+        scaler = lib.GradScaler("cpu", init_scale=4.0)
+        assert scaler.is_enabled() and scaler.scale(lib.ones(1)).item() == 4.0
 
 
 def test_cpu_amp_grad_scaler_scales():
