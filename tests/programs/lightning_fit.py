@@ -4,7 +4,10 @@ LightningModule (training/validation/test steps, AdamW with a StepLR scheduler, 
 gradient clipping, gradient accumulation, ModelCheckpoint, EarlyStopping and LearningRateMonitor; then
 ``trainer.validate``, ``trainer.test`` and ``load_from_checkpoint`` of the best checkpoint. Synthetic 3-class data.
 
-    python lightning_fit.py [--precision 32-true|bf16-mixed]
+    python lightning_fit.py [--precision 32-true bf16-mixed]
+
+``bf16-mixed`` runs each step's forward under ``torch.autocast("cpu", dtype=torch.bfloat16)`` (Lightning's
+precision plugin).
 """
 
 import argparse
@@ -28,7 +31,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--precision", default="32-true")
+parser.add_argument("--precision", nargs="+", default=["32-true", "bf16-mixed"])
 args = parser.parse_args()
 # Lightning's advice (more DataLoader workers, a bigger log interval for few batches) is about speed, not results
 warnings.filterwarnings("ignore", message=".*(does not have many workers|number of training batches).*")
@@ -108,33 +111,39 @@ def fmt(tensor):
     return " ".join(f"{v:.6f}" for v in tensor.detach().float().reshape(-1).tolist())
 
 
-L.seed_everything(11, verbose=False)
-model = Classifier()
-same_weights(model.net)
-with tempfile.TemporaryDirectory() as root:
-    checkpoint = ModelCheckpoint(dirpath=os.path.join(root, "checkpoints"), monitor="val_loss", save_top_k=1)
-    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, deterministic=True, precision=args.precision,
-                        logger=CSVLogger(root, name="run", version=0), default_root_dir=root,
-                        enable_checkpointing=True, enable_progress_bar=False, gradient_clip_val=0.5,
-                        accumulate_grad_batches=2, log_every_n_steps=2,
-                        callbacks=[checkpoint, EarlyStopping(monitor="val_loss", patience=3),
-                                   LearningRateMonitor(logging_interval="epoch"), PrintMetrics()])
-    data = Blobs()
-    trainer.fit(model, datamodule=data)
-    print("global steps", trainer.global_step, "epochs", trainer.current_epoch)
-    for name, param in model.named_parameters():
-        print("weights", name, fmt(param))
-    print("best checkpoint", os.path.basename(checkpoint.best_model_path), f"{checkpoint.best_model_score.item():.6f}")
-    for stage, results in (("validate", trainer.validate(model, datamodule=data, verbose=False)),
-                           ("test", trainer.test(model, datamodule=data, verbose=False))):
-        print(stage, " ".join(f"{k} {v:.6f}" for k, v in sorted(results[0].items())))
+def fit(precision):
+    L.seed_everything(11, verbose=False)
+    model = Classifier()
+    same_weights(model.net)
+    with tempfile.TemporaryDirectory() as root:
+        checkpoint = ModelCheckpoint(dirpath=os.path.join(root, "checkpoints"), monitor="val_loss", save_top_k=1)
+        trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, deterministic=True, precision=precision,
+                            logger=CSVLogger(root, name="run", version=0), default_root_dir=root,
+                            enable_checkpointing=True, enable_progress_bar=False, gradient_clip_val=0.5,
+                            accumulate_grad_batches=2, log_every_n_steps=2,
+                            callbacks=[checkpoint, EarlyStopping(monitor="val_loss", patience=3),
+                                       LearningRateMonitor(logging_interval="epoch"), PrintMetrics()])
+        data = Blobs()
+        trainer.fit(model, datamodule=data)
+        print("global steps", trainer.global_step, "epochs", trainer.current_epoch)
+        for name, param in model.named_parameters():
+            print("weights", name, fmt(param))
+        print("best checkpoint", os.path.basename(checkpoint.best_model_path),
+              f"{checkpoint.best_model_score.item():.6f}")
+        for stage, results in (("validate", trainer.validate(model, datamodule=data, verbose=False)),
+                               ("test", trainer.test(model, datamodule=data, verbose=False))):
+            print(stage, " ".join(f"{k} {v:.6f}" for k, v in sorted(results[0].items())))
 
-    restored = Classifier.load_from_checkpoint(checkpoint.best_model_path)
-    print("restored hparams", dict(restored.hparams))
-    probe = torch.from_numpy(inputs[:4])
-    restored.eval()
-    with torch.no_grad():
-        print("restored logits", fmt(restored(probe)))
-    with open(os.path.join(root, "run", "version_0", "metrics.csv")) as fh:
-        for row in csv.DictReader(fh):
-            print("csv", " ".join(f"{k} {v}" for k, v in sorted(row.items()) if v != ""))
+        restored = Classifier.load_from_checkpoint(checkpoint.best_model_path)
+        print("restored hparams", dict(restored.hparams))
+        restored.eval()
+        with torch.no_grad():
+            print("restored logits", fmt(restored(torch.from_numpy(inputs[:4]))))
+        with open(os.path.join(root, "run", "version_0", "metrics.csv")) as fh:
+            for row in csv.DictReader(fh):
+                print("csv", " ".join(f"{k} {v}" for k, v in sorted(row.items()) if v != ""))
+
+
+for precision in args.precision:
+    print("precision", precision)
+    fit(precision)
