@@ -194,3 +194,50 @@ def test_reader_is_bytes_io_safe(saved):
     assert ember.PyTorchFileReader(io.BytesIO(data)).get_all_records() == \
         torch.PyTorchFileReader(io.BytesIO(data)).get_all_records()
     assert os.path.exists(saved)
+
+
+DDP_SETTINGS = """
+import os, sys
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[2], RANK="0", WORLD_SIZE="1")
+fw = __import__(sys.argv[1])
+fw.distributed.init_process_group("gloo")
+model = fw.nn.Sequential(fw.nn.Linear(3, 4), fw.nn.Linear(4, 2))
+plain = fw.nn.parallel.DistributedDataParallel(model)
+static = fw.nn.parallel.DistributedDataParallel(model, static_graph=True, bucket_cap_mb=1, broadcast_buffers=False)
+keys = ["backend_name", "module_name", "broadcast_buffers", "bucket_cap_bytes", "find_unused_parameters",
+        "gradient_as_bucket_view", "is_multi_device_module", "output_device", "num_parameter_tensors",
+        "total_parameter_size_bytes", "rank", "world_size"]
+for ddp in (plain, static):
+    data = ddp._get_ddp_logging_data()
+    print(ddp.static_graph, [data[k] for k in keys])
+fw.distributed.destroy_process_group()
+"""
+
+
+def test_ddp_settings_read_as_pytorchs(tmp_path):
+    """``DistributedDataParallel.static_graph`` and ``_get_ddp_logging_data()``'s settings (Lightning's DDP
+    teardown reads both), one rank, the same values as PyTorch's."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    script = tmp_path / "ddp_settings.py"
+    script.write_text(DDP_SETTINGS)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    outs = [subprocess.run([sys.executable, str(script), fw, port], capture_output=True, text=True, env=env,
+                           timeout=120, cwd=tmp_path) for fw, port in (("torch", "29581"), ("ember", "29582"))]
+    for out in outs:
+        assert out.returncode == 0, out.stderr
+    assert outs[1].stdout == outs[0].stdout
+    assert outs[0].stdout.splitlines()[1].startswith("True")
+
+
+def test_post_local_sgd_names_exist_and_refuse():
+    from ember.distributed.algorithms.ddp_comm_hooks import post_localSGD_hook as theirs_name  # noqa: N813
+
+    assert not isinstance(None, theirs_name.PostLocalSGDState)
+    with pytest.raises(NotImplementedError, match="PostLocalSGDState: local SGD is not supported by ember"):
+        theirs_name.PostLocalSGDState(None, None, start_localSGD_iter=10)
+    with pytest.raises(NotImplementedError, match="post_localSGD_hook: local SGD is not supported by ember"):
+        theirs_name.post_localSGD_hook(None, None)
