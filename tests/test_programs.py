@@ -103,6 +103,7 @@ CASES = [
     ("point-cloud-edgeconv-knn-gather", ["point_cloud_edgeconv.py"], 1),
     ("torchmetrics-classifier", ["torchmetrics_classifier.py"], 1),
     ("lightning-fit-checkpoint-callbacks", ["lightning_fit.py"], 1),
+    ("lightning-ddp-2-ranks", ["lightning_fit.py", "--strategy", "ddp", "--devices", "2", "--precision", "32-true"], 2),
     ("fsdp-gpt-full-shard", ["fsdp_gpt.py"], 2),
     ("fsdp-gpt-shard-grad-op-orig-params", ["fsdp_gpt.py", "--strategy", "SHARD_GRAD_OP", "--use-orig-params"], 2),
     ("fsdp-gpt-no-shard", ["fsdp_gpt.py", "--strategy", "NO_SHARD"], 2),

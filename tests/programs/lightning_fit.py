@@ -5,6 +5,7 @@ gradient clipping, gradient accumulation, ModelCheckpoint, EarlyStopping and Lea
 ``trainer.validate``, ``trainer.test`` and ``load_from_checkpoint`` of the best checkpoint. Synthetic 3-class data.
 
     python lightning_fit.py [--precision 32-true bf16-mixed]
+    torchrun --nproc-per-node 2 lightning_fit.py --strategy ddp --devices 2 --precision 32-true
 
 ``bf16-mixed`` runs each step's forward under ``torch.autocast("cpu", dtype=torch.bfloat16)`` (Lightning's
 precision plugin).
@@ -13,6 +14,7 @@ precision plugin).
 import argparse
 import csv
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -32,6 +34,8 @@ from torch.utils.data import DataLoader, TensorDataset
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--precision", nargs="+", default=["32-true", "bf16-mixed"])
+parser.add_argument("--strategy", default="auto")
+parser.add_argument("--devices", type=int, default=1)
 args = parser.parse_args()
 # Lightning's advice (more DataLoader workers, a bigger log interval for few batches) is about speed, not results
 warnings.filterwarnings("ignore", message=".*(does not have many workers|number of training batches).*")
@@ -78,7 +82,8 @@ class Classifier(L.LightningModule):
         x, y = batch
         loss = F.cross_entropy(self(x), y)
         self.log("train_loss", loss, prog_bar=True)
-        print(f"epoch {self.current_epoch} batch {batch_idx} step {self.global_step} loss {loss.item():.6f}")
+        if RANK0:
+            print(f"epoch {self.current_epoch} batch {batch_idx} step {self.global_step} loss {loss.item():.6f}")
         return loss
 
     def _evaluate(self, batch, stage):
@@ -104,46 +109,58 @@ class PrintMetrics(Callback):
 
     def on_train_epoch_end(self, trainer, module):
         shown = " ".join(f"{k} {v.item():.6f}" for k, v in sorted(trainer.callback_metrics.items()))
-        print(f"epoch {trainer.current_epoch} end: {shown}")
+        say(f"epoch {trainer.current_epoch} end: {shown}")
 
 
 def fmt(tensor):
     return " ".join(f"{v:.6f}" for v in tensor.detach().float().reshape(-1).tolist())
 
 
+RANK0 = int(os.environ.get("RANK", "0")) == 0  # under DDP every rank runs all of it; rank 0 prints
+
+
+def say(*parts):
+    if RANK0:
+        print(*parts)
+
+
 def fit(precision):
     L.seed_everything(11, verbose=False)
     model = Classifier()
     same_weights(model.net)
-    with tempfile.TemporaryDirectory() as root:
-        checkpoint = ModelCheckpoint(dirpath=os.path.join(root, "checkpoints"), monitor="val_loss", save_top_k=1)
-        trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, deterministic=True, precision=precision,
-                            logger=CSVLogger(root, name="run", version=0), default_root_dir=root,
-                            enable_checkpointing=True, enable_progress_bar=False, gradient_clip_val=0.5,
-                            accumulate_grad_batches=2, log_every_n_steps=2,
-                            callbacks=[checkpoint, EarlyStopping(monitor="val_loss", patience=3),
-                                       LearningRateMonitor(logging_interval="epoch"), PrintMetrics()])
-        data = Blobs()
-        trainer.fit(model, datamodule=data)
-        print("global steps", trainer.global_step, "epochs", trainer.current_epoch)
-        for name, param in model.named_parameters():
-            print("weights", name, fmt(param))
-        print("best checkpoint", os.path.basename(checkpoint.best_model_path),
-              f"{checkpoint.best_model_score.item():.6f}")
-        for stage, results in (("validate", trainer.validate(model, datamodule=data, verbose=False)),
-                               ("test", trainer.test(model, datamodule=data, verbose=False))):
-            print(stage, " ".join(f"{k} {v:.6f}" for k, v in sorted(results[0].items())))
+    # one folder for every rank (the launcher is their parent): ModelCheckpoint writes on rank 0, all ranks load
+    root = os.path.join(tempfile.gettempdir(), f"lightning-fit-{os.getppid()}-{precision}")
+    checkpoint = ModelCheckpoint(dirpath=os.path.join(root, "checkpoints"), monitor="val_loss", save_top_k=1)
+    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=args.devices, strategy=args.strategy,
+                        deterministic=True, precision=precision,
+                        logger=CSVLogger(root, name="run", version=0), default_root_dir=root,
+                        enable_checkpointing=True, enable_progress_bar=False, gradient_clip_val=0.5,
+                        accumulate_grad_batches=2, log_every_n_steps=2,
+                        callbacks=[checkpoint, EarlyStopping(monitor="val_loss", patience=3),
+                                   LearningRateMonitor(logging_interval="epoch"), PrintMetrics()])
+    data = Blobs()
+    trainer.fit(model, datamodule=data)
+    say("global steps", trainer.global_step, "epochs", trainer.current_epoch)
+    for name, param in model.named_parameters():
+        say("weights", name, fmt(param))
+    say("best checkpoint", os.path.basename(checkpoint.best_model_path), f"{checkpoint.best_model_score.item():.6f}")
+    for stage, results in (("validate", trainer.validate(model, datamodule=data, verbose=False)),
+                           ("test", trainer.test(model, datamodule=data, verbose=False))):
+        say(stage, " ".join(f"{k} {v:.6f}" for k, v in sorted(results[0].items())))
 
-        restored = Classifier.load_from_checkpoint(checkpoint.best_model_path)
-        print("restored hparams", dict(restored.hparams))
-        restored.eval()
-        with torch.no_grad():
-            print("restored logits", fmt(restored(torch.from_numpy(inputs[:4]))))
+    restored = Classifier.load_from_checkpoint(checkpoint.best_model_path)
+    say("restored hparams", dict(restored.hparams))
+    restored.eval()
+    with torch.no_grad():
+        say("restored logits", fmt(restored(torch.from_numpy(inputs[:4]))))
+    trainer.strategy.barrier()
+    if RANK0:
         with open(os.path.join(root, "run", "version_0", "metrics.csv")) as fh:
             for row in csv.DictReader(fh):
                 print("csv", " ".join(f"{k} {v}" for k, v in sorted(row.items()) if v != ""))
+        shutil.rmtree(root)
 
 
 for precision in args.precision:
-    print("precision", precision)
+    say("precision", precision)
     fit(precision)

@@ -187,10 +187,9 @@ class DistributedDataParallel(Module):
 
     def _sync_module_state(self, buffers: bool, root: int = 0) -> None:
         """Copy rank ``root``'s parameters (and buffers) to every rank, in one broadcast."""
-        tensors = list(self.module.parameters())
-        if buffers:
-            tensors += [b for b in self.module.buffers() if b is not None]
-        broadcast_from_rank0(self._comm, tensors, root)
+        from ...distributed.utils import _sync_module_states
+
+        _sync_module_states(self.module, self.process_group, 0, root, (), broadcast_buffers=buffers)
 
     def _sync_buffers(self, root: int = 0) -> None:
         """Copy rank ``root``'s buffers to every rank (0; inside ``join()``, the highest rank still training)."""
