@@ -617,7 +617,8 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
          "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack",
          "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm",
-         "svd_lowrank": "_lowrank", "pca_lowrank": "_lowrank"}
+         "svd_lowrank": "_lowrank", "pca_lowrank": "_lowrank", "PyTorchFileReader": "serialization._file_reader",
+         "ScriptModule": "jit"}
 # PyTorch's native neural-network operators that it also exposes at the top level (torch.embedding, torch.conv2d,
 # torch.layer_norm ...), in their native signatures (ember/_nn_toplevel.py)
 _NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",
@@ -720,8 +721,10 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
     from .fft._stft import istft, stft
     from .func import vmap
     from .futures import Future
+    from .jit import ScriptModule
     from .nn.utils.weight_norm import _weight_norm, norm_except_dim
     from .serialization import load, save
+    from .serialization._file_reader import PyTorchFileReader
     from .utils.dlpack import from_dlpack
 
     __version__: str
@@ -808,6 +811,7 @@ __all__ = [
     "nanmedian", "nanquantile", "nansum", "narrow",
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pca_lowrank", "pdist", "permute", "pi", "pinverse",
+    "PyTorchFileReader", "ScriptModule",
     "polar",
     "polygamma", "positive", "pow", "preserve_format", "prod", "profiler", "promote_types", "put", "qr",
     "quantile",

@@ -180,9 +180,15 @@ def _is_shim(module) -> bool:
 
 
 def _install_for_children() -> None:
-    """Let processes that multiprocessing starts with "spawn" (they copy ``sys.path``) import torch as ember."""
+    """Let the program's child processes import torch as ember: those multiprocessing starts with "spawn" copy
+    ``sys.path``; Python processes it starts itself (``subprocess`` with ``sys.executable``: launchers that run the
+    script again once per rank, as Lightning's DDP does) read ``PYTHONPATH``, which gets the stand-in and the
+    folder this ember is imported from, in front."""
     if _SHIM not in sys.path:
         sys.path.insert(1, _SHIM)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([_SHIM, root, *(p for p in paths if p not in (_SHIM, root))])
 
 
 def program_frames(tb, runner_files: tuple[str, ...] = ()):

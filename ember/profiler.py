@@ -26,6 +26,13 @@ from . import _trace
 from ._missing import module_getattr
 
 
+def kineto_available() -> bool:
+    """Whether this build has Kineto, the profiling library behind PyTorch's ``torch.profiler.profile``: False,
+    as for a PyTorch built without it (libraries then fall back on ``torch.autograd.profiler.profile``, which ember
+    also records with)."""
+    return False
+
+
 class ProfilerActivity(enum.Enum):
     CPU = 0
     CUDA = 1
@@ -109,8 +116,9 @@ class FunctionEventAvg(NamedTuple):
         return self.cpu_time_total / self.count if self.count else 0.0
 
 
-class _KeyAverages(list):
-    """Events summed by name (``FunctionEventAvg`` rows), largest total first."""
+class EventList(list):
+    """Profiler events as a list with ``table()`` (``torch.autograd.profiler.EventList``); ``key_averages()``
+    returns one of ``FunctionEventAvg`` rows (the events summed by name), largest total first."""
 
     def table(self, sort_by: str | None = None, row_limit: int = 100, **kwargs: Any) -> str:
         rows = self[:row_limit] if row_limit and row_limit > 0 else list(self)
@@ -162,7 +170,7 @@ class profile:
         """The recorded Chrome trace events, in time order."""
         return self._recorded().spans()
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> _KeyAverages:
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
         totals: dict[str, list] = {}
         for event in self._recorded().spans():
             entry = totals.setdefault(event["name"], [0, 0.0])
@@ -170,7 +178,7 @@ class profile:
             entry[1] += event.get("dur", 0.0)
         rows = sorted((FunctionEventAvg(name, calls, total) for name, (calls, total) in totals.items()),
                       key=lambda r: -r[2])
-        return _KeyAverages(rows)
+        return EventList(rows)
 
     def export_chrome_trace(self, path: str) -> None:
         self._recorded().save(path)

@@ -393,6 +393,26 @@ def test_spawned_children_import_torch_as_ember(tmp_path):
     assert out.stdout.strip() == "[(0, True, 2.0), (1, True, 2.0)]"
 
 
+def test_python_children_started_with_subprocess_import_torch_as_ember(tmp_path):
+    """A launcher that runs the script again once per rank (``subprocess`` with ``sys.executable`` and the script's
+    own ``sys.argv``, as Lightning's DDP does) starts ranks that run on ember too, not PyTorch ranks waiting for a
+    rendezvous that ember's rank never joins."""
+    out = run_script(tmp_path, """
+        import os, subprocess, sys
+        import torch
+
+        if len(sys.argv) > 1:  # the relaunched child
+            import ember
+            print("child", torch is ember, os.path.dirname(os.path.dirname(ember.__file__)), torch.ones(2).sum().item())
+        else:
+            print("parent", torch is __import__("ember"))
+            sys.stdout.flush()
+            subprocess.run([sys.executable, *sys.argv, "child"], check=True)
+    """, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["parent", "True", "child", "True", ROOT, "2.0"]
+
+
 def test_availability_probes_see_compiled_torch_libraries_as_absent(tmp_path):
     # transformers and others probe with importlib.util.find_spec: the answer must be "not installed", not an error
     out = run_script(tmp_path, """

@@ -103,6 +103,8 @@ CASES = [
     ("lowrank-mvn-vi-distributions", ["distributions_zoo.py"], 1),
     ("point-cloud-edgeconv-knn-gather", ["point_cloud_edgeconv.py"], 1),
     ("torchmetrics-classifier", ["torchmetrics_classifier.py"], 1),
+    ("lightning-fit-checkpoint-callbacks", ["lightning_fit.py"], 1),
+    ("lightning-ddp-2-ranks", ["lightning_fit.py", "--strategy", "ddp", "--devices", "2", "--precision", "32-true"], 2),
     ("fsdp-gpt-full-shard", ["fsdp_gpt.py"], 2),
     ("fsdp-gpt-shard-grad-op-orig-params", ["fsdp_gpt.py", "--strategy", "SHARD_GRAD_OP", "--use-orig-params"], 2),
     ("fsdp-gpt-no-shard", ["fsdp_gpt.py", "--strategy", "NO_SHARD"], 2),
@@ -111,7 +113,7 @@ CASES = [
 
 # Programs that use a pure-Python library on the torch API (pyproject.toml's test extra pins it): skipped, with the
 # reason, where it is not installed
-NEEDS = {"torchmetrics_classifier.py": "torchmetrics"}
+NEEDS = {"torchmetrics_classifier.py": "torchmetrics", "lightning_fit.py": "lightning"}
 
 
 # PyTorch 2.13's gloo ranks now and then abort in C++ teardown ("terminate called without an active exception"),

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import profiler as _profiler
 from .._missing import module_getattr
-from ..profiler import record_function
+from ..profiler import EventList, record_function
 
 
 class profile(_profiler.profile):
@@ -34,6 +34,25 @@ class profile(_profiler.profile):
         return entered if self.enabled else None
 
 
-__all__ = ["profile", "record_function"]
+class emit_nvtx:  # noqa: N801 (PyTorch's name)
+    """Make every autograd operation emit an NVTX range for NVIDIA's profilers (``torch.autograd.profiler.emit_nvtx``).
+    NVTX ranges need CUDA, which ember (CPU only) does not have: as on PyTorch's CPU build, ``enabled=False`` makes it
+    a no-op and entering it enabled raises (``CudaUnavailableError``, an AssertionError as PyTorch's)."""
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled, self.record_shapes = enabled, record_shapes
+
+    def __enter__(self) -> None:
+        if self.enabled:
+            from ..cuda import CudaUnavailableError
+
+            raise CudaUnavailableError("Torch not compiled with CUDA enabled (torch.autograd.profiler.emit_nvtx "
+                                       "emits NVTX ranges, which need CUDA; ember computes on the CPU)")
+
+    def __exit__(self, *exc_info: Any) -> None:
+        return None
+
+
+__all__ = ["EventList", "emit_nvtx", "profile", "record_function"]
 
 __getattr__ = module_getattr(__name__)

@@ -15,9 +15,9 @@ from datetime import timedelta
 
 from .._device import device as _device
 from . import _env, _errors, comm
+from .constants import default_pg_timeout
 
 _CPU_BACKENDS = ("mpi", "gloo")
-_DEFAULT_TIMEOUT = timedelta(minutes=5)
 
 _world: ProcessGroup | None = None
 
@@ -127,7 +127,7 @@ def _cpu_backend(backend: str | None) -> str:
 
 
 def init_process_group(backend: str | None = None, init_method: str | None = None,
-                       timeout: timedelta = _DEFAULT_TIMEOUT, world_size: int = -1, rank: int = -1,
+                       timeout: timedelta = default_pg_timeout, world_size: int = -1, rank: int = -1,
                        store=None, group_name: str = "", pg_options=None, device_id=None) -> None:
     """Join the job's default process group (``torch.distributed.init_process_group``).
 

@@ -5,14 +5,25 @@ from __future__ import annotations
 import enum
 
 
-class ReduceOp(enum.Enum):
+class _ReduceOpMeta(enum.EnumMeta):
+    """``ReduceOp.RedOpType``: PyTorch's operations (``ReduceOp.SUM``...) are members of the enum nested in
+    ``ReduceOp`` under that name, which code annotates with and tests ``isinstance`` against. ember's members are
+    ``ReduceOp``'s own, so the nested name is the enum itself."""
+
+    @property
+    def RedOpType(cls) -> type[ReduceOp]:  # noqa: N802 (PyTorch's name)
+        return cls
+
+
+class ReduceOp(enum.Enum, metaclass=_ReduceOpMeta):
     """Element-wise combination of the ranks' tensors.
 
     ``SUM``, ``PRODUCT``, ``MIN``, ``MAX`` and the bitwise ``BAND``/``BOR``/``BXOR`` (integer
     and bool tensors) are MPI's operations. ``AVG`` is ``SUM`` divided by the group size
     after the reduction (PyTorch offers it on NCCL only; ember on every backend); on
     integer tensors the division truncates toward zero. On bool tensors ``SUM``/``MAX``
-    act as logical or and ``PRODUCT``/``MIN`` as logical and.
+    act as logical or and ``PRODUCT``/``MIN`` as logical and. ``ReduceOp.RedOpType`` is the
+    members' type, as PyTorch's (here ``ReduceOp`` itself).
     """
 
     SUM = "sum"

@@ -5,38 +5,48 @@ A pytree is a leaf or a container node: ``list``, ``tuple``, ``dict``, ``Ordered
 ``deque``, a namedtuple, or a type given to ``register_pytree_node``. Anything else (a tensor, a number,
 a string, ``None``) is a leaf. ``tree_flatten`` gives the leaves in order and a ``TreeSpec``;
 ``tree_unflatten`` rebuilds the same structure around new leaves; ``tree_map`` applies a function to
-every leaf (of one tree, or of several trees of the same structure, leaf by leaf).
+every leaf (of one tree, or of several trees of the same structure, leaf by leaf). ``SUPPORTED_NODES``
+(node type -> ``NodeDef``) and ``_get_node_type`` are PyTorch's registry and lookup, which libraries use to walk
+trees their own way.
 Difference from PyTorch: no key paths (``tree_flatten_with_path``) and no serialisation of specs.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict, defaultdict, deque
+from collections import OrderedDict, defaultdict, deque, namedtuple
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._missing import module_getattr
 
-# type -> (flatten: node -> (children, context), unflatten: (children, context) -> node)
-SUPPORTED_NODES: dict[type, tuple[Callable, Callable]] = {
-    list: (lambda x: (list(x), None), lambda c, _: list(c)),
-    tuple: (lambda x: (list(x), None), lambda c, _: tuple(c)),
-    dict: (lambda x: (list(x.values()), list(x)), lambda c, keys: dict(zip(keys, c))),
-    OrderedDict: (lambda x: (list(x.values()), list(x)), lambda c, keys: OrderedDict(zip(keys, c))),
-    defaultdict: (lambda x: (list(x.values()), [x.default_factory, list(x)]),
-                  lambda c, ctx: defaultdict(ctx[0], zip(ctx[1], c))),
-    deque: (lambda x: (list(x), x.maxlen), lambda c, maxlen: deque(c, maxlen=maxlen)),
-}
-_NAMEDTUPLE = "namedtuple"  # the node type recorded for any namedtuple class (the class is the context)
+PyTree = Any  # PyTorch's annotation names
+Context = Any
 
 
-def register_pytree_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable, **_serialization) -> None:
+class NodeDef(NamedTuple):
+    """How a container type is taken apart and rebuilt: ``flatten_fn(x) -> (children, context)``,
+    ``unflatten_fn(children, context) -> x``, and ``flatten_with_keys_fn(x) -> ([(key, child)...], context)``
+    where one is given (ember's: dicts only)."""
+
+    type: Any
+    flatten_fn: Callable
+    unflatten_fn: Callable
+    flatten_with_keys_fn: Callable | None
+
+
+# node type -> NodeDef, as PyTorch's registry; every namedtuple class is the node type ``collections.namedtuple``
+# (``_get_node_type``), whose context is the class
+SUPPORTED_NODES: dict[Any, NodeDef] = {}
+
+
+def register_pytree_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable, *,
+                         flatten_with_keys_fn: Callable | None = None, **_serialization) -> None:
     """Make ``cls`` a container node: ``flatten_fn(x) -> (children, context)``,
     ``unflatten_fn(children, context) -> x``. Registering a type twice is an error, as in PyTorch."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = (flatten_fn, lambda children, context: unflatten_fn(children, context))
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,14 +69,34 @@ def _dict_flatten_with_keys(d: dict) -> tuple[list[tuple[MappingKey, Any]], list
     return [(MappingKey(k), d[k]) for k in keys], keys
 
 
+for _kind, _flatten_fn, _unflatten_fn in [
+    (list, lambda x: (list(x), None), lambda c, _: list(c)),
+    (tuple, lambda x: (list(x), None), lambda c, _: tuple(c)),
+    (dict, lambda x: (list(x.values()), list(x)), lambda c, keys: dict(zip(keys, c))),
+    (namedtuple, lambda x: (list(x), type(x)), lambda c, cls: cls(*c)),
+    (OrderedDict, lambda x: (list(x.values()), list(x)), lambda c, keys: OrderedDict(zip(keys, c))),
+    (defaultdict, lambda x: (list(x.values()), [x.default_factory, list(x)]),
+     lambda c, ctx: defaultdict(ctx[0], zip(ctx[1], c))),
+    (deque, lambda x: (list(x), x.maxlen), lambda c, maxlen: deque(c, maxlen=maxlen)),
+]:
+    register_pytree_node(_kind, _flatten_fn, _unflatten_fn,
+                         flatten_with_keys_fn=_dict_flatten_with_keys if _kind is dict else None)
+del _kind, _flatten_fn, _unflatten_fn
+
+
 def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+def _get_node_type(tree: Any) -> Any:
+    """The key ``tree``'s type has in ``SUPPORTED_NODES``: its type, or ``collections.namedtuple`` for any
+    namedtuple (as PyTorch's, which libraries call to walk trees their own way)."""
+    return namedtuple if _is_namedtuple(tree) else type(tree)
+
+
 def _node_type(x):
-    if _is_namedtuple(x):
-        return _NAMEDTUPLE
-    return type(x) if type(x) in SUPPORTED_NODES else None
+    kind = _get_node_type(x)
+    return kind if kind in SUPPORTED_NODES else None
 
 
 class TreeSpec:
@@ -91,7 +121,7 @@ class TreeSpec:
     def __repr__(self, indent: int = 0) -> str:
         if self.is_leaf():
             return "*"
-        name = self.type if isinstance(self.type, str) else self.type.__name__
+        name = self.type.__name__
         inner = (",\n" + " " * (indent + 2)).join(c.__repr__(indent + 2) for c in self.children_specs)
         return f"TreeSpec({name}, {self.context}, [{inner}])"
 
@@ -106,9 +136,7 @@ class TreeSpec:
         if self.is_leaf():
             return next(leaves)
         children = [c._build(leaves) for c in self.children_specs]
-        if self.type == _NAMEDTUPLE:
-            return self.context(*children)
-        return SUPPORTED_NODES[self.type][1](children, self.context)
+        return SUPPORTED_NODES[self.type].unflatten_fn(children, self.context)
 
 
 def LeafSpec() -> TreeSpec:  # noqa: N802  (PyTorch's name)
@@ -121,10 +149,7 @@ def _flatten(tree, is_leaf, leaves: list) -> TreeSpec:
     if kind is None:
         leaves.append(tree)
         return LeafSpec()
-    if kind == _NAMEDTUPLE:
-        children, context = list(tree), type(tree)
-    else:
-        children, context = SUPPORTED_NODES[kind][0](tree)
+    children, context = SUPPORTED_NODES[kind].flatten_fn(tree)
     return TreeSpec(kind, context, [_flatten(c, is_leaf, leaves) for c in children])
 
 
@@ -175,7 +200,7 @@ def _leaves_as(spec: TreeSpec, tree, is_leaf) -> list:
     kind = _node_type(tree)
     if kind != spec.type:
         raise ValueError(f"Node type mismatch; expected {spec.type}, but got {kind or type(tree)}.")
-    children = list(tree) if kind == _NAMEDTUPLE else SUPPORTED_NODES[kind][0](tree)[0]
+    children = SUPPORTED_NODES[kind].flatten_fn(tree)[0]
     if len(children) != spec.num_children:
         raise ValueError(f"Node arity mismatch; expected {spec.num_children}, but got {len(children)}.")
     return [leaf for c, s in zip(children, spec.children_specs) for leaf in _leaves_as(s, c, is_leaf)]

@@ -140,6 +140,8 @@ class DistributedDataParallel(Module):
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self._bucket_cap_bytes = int((25.0 if bucket_cap_mb is None else bucket_cap_mb) * (1 << 20))
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True  # whether the next grad-mode forward copies rank 0's buffers
         self.replica_check_interval = replica_check_interval
@@ -185,10 +187,9 @@ class DistributedDataParallel(Module):
 
     def _sync_module_state(self, buffers: bool, root: int = 0) -> None:
         """Copy rank ``root``'s parameters (and buffers) to every rank, in one broadcast."""
-        tensors = list(self.module.parameters())
-        if buffers:
-            tensors += [b for b in self.module.buffers() if b is not None]
-        broadcast_from_rank0(self._comm, tensors, root)
+        from ...distributed.utils import _sync_module_states
+
+        _sync_module_states(self.module, self.process_group, 0, root, (), broadcast_buffers=buffers)
 
     def _sync_buffers(self, root: int = 0) -> None:
         """Copy rank ``root``'s buffers to every rank (0; inside ``join()``, the highest rank still training)."""
@@ -305,6 +306,19 @@ class DistributedDataParallel(Module):
                 + ". Something changed parameters on some ranks only (an update outside optimizer.step(), "
                 "a different optimizer or learning rate per rank, or a step taken on some ranks only)."
             )
+
+    def _get_ddp_logging_data(self) -> dict[str, int | str]:
+        """The wrapper's settings as PyTorch's DDP logs them (``_get_ddp_logging_data()``; libraries read it to
+        advise on the settings). Difference from PyTorch: only the settings' keys, not its runtime statistics
+        (timings, ``can_set_static_graph``), which ember's reducer does not collect."""
+        named = [p for p in self.module.parameters() if p.requires_grad]
+        return {"backend_name": self.process_group.backend, "module_name": type(self.module).__name__,
+                "broadcast_buffers": int(self.broadcast_buffers), "bucket_cap_bytes": self._bucket_cap_bytes,
+                "find_unused_parameters": int(self.find_unused_parameters),
+                "gradient_as_bucket_view": int(self.gradient_as_bucket_view), "static_graph": int(self.static_graph),
+                "is_multi_device_module": 0, "output_device": -1, "num_parameter_tensors": len(named),
+                "total_parameter_size_bytes": sum(p.numel() * p.element_size() for p in named),
+                "rank": self.process_group.rank(), "world_size": self.process_group.size()}
 
     @contextmanager
     def no_sync(self):
