@@ -80,4 +80,23 @@ def use_threads(n: int) -> None:
         _local.threads = n
 
 
-__all__ = ["available", "use_threads"]
+def region_threads(rows: int, elements: int) -> int:
+    """How many of numba's OpenMP threads one ``prange`` region over ``rows`` independent rows (``elements`` values
+    in all) should run on, set for this thread's next regions; 0 where the serial kernel should run instead:
+    ``policy.omp`` off or unavailable, one ember thread, fewer than ``policy.omp_min_elements`` values or two rows,
+    or inside one of ember's workers (``_parallel.chunks_for``). The row kernels (``norm``, ``softmax``,
+    ``activation``, ``embedding``, ``optim``) call their ``*_blocks`` form's ``parallel`` with this count."""
+    from .policy import policy  # (policy imports this module)
+
+    if not policy.omp:  # (the common case first: one attribute read)
+        return 0
+    from .. import _parallel
+
+    threads = _parallel.chunks_for(rows, elements, policy.omp_min_elements)
+    if threads < 2 or not policy.use_omp():
+        return 0
+    use_threads(threads)
+    return threads
+
+
+__all__ = ["available", "region_threads", "use_threads"]
