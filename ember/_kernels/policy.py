@@ -67,13 +67,15 @@ class KernelPolicy:
     # process, as PyTorch's. The bits of a GEMM on one thread, for any thread count. OFF (``EMBER_OMP_GEMM=1`` turns
     # it on): measured on the loaded shared machine only (docs/benchmarks.md, 2026-12-06, "one set of threads").
     omp_gemm: bool = field(default_factory=_omp_gemm_from_env)
-    # With ``omp``, the row kernels (LayerNorm / RMSNorm, softmax / log_softmax and their gradients, attention's
-    # too, GELU / SiLU, the embedding's gather and scatter-add, the optimizers' one-pass update) run as one
-    # ``prange`` region over their rows on numba's OpenMP threads from this many elements (``_omp.region_threads``),
-    # instead of from ``min_parallel_pass_elements`` over ember's pool: a region with spinning workers starts in a
-    # few µs, where a hand-off to ember's workers costs 50-300 µs (docs/benchmarks.md, 2026-12-06, "row kernels on
-    # OpenMP's spinning threads").
-    omp_min_elements: int = 1 << 15
+    # With ``omp``, the row kernels (LayerNorm / RMSNorm forward and backward, softmax / log_softmax, softmax's and
+    # attention's gradient, GELU / SiLU, the embedding's gather, Adam's / AdamW's update) run as one ``prange``
+    # region over their rows on numba's OpenMP threads from this many elements (``_omp.region_threads``), instead
+    # of from ``min_parallel_pass_elements`` over ember's pool: a region with spinning workers starts in a few µs,
+    # where a hand-off to ember's workers costs 50-300 µs. Back-to-back calls, (R, 128) float32, one thread against
+    # one region of two, µs (load 17, ``nice -15``): LayerNorm 4.6 / 4.6 at 8 Ki elements, 7.9 / 6.3 at 16 Ki,
+    # 30.2 / 17.4 at 64 Ki; softmax 5.8 / 5.2, 10.5 / 7.5, 43.9 / 23.1; GELU with its derivative 6.3 / 4.8, 12.2 /
+    # 7.3, 48.7 / 23.6 (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads").
+    omp_min_elements: int = 1 << 14
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
     # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, attention's stacked products, and the
