@@ -165,6 +165,9 @@ def test_pointwise_and_gather_kernels_parallel_give_the_serial_bits(n, blocks, t
                     outs.append((out, d))
                 for s, p in zip(*outs):
                     assert np.array_equal(_bits(s), _bits(p))
+        y, prod = rng.standard_normal(n).astype(dtype), np.full_like(x, 7)
+        act.multiply.parallel(x, y, prod)  # (GELU's and SiLU's gradient times the saved derivative)
+        assert np.array_equal(_bits(prod), _bits(x * y))
     w = rng.standard_normal((50, 9)).astype(np.float32)
     idx = rng.integers(0, 50, n)
     out = np.full((n, 9), 7, np.float32)

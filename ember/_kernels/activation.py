@@ -179,3 +179,11 @@ def relu_grad(g, out, gx):
     product): 1-D arrays."""
     for i in prange(g.shape[0]):
         gx[i] = (1.0 if out[i] != 0 else 0.0) * g[i]
+
+
+@kernel
+def multiply(a, b, out):
+    """out = a * b of 1-D arrays (an activation's gradient times its derivative: ``_parallel.multiply``), run only
+    as ``multiply.parallel`` on numba's OpenMP threads (``policy.omp``); NumPy's product, the same bits."""
+    for i in prange(a.shape[0]):
+        out[i] = a[i] * b[i]
