@@ -37,10 +37,16 @@ def gelu_erf(x, out, d):
 def gelu_erf_blocks(x, out, d, blocks):
     """``gelu_erf`` in ``blocks`` ranges (multiples of ``_BLOCK``), one per iteration of a ``prange`` loop (numba's
     OpenMP threads in ``gelu_erf_blocks.parallel``): each element alone, ``gelu_erf``'s bits."""
-    units = (x.shape[0] + _BLOCK - 1) // _BLOCK
     for k in prange(blocks):
-        _gelu_erf_range(x, out, d, min(x.shape[0], units * k // blocks * _BLOCK),
-                        min(x.shape[0], units * (k + 1) // blocks * _BLOCK))
+        lo, hi = _block_range(x.shape[0], k, blocks)
+        _gelu_erf_range(x, out, d, lo, hi)
+
+
+@kernel.inline
+def _block_range(n, k, blocks):
+    """(lo, hi): the k-th of ``blocks`` ranges of n elements, its bounds on multiples of ``_BLOCK``."""
+    units = (n + _BLOCK - 1) // _BLOCK
+    return min(n, units * k // blocks * _BLOCK), min(n, units * (k + 1) // blocks * _BLOCK)
 
 
 @kernel.inline
@@ -131,10 +137,9 @@ def silu(x, out, d):
 @kernel.fused
 def silu_blocks(x, out, d, blocks):
     """``silu`` in ``blocks`` ranges, as ``gelu_erf_blocks``."""
-    units = (x.shape[0] + _BLOCK - 1) // _BLOCK
     for k in prange(blocks):
-        _silu_range(x, out, d, min(x.shape[0], units * k // blocks * _BLOCK),
-                    min(x.shape[0], units * (k + 1) // blocks * _BLOCK))
+        lo, hi = _block_range(x.shape[0], k, blocks)
+        _silu_range(x, out, d, lo, hi)
 
 
 @kernel.inline
