@@ -30,6 +30,7 @@ import threading
 from ._jit import load_numba
 
 _available: bool | None = None  # None: not decided yet
+_policy = None  # ``policy.policy``, once ``region_threads`` first runs
 _local = threading.local()  # numba's thread count is per calling thread: the count last set from this one
 
 
@@ -86,14 +87,15 @@ def region_threads(rows: int, elements: int) -> int:
     ``policy.omp`` off or unavailable, one ember thread, fewer than ``policy.omp_min_elements`` values or two rows,
     or inside one of ember's workers (``_parallel.chunks_for``). The row kernels (``norm``, ``softmax``,
     ``activation``, ``embedding``, ``optim``) call their ``*_blocks`` form's ``parallel`` with this count."""
-    from .policy import policy  # (policy imports this module)
-
-    if not policy.omp:  # (the common case first: one attribute read)
+    global _policy
+    if _policy is None:
+        from .policy import policy as _policy  # (here: policy imports this module)
+    if not _policy.omp:  # (the common case first: every row op asks, small tensors' too)
         return 0
     from .. import _parallel
 
-    threads = _parallel.chunks_for(rows, elements, policy.omp_min_elements)
-    if threads < 2 or not policy.use_omp():
+    threads = _parallel.chunks_for(rows, elements, _policy.omp_min_elements)
+    if threads < 2 or not _policy.use_omp():
         return 0
     use_threads(threads)
     return threads

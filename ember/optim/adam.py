@@ -119,11 +119,12 @@ class Adam(Optimizer):
 def _one_region(p, g, state: dict[str, Any]) -> bool:
     """Whether Adam's update of p runs as ``_kernels.optim.adam``'s one region on numba's OpenMP threads: float32
     or float64 C-contiguous arrays of one dtype, large enough (``_omp.region_threads``)."""
+    if not region_threads(p.size, p.size):  # (first: 0 at once with the switch off)
+        return False
     m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-    return (p.dtype in (xp.float32, xp.float64) and all(type(a) is xp.ndarray and a.dtype == p.dtype
-                                                         and a.shape == p.shape and a.flags.c_contiguous
-                                                         for a in (p, g, m, v))
-            and region_threads(p.size, p.size) > 0)
+    return p.dtype in (xp.float32, xp.float64) and all(type(a) is xp.ndarray and a.dtype == p.dtype
+                                                        and a.shape == p.shape and a.flags.c_contiguous
+                                                        for a in (p, g, m, v))
 
 
 def _single_tensor_adam(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, max_exp_avg_sqs: list | None,
