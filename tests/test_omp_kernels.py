@@ -221,7 +221,7 @@ def test_row_ops_on_omp_threads_give_the_one_thread_bits(threads, monkeypatch):
 
 def _adam_steps(opt_cls, dtype, **options):
     """Three steps of ``opt_cls`` on two parameters (one above the regions' threshold, one below): the parameters
-    and both moments after."""
+    and their state arrays after."""
     rng = np.random.default_rng(11)
     params = [ember.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
               for shape in ((300, 130), (7, 5))]
@@ -231,23 +231,24 @@ def _adam_steps(opt_cls, dtype, **options):
             p.grad = ember.tensor(rng.standard_normal(p.shape).astype(dtype) * (i + 1))
         opt.step()
     return [a.detach().numpy().copy() for p in params
-            for a in (p, opt.state[p]["exp_avg"], opt.state[p]["exp_avg_sq"])]
+            for a in (p, *(v for v in opt.state[p].values() if v.ndim))]
 
 
 @omp_only
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("opt_cls, options", [(ember.optim.AdamW, {}), (ember.optim.Adam, {}),
-                                              (ember.optim.AdamW, {"weight_decay": 0.0})])
+                                              (ember.optim.AdamW, {"weight_decay": 0.0}),
+                                              (ember.optim.RMSprop, {"centered": True})])
 def test_adam_on_omp_threads_gives_the_reference_bits(opt_cls, options, dtype, threads, monkeypatch):
     """Adam's and AdamW's update of a large parameter as one region (``_kernels.optim.adam``) gives the bits of
-    the NumPy reference's passes (``_adam_rows``)."""
+    the NumPy reference's passes (``_adam_rows``); so do RMSprop's three ``add_scaled`` passes as regions."""
     calls = []
     use = _omp.use_threads
     monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
     ember.set_num_threads(2)
     with policy.override(omp=True, omp_min_elements=1 << 14):
         with_omp = _adam_steps(opt_cls, dtype, **options)
-    assert calls == [2] * 3  # the large parameter, each step; the small one on the reference
+    assert calls == [2] * 3 * (3 if opt_cls is ember.optim.RMSprop else 1)  # the large parameter, each step
     with policy.override(omp=False):
         pool = _adam_steps(opt_cls, dtype, **options)
     for a, b in zip(with_omp, pool):
