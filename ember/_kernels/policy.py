@@ -72,7 +72,7 @@ class KernelPolicy:
     # it on): measured on the loaded shared machine only (docs/benchmarks.md, 2026-12-06, "one set of threads").
     omp_gemm: bool = field(default_factory=_omp_gemm_from_env)
     # With ``omp``, the row kernels (LayerNorm / RMSNorm forward and backward, softmax / log_softmax, softmax's and
-    # attention's gradient, GELU / SiLU, the embedding's gather, Adam's / AdamW's update) run as one ``prange``
+    # attention's gradient, GELU / SiLU, the embedding's gather, the optimizers' updates) run as one ``prange``
     # region over their rows on numba's OpenMP threads from this many elements (``_omp.region_threads``), instead
     # of from ``min_parallel_pass_elements`` over ember's pool: a region with spinning workers starts in a few µs,
     # where a hand-off to ember's workers costs 50-300 µs. Back-to-back calls, (R, 128) float32, one thread against
