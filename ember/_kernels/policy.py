@@ -8,7 +8,8 @@ changes some for a ``with`` block and restores them after (how tests pin a path 
 themselves). Nothing here is read at import time but ``EMBER_KERNELS``, ``EMBER_OMP_KERNELS`` and
 ``EMBER_OMP_GEMM``: ``EMBER_KERNELS=numpy`` in the environment starts the process with the NumPy kernels (as when
 numba cannot be imported); ``policy.compiled = False`` does the same later. ``EMBER_OMP_KERNELS=1`` starts it with
-``omp`` on, ``EMBER_OMP_GEMM=1`` with ``omp_gemm``.
+``omp`` on and, unless ``EMBER_OMP_GEMM`` says otherwise, ``omp_gemm`` (one pool for the whole step);
+``EMBER_OMP_GEMM=1`` / ``0`` sets ``omp_gemm`` alone.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def _omp_from_env() -> bool:
 
 
 def _omp_gemm_from_env() -> bool:
-    return os.environ.get("EMBER_OMP_GEMM", "").strip().lower() in ("1", "on", "true", "yes")
+    """``EMBER_OMP_GEMM`` where set, else as ``omp`` (``EMBER_OMP_KERNELS``): one switch puts the row kernels and
+    the GEMMs on numba's OpenMP threads together (``EMBER_OMP_GEMM=0`` keeps the GEMMs off)."""
+    value = os.environ.get("EMBER_OMP_GEMM", "").strip().lower()
+    return value in ("1", "on", "true", "yes") if value else _omp_from_env()
 
 
 def _blas_threads_from_env() -> int:
@@ -69,7 +73,9 @@ class KernelPolicy:
     # of rows on numba's OpenMP threads, each block one OpenBLAS call held to one thread (``omp_gemm.py``), instead of
     # on OpenBLAS's threads or held whole (``blas_one_thread_mnk``): with ``omp``, one set of threads for the whole
     # process, as PyTorch's. The bits of a GEMM on one thread, for any thread count. OFF (``EMBER_OMP_GEMM=1`` turns
-    # it on): measured on the loaded shared machine only (docs/benchmarks.md, 2026-12-06, "one set of threads").
+    # it on; unset, it follows ``EMBER_OMP_KERNELS``): measured idle without ``omp``'s row kernels (no gain) and
+    # loaded with them (docs/benchmarks.md, 2026-12-06, "one set of threads", "row kernels on OpenMP's spinning
+    # threads").
     omp_gemm: bool = field(default_factory=_omp_gemm_from_env)
     # With ``omp``, the row kernels (LayerNorm / RMSNorm forward and backward, softmax / log_softmax, softmax's and
     # attention's gradient, GELU / SiLU, the embedding's gather, the optimizers' updates) run as one ``prange``
