@@ -236,8 +236,7 @@ def parallel_kernel(kern, call: Callable[..., None], rows: int, elements: int, m
     numba's OpenMP threads, a few µs to start instead of a hand-off to ember's workers), else ``parallel_for`` over
     ``kern`` itself. One chunk (small, one thread, inside a worker) calls ``kern`` on the calling thread either way.
     The same bits for any split: ``kern``'s rows are computed independently."""
-    if chunks_for(rows, elements, min_elements) > 1 and policy.use_omp():
-        _omp.use_threads(_num_threads)
+    if _omp.region_threads(rows, elements):  # (from ``policy.omp_min_elements``)
         call(kern.parallel, 0, rows)
     else:
         parallel_for(lambda lo, hi: call(kern, lo, hi), rows, elements, min_elements)
@@ -284,8 +283,18 @@ def multiply(a, b):
     # In a's memory order: a batch-last gradient (behind a convolution) times a batch-last derivative stays
     # batch-last, with no copy to C order of either (reshape(-1) of such a view copies) nor of the result.
     out = xp.empty_like(a)
-    parallel_flat(xp.multiply, a, b, out)
+    parallel_flat(xp.multiply, a, b, out, kern=_multiply_kernel(a))
     return out
+
+
+def _multiply_kernel(a):
+    """``_kernels.activation.multiply`` (a ``prange`` product, for ``parallel_flat``'s regions on numba's OpenMP
+    threads) where ``policy.omp`` could run it on ``a``'s dtype, else None (no numba import otherwise)."""
+    if not policy.omp or a.dtype not in (xp.float32, xp.float64):
+        return None
+    from ._kernels import activation
+
+    return activation.multiply
 
 
 def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
@@ -327,7 +336,9 @@ def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = N
     """
     first = arrays[0]
     least = policy.min_elementwise_elements if min_elements is None else min_elements
-    if (first.size < least and not flat) or not _plain(arrays):
+    # numba's OpenMP threads from ``policy.omp_min_elements`` (``_omp.region_threads``), where ``kern`` is given
+    regions = kern is not None and _plain(arrays) and _omp.region_threads(first.size, first.size) > 0
+    if (first.size < least and not flat and not regions) or not _plain(arrays):
         fn(*arrays)
         return
     order = sorted(range(first.ndim), key=lambda i: -first.strides[i])
@@ -338,8 +349,7 @@ def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = N
             fn(*arrays)
             return
         flats.append(t.reshape(-1))
-    if kern is not None and chunks_for(first.size, first.size, least) > 1 and policy.use_omp():
-        _omp.use_threads(_num_threads)
+    if regions:
         kern.parallel(*flats)
         return
     parallel_rows(fn, *flats, min_elements=min_elements)

@@ -165,8 +165,9 @@ def test_linear_takes_the_blocks_only_with_the_switch_and_restores_openblas(thre
 
 def test_env_switch_turns_it_on_at_start_up():
     code = "from ember._kernels.policy import policy; print(policy.omp_gemm)"
-    for value, expected in (("1", "True"), ("", "False")):
-        env = dict(os.environ, EMBER_OMP_GEMM=value, PYTHONPATH=str(ROOT))
+    # unset, it follows EMBER_OMP_KERNELS (one switch for the row kernels and the GEMMs); set, it decides alone
+    for value, kernels, expected in (("1", "", "True"), ("", "", "False"), ("", "1", "True"), ("0", "1", "False")):
+        env = dict(os.environ, EMBER_OMP_GEMM=value, EMBER_OMP_KERNELS=kernels, PYTHONPATH=str(ROOT))
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert out.stdout.strip() == expected, out.stderr
 

@@ -16,6 +16,9 @@ from ember import _parallel
 from ember._kernels import _omp, policy
 from ember._kernels import activation as act
 from ember._kernels import batch_norm as bn
+from ember._kernels import embedding as emb
+from ember._kernels import norm as nk
+from ember._kernels import softmax as sm
 
 compiled_only = pytest.mark.skipif(not policy.use_compiled(), reason="numba is not installed (or EMBER_KERNELS=numpy)")
 omp_only = pytest.mark.skipif(not (policy.use_compiled() and _omp.available()),
@@ -81,6 +84,175 @@ def test_relu_kernels_parallel_give_the_serial_bits(n, dtype, two_threads):
     act.relu_grad(g, ref, serial)
     act.relu_grad.parallel(g, ref, parallel)
     assert np.array_equal(_bits(serial), _bits(parallel))
+
+
+@omp_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, feats", [(1, 1), (7, 33), (333, 211)])
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_norm_kernels_parallel_give_the_serial_bits(rows, feats, blocks, dtype, two_threads):
+    rng = np.random.default_rng(rows)
+    x = (rng.standard_normal((rows, feats)) * 3 + 1).astype(dtype)
+    g, xh = rng.standard_normal((rows, feats)).astype(dtype), rng.standard_normal((rows, feats)).astype(dtype)
+    invstd = np.abs(rng.standard_normal((rows, 1))).astype(dtype)
+    for w, b in ((rng.standard_normal(feats).astype(dtype), rng.standard_normal(feats).astype(dtype)),
+                 (rng.standard_normal(feats).astype(dtype), np.empty(0, dtype)), (np.empty(0, dtype),) * 2):
+        for center in (True, False):
+            for keep in (True, False):
+                results = []
+                for k, extra in ((nk.layer_norm, ()), (nk.layer_norm_blocks.parallel, (blocks,)),
+                                 (nk.layer_norm_blocks, (blocks,))):
+                    out = np.full_like(x, 7)
+                    scratch = ((np.empty_like(x), np.empty((rows, 1), dtype)) if keep else
+                               (np.empty((1, feats), dtype), np.empty((1, 1), dtype)))
+                    k(x, w, b, dtype(1e-5), center, *scratch, out, *extra)
+                    results.append((out, *scratch) if keep else (out,))
+                for other in results[1:]:
+                    for s, p in zip(results[0], other):
+                        assert np.array_equal(_bits(s), _bits(p))
+            results = []
+            for k in (nk.layer_norm_grad, nk.layer_norm_grad.parallel):
+                gw_rows, gx = np.empty_like(g), np.empty_like(g)
+                k(g, xh, invstd, w, center, gw_rows, gx)
+                results.append((gw_rows, gx))
+            for s, p in zip(*results):
+                assert np.array_equal(_bits(s), _bits(p))
+
+
+@omp_only
+@pytest.mark.parametrize("rows, n", [(1, 16), (5, 7), (64, 64), (300, 211)])
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_softmax_kernels_parallel_give_the_serial_bits(rows, n, blocks, two_threads):
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((rows, n)) * 6).astype(np.float32)
+    if rows > 3:  # the redo paths: a NaN entry, a row of -inf, a +inf entry
+        x[1, n // 2], x[2], x[3, 0] = np.nan, -np.inf, np.inf
+    for causal in (0, 4, rows):
+        for empty_zero in (False, True):
+            serial, parallel = np.empty_like(x), np.full_like(x, 7)
+            sm.softmax(x, serial, np.float32(0.7), causal, 0, empty_zero)
+            sm.softmax_blocks.parallel(x, parallel, np.float32(0.7), causal, empty_zero, blocks)
+            assert np.array_equal(_bits(serial), _bits(parallel))
+    if n >= 16:
+        serial, parallel = np.empty_like(x), np.full_like(x, 7)
+        sm.log_softmax(x, serial)
+        sm.log_softmax_blocks.parallel(x, parallel, blocks)
+        assert np.array_equal(_bits(serial), _bits(parallel))
+    y = np.abs(rng.standard_normal((rows, n))).astype(np.float32)
+    g = rng.standard_normal((rows, n)).astype(np.float32)
+    serial, parallel = np.empty_like(g), g.copy()
+    sm.softmax_vjp(g, y, serial, np.float32(0.25))
+    sm.softmax_vjp.parallel(parallel, y, parallel, np.float32(0.25))  # (in place, as attention's backward)
+    assert np.array_equal(_bits(serial), _bits(parallel))
+
+
+@omp_only
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_pointwise_and_gather_kernels_parallel_give_the_serial_bits(n, blocks, two_threads):
+    rng = np.random.default_rng(n)
+    for dtype in (np.float32, np.float64):
+        x = (rng.standard_normal(n) * 4).astype(dtype)
+        x[::97] = np.nan
+        pairs = [(act.gelu_erf64, act.gelu_erf64.parallel, ())] if dtype == np.float64 else [
+            (act.gelu_erf, act.gelu_erf_blocks.parallel, (blocks,)), (act.silu, act.silu_blocks.parallel, (blocks,))]
+        for serial_k, parallel_k, extra in pairs:
+            for need in (True, False):
+                outs = []
+                for k, more in ((serial_k, ()), (parallel_k, extra)):
+                    out, d = np.full_like(x, 7), np.full(n if need else 0, 7, dtype)
+                    k(x, out, d, *more)
+                    outs.append((out, d))
+                for s, p in zip(*outs):
+                    assert np.array_equal(_bits(s), _bits(p))
+        y, prod = rng.standard_normal(n).astype(dtype), np.full_like(x, 7)
+        act.multiply.parallel(x, y, prod)  # (GELU's and SiLU's gradient times the saved derivative)
+        assert np.array_equal(_bits(prod), _bits(x * y))
+    w = rng.standard_normal((50, 9)).astype(np.float32)
+    idx = rng.integers(0, 50, n)
+    out = np.full((n, 9), 7, np.float32)
+    emb.gather_rows.parallel(w, idx, out, 0, n)
+    assert np.array_equal(out, w[idx])
+
+
+def _block_step(x_np, idx_np):
+    """A transformer block's row ops, forward and backward: embedding, LayerNorm, causal attention (softmax and its
+    gradient), GELU, RMSNorm, SiLU, softmax, log_softmax and cross-entropy; the outputs and every gradient."""
+    ember.manual_seed(0)
+    f = ember.nn.functional
+    emb_w = ember.randn(40, 64, requires_grad=True)
+    ln, rms = ember.nn.LayerNorm(64), ember.nn.RMSNorm(64)
+    x = ember.tensor(x_np, requires_grad=True)
+    h = x + f.embedding(ember.tensor(idx_np), emb_w)
+    h = ln(h)
+    q = h.reshape(16, 32, 4, 16).transpose(1, 2)
+    a = f.scaled_dot_product_attention(q, q * 0.5, q * 2, is_causal=True).transpose(1, 2).reshape(16, 32, 64)
+    h = f.gelu(rms(a + h)) + f.silu(h) + f.softmax(h, -1)
+    logits = h.reshape(-1, 64)
+    loss = f.cross_entropy(logits, ember.tensor(idx_np.reshape(-1))) + f.log_softmax(logits, -1).square().mean()
+    loss.backward()
+    return [t.detach().numpy().copy() for t in (loss, x.grad, emb_w.grad, ln.weight.grad, ln.bias.grad,
+                                                   rms.weight.grad)]
+
+
+@omp_only
+def test_row_ops_on_omp_threads_give_the_one_thread_bits(threads, monkeypatch):
+    """With ``policy.omp`` at two threads the row kernels run as one region each, from ``omp_min_elements`` (32 Ki
+    here, where ember's pool would not split below 64 Ki in this test), with the bits of one thread."""
+    rng = np.random.default_rng(7)
+    x, idx = rng.standard_normal((16, 32, 64)).astype(np.float32), rng.integers(0, 40, (16, 32))
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    ember.set_num_threads(2)
+    with policy.override(omp=True, omp_min_elements=1 << 14):
+        with_omp = _block_step(x, idx)
+    assert len(calls) >= 12 and set(calls) == {2}  # every row op above, forward and backward
+    calls.clear()
+    with policy.override(omp=False):
+        pool = _block_step(x, idx)
+    ember.set_num_threads(1)
+    with policy.override(omp=True, omp_min_elements=1 << 14):
+        one = _block_step(x, idx)
+    assert not calls
+    for a, b, c in zip(with_omp, pool, one):
+        assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
+
+
+def _adam_steps(opt_cls, dtype, **options):
+    """Three steps of ``opt_cls`` on two parameters (one above the regions' threshold, one below): the parameters
+    and their state arrays after."""
+    rng = np.random.default_rng(11)
+    params = [ember.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
+              for shape in ((300, 130), (7, 5))]
+    opt = opt_cls(params, lr=0.01, **options)
+    for i in range(3):
+        for p in params:
+            p.grad = ember.tensor(rng.standard_normal(p.shape).astype(dtype) * (i + 1))
+        opt.step()
+    return [a.detach().numpy().copy() for p in params
+            for a in (p, *(v for v in opt.state[p].values() if v.ndim))]
+
+
+@omp_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("opt_cls, options", [(ember.optim.AdamW, {}), (ember.optim.Adam, {}),
+                                              (ember.optim.AdamW, {"weight_decay": 0.0}),
+                                              (ember.optim.RMSprop, {"centered": True})])
+def test_adam_on_omp_threads_gives_the_reference_bits(opt_cls, options, dtype, threads, monkeypatch):
+    """Adam's and AdamW's update of a large parameter as one region (``_kernels.optim.adam``) gives the bits of
+    the NumPy reference's passes (``_adam_rows``); so do RMSprop's three ``add_scaled`` passes as regions."""
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    ember.set_num_threads(2)
+    with policy.override(omp=True, omp_min_elements=1 << 14):
+        with_omp = _adam_steps(opt_cls, dtype, **options)
+    assert calls == [2] * 3 * (3 if opt_cls is ember.optim.RMSprop else 1)  # the large parameter, each step
+    with policy.override(omp=False):
+        pool = _adam_steps(opt_cls, dtype, **options)
+    for a, b in zip(with_omp, pool):
+        assert np.array_equal(_bits(a), _bits(b))
 
 
 def _step(x_np, layout_t):

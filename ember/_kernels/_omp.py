@@ -30,6 +30,7 @@ import threading
 from ._jit import load_numba
 
 _available: bool | None = None  # None: not decided yet
+_policy = None  # ``policy.policy``, once ``region_threads`` first runs
 _local = threading.local()  # numba's thread count is per calling thread: the count last set from this one
 
 
@@ -80,4 +81,24 @@ def use_threads(n: int) -> None:
         _local.threads = n
 
 
-__all__ = ["available", "use_threads"]
+def region_threads(rows: int, elements: int) -> int:
+    """How many of numba's OpenMP threads one ``prange`` region over ``rows`` independent rows (``elements`` values
+    in all) should run on, set for this thread's next regions; 0 where the serial kernel should run instead:
+    ``policy.omp`` off or unavailable, one ember thread, fewer than ``policy.omp_min_elements`` values or two rows,
+    or inside one of ember's workers (``_parallel.chunks_for``). The row kernels (``norm``, ``softmax``,
+    ``activation``, ``embedding``, ``optim``) call their ``*_blocks`` form's ``parallel`` with this count."""
+    global _policy
+    if _policy is None:
+        from .policy import policy as _policy  # (here: policy imports this module)
+    if not _policy.omp:  # (the common case first: every row op asks, small tensors' too)
+        return 0
+    from .. import _parallel
+
+    threads = _parallel.chunks_for(rows, elements, _policy.omp_min_elements)
+    if threads < 2 or not _policy.use_omp():
+        return 0
+    use_threads(threads)
+    return threads
+
+
+__all__ = ["available", "region_threads", "use_threads"]

@@ -30,12 +30,34 @@ _AS = tuple(_F(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736
 @kernel.fused
 def gelu_erf(x, out, d):
     """out = x Phi(x) and, when d is as long as x, d = Phi(x) + x phi(x): 1-D float32 arrays."""
+    _gelu_erf_range(x, out, d, 0, x.shape[0])
+
+
+@kernel.fused
+def gelu_erf_blocks(x, out, d, blocks):
+    """``gelu_erf`` in ``blocks`` ranges (multiples of ``_BLOCK``), one per iteration of a ``prange`` loop (numba's
+    OpenMP threads in ``gelu_erf_blocks.parallel``): each element alone, ``gelu_erf``'s bits."""
+    for k in prange(blocks):
+        lo, hi = _block_range(x.shape[0], k, blocks)
+        _gelu_erf_range(x, out, d, lo, hi)
+
+
+@kernel.inline
+def _block_range(n, k, blocks):
+    """(lo, hi): the k-th of ``blocks`` ranges of n elements, its bounds on multiples of ``_BLOCK``."""
+    units = (n + _BLOCK - 1) // _BLOCK
+    return min(n, units * k // blocks * _BLOCK), min(n, units * (k + 1) // blocks * _BLOCK)
+
+
+@kernel.inline
+def _gelu_erf_range(x, out, d, lo, hi):
+    """``gelu_erf`` of elements lo..hi-1, a block of ``_BLOCK`` at a time."""
     n = x.shape[0]
     e = np.empty(_BLOCK, np.float32)  # exp(-x^2 / 2) = e 2^k for a block
     bits = np.empty(_BLOCK, np.int32)
     scale = bits.view(np.float32)  # 2^k
-    for b0 in range(0, n, _BLOCK):
-        m = min(_BLOCK, n - b0)
+    for b0 in range(lo, hi, _BLOCK):
+        m = min(_BLOCK, hi - b0)
         xs, os = x[b0:b0 + m], out[b0:b0 + m]
         _exp_half_square(xs, e, bits)
         if d.shape[0] == n:
@@ -55,10 +77,11 @@ def gelu_erf(x, out, d):
 @kernel
 def gelu_erf64(x, out, d):
     """``gelu_erf`` for float64, with the C library's erfc (the polynomial's 1.5e-7 is far above float64's
-    rounding): out = x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2, and, when d is as long as x, d = Phi(x) + x phi(x)."""
+    rounding): out = x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2, and, when d is as long as x, d = Phi(x) + x phi(x).
+    Its ``prange`` loop runs on numba's OpenMP threads in ``gelu_erf64.parallel``."""
     n = x.shape[0]
     full = d.shape[0] == n
-    for i in range(n):
+    for i in prange(n):
         v = x[i]
         cdf = math.erfc(v * -_SQRT_HALF64) * 0.5
         out[i] = v * cdf
@@ -108,12 +131,26 @@ def silu(x, out, d):
     """out = x sigmoid(x) and, when d is as long as x, d = s (1 + x (1 - s)), s = sigmoid(x): 1-D float32 arrays.
     sigmoid(x) from e = exp(-|x|) <= 1: 1 / (1 + e) for x >= 0, e / (1 + e) below (no overflow); e is 0 below
     -87 (``exp_split``), so sigmoid(x) there is 0 where PyTorch keeps a subnormal."""
+    _silu_range(x, out, d, 0, x.shape[0])
+
+
+@kernel.fused
+def silu_blocks(x, out, d, blocks):
+    """``silu`` in ``blocks`` ranges, as ``gelu_erf_blocks``."""
+    for k in prange(blocks):
+        lo, hi = _block_range(x.shape[0], k, blocks)
+        _silu_range(x, out, d, lo, hi)
+
+
+@kernel.inline
+def _silu_range(x, out, d, lo, hi):
+    """``silu`` of elements lo..hi-1, a block of ``_BLOCK`` at a time."""
     n = x.shape[0]
     e = np.empty(_BLOCK, np.float32)
     bits = np.empty(_BLOCK, np.int32)
     scale = bits.view(np.float32)  # 2^k
-    for b0 in range(0, n, _BLOCK):
-        m = min(_BLOCK, n - b0)
+    for b0 in range(lo, hi, _BLOCK):
+        m = min(_BLOCK, hi - b0)
         xs, os = x[b0:b0 + m], out[b0:b0 + m]  # (slices: indexing x[b0 + i] measured 3x slower)
         for i in range(m):
             e[i], bits[i] = exp_split(-abs(xs[i]))
@@ -147,3 +184,11 @@ def relu_grad(g, out, gx):
     product): 1-D arrays."""
     for i in prange(g.shape[0]):
         gx[i] = (1.0 if out[i] != 0 else 0.0) * g[i]
+
+
+@kernel
+def multiply(a, b, out):
+    """out = a * b of 1-D arrays (an activation's gradient times its derivative: ``_parallel.multiply``), run only
+    as ``multiply.parallel`` on numba's OpenMP threads (``policy.omp``); NumPy's product, the same bits."""
+    for i in prange(a.shape[0]):
+        out[i] = a[i] * b[i]

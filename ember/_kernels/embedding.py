@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import kernel, prange
 
 
 @kernel
 def gather_rows(w, idx, out, lo, hi):
     """out[i] = w[idx[i]] for i in lo..hi-1: a lookup's forward; idx (L,), out (L, D)."""
     d = w.shape[1]
-    for i in range(lo, hi):
+    for i in prange(lo, hi):  # (numba's OpenMP threads in ``gather_rows.parallel``)
         r = idx[i]
         for j in range(d):
             out[i, j] = w[r, j]

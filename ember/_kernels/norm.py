@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import kernel, prange
 from .rows import row_dot, row_sum
 
 
@@ -20,11 +20,33 @@ def layer_norm(x, w, b, eps, center, xhat, invstd, out):
     """Rows of x (R, F): xhat = (x - mean) / sqrt(var + eps), invstd (R, 1), out = xhat * w + b (w, b: (F,), or
     empty for none). ``xhat`` and ``invstd`` of one row only: scratch (inference keeps neither). ``center``
     False: RMSNorm, xhat = x / sqrt(mean(x^2) + eps)."""
+    _layer_norm_rows(x, w, b, eps, center, xhat, invstd, out, 0, x.shape[0])
+
+
+@kernel
+def layer_norm_blocks(x, w, b, eps, center, xhat, invstd, out, blocks):
+    """``layer_norm`` in ``blocks`` ranges of rows, one per iteration of a ``prange`` loop (numba's OpenMP threads
+    in ``layer_norm_blocks.parallel``); ``xhat`` and ``invstd`` of one row: scratch of its own per range. Each row
+    is computed alone: ``layer_norm``'s bits."""
     r_, f = x.shape
+    keep = xhat.shape[0] == r_
+    for k in prange(blocks):
+        lo, hi = r_ * k // blocks, r_ * (k + 1) // blocks
+        if keep:
+            _layer_norm_rows(x, w, b, eps, center, xhat, invstd, out, lo, hi)
+        else:
+            _layer_norm_rows(x, w, b, eps, center, np.empty((1, f), x.dtype), np.empty((1, 1), x.dtype), out, lo,
+                             hi)
+
+
+@kernel.inline
+def _layer_norm_rows(x, w, b, eps, center, xhat, invstd, out, lo, hi):
+    """``layer_norm`` of rows lo..hi-1 (xhat and invstd of one row: scratch, as there)."""
+    f = x.shape[1]
     scale = 1.0 / f
     w2, b2 = w.reshape((1, w.shape[0])), b.reshape((1, b.shape[0]))
-    keep = xhat.shape[0] == r_
-    for r in range(r_):
+    keep = xhat.shape[0] == x.shape[0]
+    for r in range(lo, hi):
         h = r if keep else 0
         mean = x.dtype.type(row_sum(x, r, f) * scale) if center else x.dtype.type(0)
         for j in range(f):
@@ -51,11 +73,12 @@ def layer_norm(x, w, b, eps, center, xhat, invstd, out):
 def layer_norm_grad(g, xhat, invstd, w, center, gw_rows, gx):
     """gx = invstd (g w - mean(g w) - xhat mean(g w xhat)) per row, and gw_rows = g * xhat (summed over rows
     after, for the weight's gradient); w (F,) or empty for none. ``center`` False: RMSNorm's, without the
-    mean(g w) term."""
+    mean(g w) term. Its ``prange`` loop runs on numba's OpenMP threads in ``layer_norm_grad.parallel`` (each row
+    alone: the same bits)."""
     r_, f = g.shape
     scale = 1.0 / f
     w2 = w.reshape((1, w.shape[0]))
-    for r in range(r_):
+    for r in prange(r_):
         for j in range(f):
             gw_rows[r, j] = g[r, j] * xhat[r, j]
         if w.shape[0]:
@@ -71,7 +94,6 @@ def layer_norm_grad(g, xhat, invstd, w, center, gw_rows, gx):
         inv = invstd[r, 0]
         for j in range(f):
             gx[r, j] = (gx[r, j] - m1 - xhat[r, j] * m2) * inv
-
 
 
 @kernel

@@ -8,7 +8,8 @@ changes some for a ``with`` block and restores them after (how tests pin a path 
 themselves). Nothing here is read at import time but ``EMBER_KERNELS``, ``EMBER_OMP_KERNELS`` and
 ``EMBER_OMP_GEMM``: ``EMBER_KERNELS=numpy`` in the environment starts the process with the NumPy kernels (as when
 numba cannot be imported); ``policy.compiled = False`` does the same later. ``EMBER_OMP_KERNELS=1`` starts it with
-``omp`` on, ``EMBER_OMP_GEMM=1`` with ``omp_gemm``.
+``omp`` on and, unless ``EMBER_OMP_GEMM`` says otherwise, ``omp_gemm`` (one pool for the whole step);
+``EMBER_OMP_GEMM=1`` / ``0`` sets ``omp_gemm`` alone.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def _omp_from_env() -> bool:
 
 
 def _omp_gemm_from_env() -> bool:
-    return os.environ.get("EMBER_OMP_GEMM", "").strip().lower() in ("1", "on", "true", "yes")
+    """``EMBER_OMP_GEMM`` where set, else as ``omp`` (``EMBER_OMP_KERNELS``): one switch puts the row kernels and
+    the GEMMs on numba's OpenMP threads together (``EMBER_OMP_GEMM=0`` keeps the GEMMs off)."""
+    value = os.environ.get("EMBER_OMP_GEMM", "").strip().lower()
+    return value in ("1", "on", "true", "yes") if value else _omp_from_env()
 
 
 def _blas_threads_from_env() -> int:
@@ -59,14 +63,29 @@ class KernelPolicy:
     # the ResNet-style step at two threads took 711-749 ms of CPU and 2.2-3.9 s of wall clock per step against
     # 156-177 ms and 0.5-0.9 s with ember's pool (GNU OpenMP's workers spin after each region, on the core ember's
     # own workers and OpenBLAS's need; PyTorch's OpenMP slowed the same way there: torch.exp at two threads 21 ms
-    # against 0.12 at one). Not yet measured on the idle machine (docs/benchmarks.md).
+    # against 0.12 at one). Not yet measured on the idle machine (docs/benchmarks.md). With it on, the row kernels
+    # (LayerNorm, softmax, GELU, Adam, ...) run as regions from ``omp_min_elements``; with ``omp_gemm`` too, the
+    # GPT-style and LLaMA-style steps at two threads took 33.5 / 90.0 ms of wall clock against 61.3 / 186.7 off, in
+    # one process alternating (load 18, ``nice -15``), GPT inference at batch 1 3.25 against 2.08: the idle A/B of
+    # both switches decides the default (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads").
     omp: bool = field(default_factory=_omp_from_env)
     # GEMMs OpenBLAS would thread (more than ``blas_threaded_mnk`` multiply-adds, 32 rows or more) split into blocks
     # of rows on numba's OpenMP threads, each block one OpenBLAS call held to one thread (``omp_gemm.py``), instead of
     # on OpenBLAS's threads or held whole (``blas_one_thread_mnk``): with ``omp``, one set of threads for the whole
     # process, as PyTorch's. The bits of a GEMM on one thread, for any thread count. OFF (``EMBER_OMP_GEMM=1`` turns
-    # it on): measured on the loaded shared machine only (docs/benchmarks.md, 2026-12-06, "one set of threads").
+    # it on; unset, it follows ``EMBER_OMP_KERNELS``): measured idle without ``omp``'s row kernels (no gain) and
+    # loaded with them (docs/benchmarks.md, 2026-12-06, "one set of threads", "row kernels on OpenMP's spinning
+    # threads").
     omp_gemm: bool = field(default_factory=_omp_gemm_from_env)
+    # With ``omp``, the row kernels (LayerNorm / RMSNorm forward and backward, softmax / log_softmax, softmax's and
+    # attention's gradient, GELU / SiLU, the embedding's gather, the optimizers' updates) run as one ``prange``
+    # region over their rows on numba's OpenMP threads from this many elements (``_omp.region_threads``), instead
+    # of from ``min_parallel_pass_elements`` over ember's pool: a region with spinning workers starts in a few µs,
+    # where a hand-off to ember's workers costs 50-300 µs. Back-to-back calls, (R, 128) float32, one thread against
+    # one region of two, µs (load 17, ``nice -15``): LayerNorm 4.6 / 4.6 at 8 Ki elements, 7.9 / 6.3 at 16 Ki,
+    # 30.2 / 17.4 at 64 Ki; softmax 5.8 / 5.2, 10.5 / 7.5, 43.9 / 23.1; GELU with its derivative 6.3 / 4.8, 12.2 /
+    # 7.3, 48.7 / 23.6 (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads").
+    omp_min_elements: int = 1 << 14
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
     # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, attention's stacked products, and the

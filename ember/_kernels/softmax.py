@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import kernel, prange
 from .rows import exp_split, row_dot, row_sum
 
 _F = np.float32
@@ -31,13 +31,28 @@ def softmax(x, out, scale, block_rows, first_row, empty_zero):
     its first (first_row + r) % block_rows + 1 entries (the rest are 0; ``first_row``: x's first row in the whole
     array, when x is a chunk of it). A row whose kept entries are all -inf gives zeros when ``empty_zero``
     (scaled_dot_product_attention), NaN otherwise (softmax)."""
-    r_, n = x.shape
+    _softmax_rows(x, out, scale, block_rows, first_row, empty_zero, 0, x.shape[0])
+
+
+@kernel.fused
+def softmax_blocks(x, out, scale, block_rows, empty_zero, blocks):
+    """``softmax`` of all of x's rows in ``blocks`` ranges, one per iteration of a ``prange`` loop (numba's OpenMP
+    threads in ``softmax_blocks.parallel``), each with its own scratch: each row alone, ``softmax``'s bits."""
+    r_ = x.shape[0]
+    for k in prange(blocks):
+        _softmax_rows(x, out, scale, block_rows, 0, empty_zero, r_ * k // blocks, r_ * (k + 1) // blocks)
+
+
+@kernel.inline
+def _softmax_rows(x, out, scale, block_rows, first_row, empty_zero, lo, hi):
+    """``softmax`` of rows lo..hi-1."""
+    n = x.shape[1]
     keys = x.view(np.int32)  # (the row max on order-preserving integer keys: see ``_row_max_key``)
     cell = np.empty(1, np.int32)
     cell_f = cell.view(np.float32)
     bits = np.empty(n, np.int32)
     two_k = bits.view(np.float32)
-    for r in range(r_):  # (2-D indexing: a row view per row costs reference-count updates worth ~30 % here)
+    for r in range(lo, hi):  # (2-D indexing: a row view per row costs reference-count updates worth ~30 % here)
         valid = n if block_rows == 0 else min(n, (first_row + r) % block_rows + 1)
         cell[0] = _row_max_key(keys, r, valid)
         shift = cell_f[0]
@@ -71,14 +86,28 @@ def log_softmax(x, out):
     ``out`` holds the row's exps until the last pass overwrites them (out is not x). Rows of fewer than 16 entries
     (which PyTorch adds one after another) stay on the reference: per row, this loop cost more than its passes
     over the whole array (52 against 33 µs for (2048, 5))."""
-    r_, n = x.shape
+    _log_softmax_rows(x, out, 0, x.shape[0])
+
+
+@kernel.fused
+def log_softmax_blocks(x, out, blocks):
+    """``log_softmax`` in ``blocks`` ranges of rows, as ``softmax_blocks``."""
+    r_ = x.shape[0]
+    for k in prange(blocks):
+        _log_softmax_rows(x, out, r_ * k // blocks, r_ * (k + 1) // blocks)
+
+
+@kernel.inline
+def _log_softmax_rows(x, out, lo, hi):
+    """``log_softmax`` of rows lo..hi-1."""
+    n = x.shape[1]
     keys = x.view(np.int32)
     cell = np.empty(1, np.int32)
     cell_f = cell.view(np.float32)
     bits = np.empty(n, np.int32)
     two_k = bits.view(np.float32)
     tail = np.empty(16, np.float32)
-    for r in range(r_):
+    for r in range(lo, hi):
         cell[0] = _row_max_key(keys, r, n)
         m = cell_f[0]
         _exp_shifted(x, out, r, n, m, _F(1), bits, two_k)
@@ -177,7 +206,7 @@ def softmax_vjp(g, y, out, scale):
     """out = (g - rowsum(g * y)) * y * scale per row (out may be g): softmax's vector-Jacobian product, times
     attention's scale (1 for softmax)."""
     r_, n = g.shape
-    for r in range(r_):
+    for r in prange(r_):  # (numba's OpenMP threads in ``softmax_vjp.parallel``)
         d = _F(row_dot(g, r, y, r, n))
         for j in range(n):
             out[r, j] = (g[r, j] - d) * y[r, j] * scale

@@ -10,6 +10,7 @@ from functools import partial
 from .. import _dtype
 from .._backend import xp
 from .._kernels import softmax as compiled
+from .._kernels._omp import region_threads
 from .._kernels.policy import policy
 from .._parallel import chunks_for, parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
@@ -101,12 +102,20 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
     least = policy.min_parallel_pass_elements  # (the compiled kernels': a few passes over each row)
     if log and x.shape[1] >= 16 and compiled_softmax(x) and not causal and scale == 1 and not empty_rows_zero:
         # each row shifted by its own max, summed and subtracted as PyTorch's kernel (ember/_kernels/softmax.py)
+        threads = region_threads(x.shape[0], x.size)
+        if threads:  # one region on numba's OpenMP threads (policy.omp)
+            compiled.log_softmax_blocks.parallel(x, out, threads)
+            return
         if chunks_for(x.shape[0], x.size, least) == 1:
             compiled.log_softmax(x, out)
             return
         parallel_for(lambda lo, hi: compiled.log_softmax(x[lo:hi], out[lo:hi]), x.shape[0], x.size, least)
         return
     if not log and compiled_softmax(x):  # one pass per row, each shifted by its own max (ember/_kernels/softmax.py)
+        threads = region_threads(x.shape[0], x.size)
+        if threads:  # one region on numba's OpenMP threads (policy.omp)
+            compiled.softmax_blocks.parallel(x, out, x.dtype.type(scale), causal, empty_rows_zero, threads)
+            return
         if chunks_for(x.shape[0], x.size, least) == 1:  # one chunk (small, or one thread): all rows, no closure
             compiled.softmax(x, out, x.dtype.type(scale), causal, 0, empty_rows_zero)
             return
@@ -153,9 +162,10 @@ def _softmax_chunk(x, out, shift, log: bool, empty_rows_zero: bool) -> None:
 def softmax_vjp(g, y, out, scale=None) -> None:
     """out = y * (g - rowsum(g * y)) (times ``scale``, a scalar of g's dtype, if given) for 2-D C-contiguous rows
     (out may be g): softmax's vector-Jacobian product, each row on its own (callers split rows among the intra-op
-    threads)."""
+    threads; with ``policy.omp``, the compiled kernel on all rows runs as one region on numba's OpenMP threads)."""
     if compiled_softmax(g) and y.dtype == g.dtype and out.dtype == g.dtype:
-        compiled.softmax_vjp(g, y, out, g.dtype.type(1) if scale is None else scale)
+        kern = compiled.softmax_vjp.parallel if region_threads(g.shape[0], g.size) else compiled.softmax_vjp
+        kern(g, y, out, g.dtype.type(1) if scale is None else scale)
         return
     dot = xp.einsum("ij,ij->i", g, y)[:, None]
     xp.subtract(g, dot, out=out)
@@ -219,8 +229,11 @@ class Softmax(Node):
         y2 = _as_rows(self.saved[0], self.dim)[0]  # (y2 again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
-        parallel_rows(softmax_vjp, g2, _wide(y2), dx,
-                      min_elements=policy.min_parallel_pass_elements if compiled_softmax(g2) else None)
+        if compiled_softmax(g2) and region_threads(g2.shape[0], g2.size):  # whole: one region (policy.omp)
+            softmax_vjp(g2, _wide(y2), dx)
+        else:
+            parallel_rows(softmax_vjp, g2, _wide(y2), dx,
+                          min_elements=policy.min_parallel_pass_elements if compiled_softmax(g2) else None)
         return (self.restore(dx.astype(y2.dtype, copy=False)),)
 
 

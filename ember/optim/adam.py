@@ -8,6 +8,8 @@ from functools import partial
 from typing import Any
 
 from .._backend import xp
+from .._kernels import optim as compiled
+from .._kernels._omp import region_threads
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ._helpers import adam_family_grad, check_betas, lerp_, second_moment_
@@ -98,12 +100,31 @@ class Adam(Optimizer):
         # theta -= lr / (1 - beta1^t) * m / (sqrt(v) / c + eps) with c = sqrt(1 - beta2^t), computed as
         # theta -= (lr c / (1 - beta1^t)) * m / (sqrt(v) + eps c): one pass fewer over the arrays
         c = math.sqrt(1 - beta2**t)
+        step_size, eps_c = -lr * c / (1 - beta1**t), group["eps"] * c
+        if not decayed and not group["amsgrad"] and _one_region(p, g, state):
+            # one pass on numba's OpenMP threads (policy.omp): _adam_rows' arithmetic, the same bits
+            dt = p.dtype.type
+            compiled.adam.parallel(p.reshape(-1), g.reshape(-1), state["exp_avg"]._data.reshape(-1),
+                                   state["exp_avg_sq"]._data.reshape(-1), dt(1 if shrink is None else shrink),
+                                   dt(1 - beta1), dt(beta2), dt(1 - beta2), dt(eps_c), dt(step_size))
+            return
         kernel = partial(_adam_rows, shrink=shrink, weight_decay=weight_decay, maximize=group["maximize"],
-                         beta1=beta1, beta2=beta2, eps_c=group["eps"] * c, step_size=-lr * c / (1 - beta1**t))
+                         beta1=beta1, beta2=beta2, eps_c=eps_c, step_size=step_size)
         # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
         parallel_blocks(kernel, p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p),
                         self._scratch(g, 1) if decayed else None,
                         state["max_exp_avg_sq"]._data if group["amsgrad"] else None)
+
+
+def _one_region(p, g, state: dict[str, Any]) -> bool:
+    """Whether Adam's update of p runs as ``_kernels.optim.adam``'s one region on numba's OpenMP threads: float32
+    or float64 C-contiguous arrays of one dtype, large enough (``_omp.region_threads``)."""
+    if not region_threads(p.size, p.size):  # (first: 0 at once with the switch off)
+        return False
+    m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+    return p.dtype in (xp.float32, xp.float64) and all(type(a) is xp.ndarray and a.dtype == p.dtype
+                                                        and a.shape == p.shape and a.flags.c_contiguous
+                                                        for a in (p, g, m, v))
 
 
 def _single_tensor_adam(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, max_exp_avg_sqs: list | None,

@@ -49,6 +49,7 @@ from .. import _trace, _warnings
 from .._backend import quiet, xp
 from .._dtype import float32, get_default_dtype, np_kind
 from .._kernels import optim as compiled
+from .._kernels._omp import region_threads
 from .._kernels.policy import policy
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
@@ -674,7 +675,8 @@ def add_scaled(y, x, alpha: float, tmp) -> None:
         y += x
     elif (y.dtype in (xp.float32, xp.float64) and x.dtype == y.dtype and x.shape == y.shape and y.flags.c_contiguous
           and x.flags.c_contiguous and policy.compiles(y.size, policy.min_compiled_elements)):
-        compiled.add_scaled(y.reshape(-1), x.reshape(-1), y.dtype.type(alpha))
+        kern = compiled.add_scaled.parallel if region_threads(y.size, y.size) else compiled.add_scaled  # policy.omp
+        kern(y.reshape(-1), x.reshape(-1), y.dtype.type(alpha))
     else:
         xp.multiply(x, alpha, out=tmp)
         y += tmp

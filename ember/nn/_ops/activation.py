@@ -19,6 +19,7 @@ import math
 from ... import _dtype
 from ..._backend import xp
 from ..._kernels import activation as compiled
+from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._meta import kept_layout
 from ..._parallel import multiply, parallel_blocks, parallel_rows
@@ -252,7 +253,8 @@ def _gelu(x, need, approximate):
     # math. Every element is independent, so the flat arrays are split among the intra-op threads, and into
     # cache-sized blocks.
     if approximate != "tanh" and x.dtype in (xp.float32, xp.float64) and policy.use_compiled():  # one pass
-        return _compiled_pointwise(compiled.gelu_erf if x.dtype == xp.float32 else compiled.gelu_erf64, x, need)
+        return (_compiled_pointwise(compiled.gelu_erf, x, need, compiled.gelu_erf_blocks) if x.dtype == xp.float32
+                else _compiled_pointwise(compiled.gelu_erf64, x, need, compiled.gelu_erf64))
     out = xp.empty(x.shape, x.dtype)
     deriv = xp.empty(x.shape, x.dtype) if need else None
     kernel = (_gelu_tanh_into if approximate == "tanh" else
@@ -263,16 +265,23 @@ def _gelu(x, need, approximate):
 
 def _silu(x, need):
     if type(x) is xp.ndarray and x.dtype == xp.float32 and policy.use_compiled():  # one pass
-        return _compiled_pointwise(compiled.silu, x, need)
+        return _compiled_pointwise(compiled.silu, x, need, compiled.silu_blocks)
     s = sigmoid_array(x)
     return x * s, (s * (1 + x * (1 - s)) if need else None)
 
 
-def _compiled_pointwise(kernel, x, need):
-    """(f(x), f'(x) if need) by a compiled kernel(x, out, d) on flat float32 arrays, split among the threads."""
+def _compiled_pointwise(kernel, x, need, regions):
+    """(f(x), f'(x) if need) by a compiled kernel(x, out, d) on flat arrays, split among the threads: with
+    ``policy.omp``, one region of ``regions.parallel`` on numba's OpenMP threads (``regions``: the kernel's form
+    with a ``prange`` loop, taking the region's thread count after d unless it is the kernel itself)."""
     out = xp.empty(x.shape, x.dtype)
     deriv = xp.empty(x.shape, x.dtype) if need else None
     flat_deriv = xp.empty(0, x.dtype) if deriv is None else deriv.reshape(-1)
+    threads = region_threads(x.size, x.size)
+    if threads:
+        extra = () if regions is kernel else (threads,)
+        regions.parallel(x.reshape(-1), out.reshape(-1), flat_deriv, *extra)
+        return out, deriv
     parallel_rows(kernel, x.reshape(-1), out.reshape(-1), flat_deriv, min_elements=policy.min_parallel_elements)
     return out, deriv
 

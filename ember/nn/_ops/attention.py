@@ -16,6 +16,7 @@ from functools import partial
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._dtype import np_kind
+from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._meta import is_meta
 from ..._parallel import parallel_rows, stack_matmul
@@ -103,10 +104,13 @@ class ScaledDotProductAttention(Node):
                 gp = gp * scale if scale is not None else gp
             elif gp.size:  # softmax JVP, row by row
                 n = gp.shape[-1]
-                parallel_rows(partial(_softmax_jvp_rows, scale=scale), gp.reshape(-1, n), p.reshape(-1, n),
-                              None if dmask is None else dmask.reshape(-1, n),
-                              gmask.reshape(-1, n) if nmask and gmask is not gp else None,
-                              min_elements=policy.min_parallel_pass_elements if compiled_softmax(gp) else None)
+                rows = (gp.reshape(-1, n), p.reshape(-1, n), None if dmask is None else dmask.reshape(-1, n),
+                        gmask.reshape(-1, n) if nmask and gmask is not gp else None)
+                if compiled_softmax(gp) and region_threads(gp.size // n, gp.size):
+                    _softmax_jvp_rows(*rows, scale=scale)  # whole: one region on numba's OpenMP threads (policy.omp)
+                else:
+                    parallel_rows(partial(_softmax_jvp_rows, scale=scale), *rows,
+                                  min_elements=policy.min_parallel_pass_elements if compiled_softmax(gp) else None)
             if nq:  # dQ = dS K * scale
                 gq = stack_matmul(gp, kr)
             if nk:  # dK = dS^T Q * scale

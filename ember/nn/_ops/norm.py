@@ -20,6 +20,7 @@ from ..._backend import xp
 from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
+from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._parallel import chunks_for, parallel_for, parallel_kernel, parallel_rows
 from ..._size import c_type_name
@@ -428,7 +429,10 @@ class LayerNorm(Node):
             def run(lo: int, hi: int) -> None:
                 compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invstd[lo:hi], wf, True, gxh[lo:hi], gx[lo:hi])
 
-            parallel_for(run, xhat.shape[0], xhat.size, policy.min_parallel_pass_elements)
+            if region_threads(xhat.shape[0], xhat.size):  # one region on numba's OpenMP threads (policy.omp)
+                compiled.layer_norm_grad.parallel(g2, xhat, invstd, wf, True, gxh, gx)
+            else:
+                parallel_for(run, xhat.shape[0], xhat.size, policy.min_parallel_pass_elements)
             return (gx.reshape(self.shape), self._param_grad(gxh) if nw else None, self._param_grad(g2) if nb else None)
         parallel_rows(xp.multiply, g2, xhat, gxh)
         gw = self._param_grad(gxh) if nw else None
@@ -481,6 +485,11 @@ def _compiled_norm_rows(x2, w, b, eps, center: bool, keep: bool):
     out = xp.empty_like(x2)
     xhat, invstd = (xp.empty_like(x2), xp.empty((x2.shape[0], 1), x2.dtype)) if keep else (None, None)
     wf, bf = _flat_or_empty(w, x2.dtype), _flat_or_empty(b, x2.dtype)
+    threads = region_threads(x2.shape[0], x2.size)
+    if threads:  # one region on numba's OpenMP threads (policy.omp), each range of rows its own scratch
+        scratch = (xhat, invstd) if keep else (xp.empty((1, x2.shape[1]), x2.dtype), xp.empty((1, 1), x2.dtype))
+        compiled.layer_norm_blocks.parallel(x2, wf, bf, eps, center, *scratch, out, threads)
+        return out, xhat, invstd
     if chunks_for(x2.shape[0], x2.size, policy.min_parallel_pass_elements) == 1:  # one chunk: all rows, no closure
         if keep:
             compiled.layer_norm(x2, wf, bf, eps, center, xhat, invstd, out)
@@ -628,7 +637,10 @@ class RMSNorm(Node):
             def run(lo: int, hi: int) -> None:
                 compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invrms[lo:hi], wf, False, gxh[lo:hi], gx[lo:hi])
 
-            parallel_for(run, xhat.shape[0], xhat.size, policy.min_parallel_pass_elements)
+            if region_threads(xhat.shape[0], xhat.size):  # one region on numba's OpenMP threads (policy.omp)
+                compiled.layer_norm_grad.parallel(g2, xhat, invrms, wf, False, gxh, gx)
+            else:
+                parallel_for(run, xhat.shape[0], xhat.size, policy.min_parallel_pass_elements)
             return gx.reshape(self.shape), (col_sums(gxh).reshape(self.norm) if nw else None)
         gw = col_sums(g2 * xhat).reshape(self.norm) if nw else None
         gx = None

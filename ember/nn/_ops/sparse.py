@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._kernels import embedding as compiled
+from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._meta import is_meta, meta_array
 from ..._parallel import parallel_for
@@ -23,8 +24,11 @@ class Embedding(Node):
         if compiled_rows(w) and w.flags.c_contiguous:  # split among the threads by lookups
             flat = idx.reshape(-1)
             out = xp.empty((flat.size, w.shape[1]), w.dtype)
-            parallel_for(lambda lo, hi: compiled.gather_rows(w, flat, out, lo, hi), flat.size, out.size,
-                         policy.min_parallel_pass_elements)
+            if region_threads(flat.size, out.size):  # one region on numba's OpenMP threads (policy.omp)
+                compiled.gather_rows.parallel(w, flat, out, 0, flat.size)
+            else:
+                parallel_for(lambda lo, hi: compiled.gather_rows(w, flat, out, lo, hi), flat.size, out.size,
+                             policy.min_parallel_pass_elements)
             return out.reshape((*idx.shape, w.shape[1]))
         return xp.take(w, idx, axis=0)  # (w[idx], faster for whole rows)
 
