@@ -2,9 +2,10 @@
 ``unbind``'s and ``split``'s outputs, views of such views), their own ``requires_grad_()``, their base's
 ``requires_grad_()`` and in-place changes of the base, in each order: where the gradient goes (the view's own
 accumulator, the base's history, nowhere), which tensor is a leaf, and PyTorch's error for a view it forbids
-rebasing, each against PyTorch, and each through every path of ember's ops (``FORMS``). (PyTorch's rule: a view requires grad when its base does; it keeps a gradient of
-its own only when told to require grad itself; a view whose base changed in place since it was made takes its
-grad_fn from the base's history when next used, whether or not it had become a leaf.)"""
+rebasing, each against PyTorch, and each through every path of ember's ops (``FORMS``). (PyTorch's rule: a view
+requires grad when its base does; it keeps a gradient of its own only when told to require grad itself; a view whose
+base changed in place since it was made takes its grad_fn from the base's history when next used, whether or not it
+had become a leaf.)"""
 
 from __future__ import annotations
 
