@@ -265,3 +265,33 @@ def test_the_shared_stand_ins_of_unread_saved_arrays_stay_bounded():
     stand_in = y.grad_fn.saved[0]
     assert isinstance(stand_in, graph.Unread) and stand_in.shape == (699, 1) and np.isnan(stand_in[0, 0])
     assert len(graph._STAND_INS) == 699 - 512
+
+
+# ------------------------------------------------------------------------------------- ember's own leaf hooks
+class _Watcher:
+    """A tensor hook of the kind ember's training-loop diagnostics put on a parameter (``diagnostics/loop.py``): it
+    only reads, and it watches ``.grad``."""
+
+    reads_only = True
+    accumulation_only = True
+
+    def __init__(self) -> None:
+        self.seen = []
+
+    def __call__(self, grad):
+        self.seen.append(grad.tolist())
+
+
+def test_a_hook_that_watches_grad_runs_at_backward_not_at_autograd_grad():
+    """``AccumulateGrad.hooked``: a hook marked ``accumulation_only`` runs when backward accumulates into ``.grad``
+    and not when ``autograd.grad`` returns the leaf's gradient (which leaves ``.grad`` alone); a user's hook beside it
+    runs in both, as PyTorch's tensor hooks do."""
+    w = ember.tensor([1.0, 2.0], requires_grad=True)
+    watcher = _Watcher()
+    user = []
+    w.register_hook(watcher)
+    w.register_hook(lambda g: user.append(g.tolist()))
+    (g,) = ember.autograd.grad((w * 3.0).sum(), w)
+    assert watcher.seen == [] and user == [[3.0, 3.0]] and g.tolist() == [3.0, 3.0] and w.grad is None
+    (w * 2.0).sum().backward()
+    assert watcher.seen == [[2.0, 2.0]] and user == [[3.0, 3.0], [2.0, 2.0]] and w.grad.tolist() == [2.0, 2.0]
