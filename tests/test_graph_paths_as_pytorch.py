@@ -184,12 +184,11 @@ def test_a_nodes_saved_names_are_pytorchs(op):
     assert names(ember) == names(torch)
 
 
-@pytest.mark.parametrize("retain", [False, pytest.param(True, marks=pytest.mark.xfail(
-    strict=True, reason="ember unpacks a node's saved tensors once, at its first backward: PyTorch's unpack hook runs "
-    "again at each backward through a retained graph"))])
+@pytest.mark.parametrize("retain", [False, True])
 def test_a_second_backward_through_a_graph_recorded_under_saved_tensor_hooks(retain):
     """A graph recorded under saved-tensor hooks: a second backward is PyTorch's error unless the first retained the
-    graph (``unpack_saved`` of a freed node); the pack and unpack hooks run as many times as PyTorch's."""
+    graph (``unpack_saved`` of a freed node); the pack and unpack hooks run as many times as PyTorch's: the unpack
+    hook again at each backward through a retained graph (``repack_saved``), not once."""
     def run(m):
         calls = []
         x = m.tensor(X, dtype=m.float64, requires_grad=True)
