@@ -428,8 +428,11 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 input_grads = _call_post_hooks(node, grads, input_grads, create_graph)
             if not retain_graph:
                 node.release()
-            elif ran is not None:
-                ran.append(node)
+            else:
+                if node._packed_saved is not None:  # (saved-tensor hooks: the next backward unpacks again)
+                    node.repack_saved()
+                if ran is not None:
+                    ran.append(node)
             walk.send(node, input_grads)
         node = None  # (an error in a callback or in ``then`` is no node's: anomaly mode names none, as PyTorch's)
         _GradState.higher_order = prev_higher_order

@@ -179,6 +179,7 @@ class Node:
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
     _packed = False  # saved holds what saved-tensor hooks packed (unpack_saved before backward)
+    _packed_saved = None  # what the hooks packed, while saved holds its unpacked arrays (repack_saved)
     _kept_after_release = None  # saved, with its tensors FREED, once backward freed it (_kept_after_release)
 
     # True for an op whose backward reads forward intermediates that depend on its inputs (not only its
@@ -508,11 +509,21 @@ class Node:
         self._packed = True
 
     def unpack_saved(self) -> None:
-        """Before backward: the saved arrays back from the saved-tensor hooks' unpack (once)."""
+        """Before backward: the saved arrays back from the saved-tensor hooks' unpack, what they packed kept
+        (``repack_saved``)."""
         if self.saved is None:
             raise RuntimeError(_RELEASED_MSG)
+        self._packed_saved = self.saved
         self.saved = saved_hooks.unpack_saved(self.saved)
         self._packed = False
+
+    def repack_saved(self) -> None:
+        """After a backward that retained the graph: what the hooks packed back in the unpacked arrays' place, so
+        that the next backward (or a ``_saved_<name>`` read) calls the unpack hook again, as PyTorch's engine unpacks
+        a saved tensor at each use, not once (an unpack hook that loads from elsewhere runs each time)."""
+        self.saved = self._packed_saved
+        self._packed_saved = None
+        self._packed = True
 
     def __dir__(self):
         """As PyTorch's: the ``_saved_<name>`` attributes are what the node saved (``saved_attributes.py``), so
@@ -629,6 +640,8 @@ class Node:
                         break
             self.saved = None
             self._saved_versions = ()
+            if self._packed_saved is not None:
+                self._packed_saved = None
             if self.rerun_for_higher_order:
                 self._rerun = None
 
