@@ -234,7 +234,10 @@ TARGETS = {
                                  "test_addcmul_and_addcdiv_refuse_what_pytorch_has_no_kernel_for",
                                  # (torch.add(x, 2, y) and sub's deprecated number-first forms: PyTorch's values and
                                  # warning, the function's text naming its input and out=)
-                                 "tests/test_deprecated_number_first_overloads.py"],
+                                 "tests/test_deprecated_number_first_overloads.py",
+                                 # (a tensor given for alpha=, value=, isclose's rtol and atol: PyTorch's TypeError
+                                 # naming its position, the function's and the method's, _tolerances)
+                                 "tests/test_scalar_argument_errors.py::test_message_as_pytorchs"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
