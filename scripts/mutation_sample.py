@@ -251,7 +251,10 @@ TARGETS = {
                            # (clamp's tensor bounds that require grad: the node's edges and their gradients)
                            "tests/test_clamp_tensor_bound_gradients.py",
                            # (square of each dtype kind, half and complex through pow, integers through mul)
-                           "tests/test_square_dtypes.py"],
+                           "tests/test_square_dtypes.py",
+                           # (complex bounds, tensors and numbers, of every clamp form and input dtype: PyTorch's
+                           # values or errors)
+                           "tests/test_clamp_complex_bounds.py"],
     "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
                                "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
                                # (every vector norm one LinalgVectorNormBackward0 node: norm's formula and graph)
