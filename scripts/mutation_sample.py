@@ -254,7 +254,9 @@ TARGETS = {
                            "tests/test_square_dtypes.py",
                            # (complex bounds, tensors and numbers, of every clamp form and input dtype: PyTorch's
                            # values or errors)
-                           "tests/test_clamp_complex_bounds.py"],
+                           "tests/test_clamp_complex_bounds.py",
+                           # (each node's _saved_<name> and _raw_saved_<name>: reciprocal's saved result)
+                           "tests/test_grad_fn_saved_attributes.py"],
     "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
                                "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
                                # (every vector norm one LinalgVectorNormBackward0 node: norm's formula and graph)

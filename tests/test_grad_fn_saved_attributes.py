@@ -44,6 +44,7 @@ CASES = {
     "sigmoid": lambda lib, t: t["x"].sigmoid(),
     "sqrt": lambda lib, t: t["x"].abs().sqrt(),
     "rsqrt": lambda lib, t: t["x"].abs().rsqrt(),
+    "reciprocal": lambda lib, t: t["x"].reciprocal(),
     "log": lambda lib, t: t["x"].abs().log(),
     "sin": lambda lib, t: t["x"].sin(),
     "cos": lambda lib, t: t["x"].cos(),
