@@ -331,7 +331,8 @@ def scalar_argument_error(op: str, argument: str, expected: str, shown: str, pos
     """PyTorch's TypeError for a Scalar argument given a ``shown`` (its type's name as PyTorch's C++ names it): with
     its ``position``, which ``keyword_scalars`` drops where the argument was given by keyword."""
     error = TypeError(f"{op}(): {described_argument(argument, position)} must be {expected}, not {shown}")
-    error.scalar_argument = (op, argument, expected, shown)  # (for keyword_scalars, which drops the position)
+    # (for keyword_scalars, which drops the position, and method_scalars, which counts it as a method's)
+    error.scalar_argument = (op, argument, expected, shown, position)
     return error
 
 
@@ -358,10 +359,31 @@ def keyword_scalars(fn):
 def unpositioned_by_keyword(error: TypeError, kwargs: dict) -> TypeError:
     """``error`` without its position when it is ``scalar_tensor_number``'s for an argument among the call's
     ``kwargs``; else ``error`` itself."""
-    op, argument, expected, shown = getattr(error, "scalar_argument", (None, None, None, None))
+    op, argument, expected, shown, _ = getattr(error, "scalar_argument", (None,) * 5)
     if argument not in kwargs:
         return error
     return TypeError(f"{op}(): {described_argument(argument)} must be {expected}, not {shown}")
+
+
+def method_scalars(method):
+    """A Tensor ``method`` that calls its function's implementation (``x.isclose(y, t)`` is ``isclose(x, y, t)``):
+    a Scalar argument's TypeError (``scalar_argument_error``) names its position as PyTorch's parser counts a
+    method's, the input not among them (``x.isclose(y, t)``: "argument 'rtol' (position 2)", where the function's
+    is position 3), and none for an argument given by keyword."""
+
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except TypeError as e:
+            if not hasattr(e, "scalar_argument"):
+                raise
+            op, argument, expected, shown, position = e.scalar_argument
+            by_keyword = argument in kwargs or position is None
+            raise scalar_argument_error(op, argument, expected, shown, None if by_keyword else position - 1) \
+                from None
+
+    return run
 
 
 def described_argument(argument: str, position: int | None = None) -> str:

@@ -239,7 +239,13 @@ TARGETS = {
                                  "test_addcmul_and_addcdiv_refuse_what_pytorch_has_no_kernel_for",
                                  # (torch.add(x, 2, y) and sub's deprecated number-first forms: PyTorch's values and
                                  # warning, the function's text naming its input and out=)
-                                 "tests/test_deprecated_number_first_overloads.py"],
+                                 "tests/test_deprecated_number_first_overloads.py",
+                                 # (a tensor given for alpha=, value=, isclose's rtol and atol: PyTorch's TypeError
+                                 # naming its position, the function's and the method's, _tolerances)
+                                 "tests/test_scalar_argument_errors.py::test_message_as_pytorchs",
+                                 # (grad_fn._saved_<name> against PyTorch's, and each _raw_saved_<name> reading the same
+                                 # entry: the saved_tensor positions of Pow's nodes)
+                                 "tests/test_grad_fn_saved_attributes.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
@@ -250,7 +256,12 @@ TARGETS = {
                            # (clamp's tensor bounds that require grad: the node's edges and their gradients)
                            "tests/test_clamp_tensor_bound_gradients.py",
                            # (square of each dtype kind, half and complex through pow, integers through mul)
-                           "tests/test_square_dtypes.py"],
+                           "tests/test_square_dtypes.py",
+                           # (complex bounds, tensors and numbers, of every clamp form and input dtype: PyTorch's
+                           # values or errors)
+                           "tests/test_clamp_complex_bounds.py",
+                           # (each node's _saved_<name> and _raw_saved_<name>: reciprocal's saved result)
+                           "tests/test_grad_fn_saved_attributes.py"],
     "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
                                "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
                                # (every vector norm one LinalgVectorNormBackward0 node: norm's formula and graph)

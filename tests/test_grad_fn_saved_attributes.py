@@ -44,6 +44,7 @@ CASES = {
     "sigmoid": lambda lib, t: t["x"].sigmoid(),
     "sqrt": lambda lib, t: t["x"].abs().sqrt(),
     "rsqrt": lambda lib, t: t["x"].abs().rsqrt(),
+    "reciprocal": lambda lib, t: t["x"].reciprocal(),
     "log": lambda lib, t: t["x"].abs().log(),
     "sin": lambda lib, t: t["x"].sin(),
     "cos": lambda lib, t: t["x"].cos(),
@@ -213,3 +214,55 @@ def _raw_hooks(lib):
 
 def test_raw_saved_register_hooks_as_torch():
     assert _raw_hooks(ember) == _raw_hooks(torch)
+
+
+
+
+def _entry(value):
+    """A saved entry as ``_describe`` sees it, a number saved as a 0-d tensor (``x * 2``'s ``_saved_other``) as
+    its number, which ``unpack()`` gives."""
+    if isinstance(value, ember.Tensor) and not value.requires_grad and value.ndim == 0:
+        return value.item()
+    return _describe(value, {})
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_raw_saved_tensor_unpacks_its_saved_entry(case):
+    """``_raw_saved_<name>.unpack()`` reads the entry ``_saved_<name>`` reads (checked against PyTorch above), for
+    every name the node lists: a raw name pointing at another slot (the result for ``2 ** x``'s exponent) gives a
+    pack hook registered on it, and backward after it, another tensor."""
+    fn = CASES[case](ember, _inputs(ember)).grad_fn
+    raw = sorted(n for n in dir(fn) if n.startswith("_raw_saved_"))
+    assert raw == sorted("_raw" + n for n in dir(fn) if n.startswith("_saved_") and hasattr(fn, "_raw" + n))
+    for name in raw:
+        assert _entry(getattr(fn, name).unpack()) == _entry(getattr(fn, name.replace("_raw_saved_", "_saved_")))
+
+
+def _node_classes():
+    from ember.autograd.graph import Node
+
+    found, todo = set(), [Node]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
+
+
+def test_every_node_class_raw_and_saved_names_read_one_slot():
+    """Over every node class ember defines: each ``_raw_saved_<name>`` has its ``_saved_<name>`` and both read the
+    same entry of ``node.saved`` (the class-wide form of the test above, for nodes no case builds)."""
+    from ember.autograd.saved_attributes import _RawSaved, _SavedValue
+
+    checked = 0
+    for cls in _node_classes():
+        for name in dir(cls):
+            raw = getattr(cls, name, None)
+            if not (name.startswith("_raw_saved_") and isinstance(raw, _RawSaved)):
+                continue
+            saved = getattr(cls, name.replace("_raw_saved_", "_saved_"), None)
+            assert isinstance(saved, _SavedValue), (cls, name)
+            assert raw.position == saved.position, (cls, name)
+            checked += 1
+    assert checked > 20

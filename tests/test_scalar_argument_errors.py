@@ -16,6 +16,16 @@ CASES = [
     ("isclose rtol", lambda lib, x, t: lib.isclose(x, x, t)),
     ("isclose atol", lambda lib, x, t: lib.isclose(x, x, 1e-5, t)),
     ("allclose atol", lambda lib, x, t: lib.allclose(x, x, 1e-5, t)),
+    ("allclose rtol", lambda lib, x, t: lib.allclose(x, x, t)),
+    ("isclose rtol=", lambda lib, x, t: lib.isclose(x, x, rtol=t)),
+    # (a method's positions leave out its input: x.isclose(y, t) names rtol's position 2)
+    ("Tensor.isclose rtol", lambda lib, x, t: x.isclose(x, t)),
+    ("Tensor.isclose atol", lambda lib, x, t: x.isclose(x, 1e-5, t)),
+    ("Tensor.isclose rtol=", lambda lib, x, t: x.isclose(x, rtol=t)),
+    ("Tensor.isclose atol=", lambda lib, x, t: x.isclose(x, 1e-5, atol=t)),
+    ("Tensor.allclose rtol", lambda lib, x, t: x.allclose(x, t)),
+    ("Tensor.allclose atol", lambda lib, x, t: x.allclose(x, 1e-5, t)),
+    ("Tensor.allclose atol=", lambda lib, x, t: x.allclose(x, atol=t)),
     ("full", lambda lib, x, t: lib.full((2,), t)),
     ("full_like", lambda lib, x, t: lib.full_like(x, t)),
     ("new_full", lambda lib, x, t: x.new_full((2,), t)),
@@ -23,6 +33,8 @@ CASES = [
     ("arange end", lambda lib, x, t: lib.arange(t)),
     ("arange end=", lambda lib, x, t: lib.arange(end=t)),
     ("dist p", lambda lib, x, t: lib.dist(x, x, t)),
+    ("Tensor.dist p", lambda lib, x, t: x.dist(x, t)),
+    ("Tensor.dist p=", lambda lib, x, t: x.dist(x, p=t)),
     ("leaky_relu", lambda lib, x, t: lib.nn.functional.leaky_relu(x, t)),
     ("leaky_relu keyword", lambda lib, x, t: lib.nn.functional.leaky_relu(x, negative_slope=t)),
     ("leaky_relu_", lambda lib, x, t: lib.nn.functional.leaky_relu(x.clone(), t, True)),
@@ -77,9 +89,9 @@ def test_arange_other_overloads_match_none(call):
 @pytest.mark.parametrize("name, call", CASES, ids=[c[0] for c in CASES])
 def test_zero_dim_tensor_is_its_number(name, call):
     """A 0-d tensor that does not require grad is read as its number, as PyTorch's parser."""
-    if name == "dist p":
+    if name.removeprefix("Tensor.").startswith("dist p"):
         t = 2.0
-    elif name.startswith(("rrelu", "softplus threshold", "isclose", "allclose")):
+    elif name.removeprefix("Tensor.").startswith(("rrelu", "softplus threshold", "isclose", "allclose")):
         t = 0.2
     else:
         t = 1.5

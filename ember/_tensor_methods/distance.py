@@ -10,16 +10,13 @@ if TYPE_CHECKING:
 else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
-from .._arg_aliases import is_number, is_tensor
-from .._dtype import scalar_argument_error
-from .._size import c_type_name
+from .._dtype import method_scalars
 
 
 class DistanceMethods:
     __slots__ = ()
 
+    @method_scalars  # (p's refusals name its position as the method's: 2)
     def dist(self, x2: Tensor, p: float = 2) -> Tensor:
         ops.elementwise.require_tensor("dist", x2, 1)
-        if not is_number(p) and not is_tensor(p):  # (the method's p is its position 2)
-            raise scalar_argument_error("dist", "p", "Number", c_type_name(p), 2)
         return ops.distance.dist(self, x2, p)

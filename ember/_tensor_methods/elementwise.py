@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
 from .._arg_aliases import method_refusal, operator_refusal
+from .._dtype import method_scalars
 
 if TYPE_CHECKING:
     from .. import ops
@@ -424,9 +425,11 @@ class ElementwiseMethods:
     def equal(self, other: Tensor) -> bool:
         return ops.elementwise.equal(self, other)
 
+    @method_scalars
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
         return ops.elementwise.allclose(self, other, rtol, atol, equal_nan)
 
+    @method_scalars
     def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
         ops.elementwise.require_tensor("isclose", other, 1)
         return ops.elementwise.isclose(self, other, rtol, atol, equal_nan)

@@ -444,6 +444,10 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     names = SCALAR_TYPE_NAMES if isinstance(min, Tensor) or isinstance(max, Tensor) else CPP_TYPE_NAMES
     if names is SCALAR_TYPE_NAMES:  # (a result type x cannot hold, a complex bound's: refused before the kernel)
         _check_cast(ew.result_dtype(x, *(b for b in (min, max) if isinstance(b, Tensor))).np, x)
+    elif not x.is_floating_point() and complex in (type(min), type(max)):
+        # a complex number promotes an integer or bool x to the default complex type, which x cannot hold: PyTorch
+        # refuses the cast before its kernel refuses a complex clamp (a floating x reads the number as a double)
+        _check_cast(xp.dtype(xp.complex64), x, names)
 
     def write(a):
         result = un.clamp(Tensor._make(a), min, max)._data

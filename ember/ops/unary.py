@@ -281,6 +281,7 @@ class Abs(Node):
 @torch_named("ReciprocalBackward0")
 class Reciprocal(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = 1 / x
