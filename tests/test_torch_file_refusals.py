@@ -374,3 +374,60 @@ def test_a_numpy_arrays_state_must_be_as_numpy_writes_it(case):
         assert f"a NumPy array of shape (2,) and dtype float64 has {case.split()[0]} bytes" in message
     else:
         assert "data.pkl sets a NumPy array's state to (" in message
+
+
+# ------------------------------------------------------------------------------------ protocol 1
+def _protocol_1_checkpoint() -> dict:
+    """A training checkpoint as a program saves it: a model's and an Adam's state dicts (its flags are bools, which
+    protocols 0 and 1 write as INT text), numbers past 32 bits (LONG text), views sharing a storage."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters(), amsgrad=True)
+    model(torch.ones(1, 3)).sum().backward()
+    optimizer.step()
+    base = torch.arange(10.0)
+    return {"model": model.state_dict(), "optim": optimizer.state_dict(), "flags": [True, False],
+            "sizes": [2**31, -2**31 - 1, 2**70, -2**70, 2**31 - 1, -2**31], "view": base[2:8:2], "base": base}
+
+
+def test_a_torch_file_of_pickle_protocol_1_loads_as_pytorch_loads_it():
+    """``torch.save(obj, f, pickle_protocol=1)`` writes bools as INT (``I01``/``I00``) and integers past 32 bits as
+    LONG (``I...``/``L...L`` text): PyTorch's full unpickler reads them (weights_only=False), and so does ember's
+    reader (which reads the other protocols' opcodes with weights_only=True too)."""
+    buf = io.BytesIO()
+    torch.save(_protocol_1_checkpoint(), buf, pickle_protocol=1)
+    assert b"I01\n" in buf.getvalue() and b"L\n" in buf.getvalue()
+    ours, theirs = _loads_as_torch(buf.getvalue(), weights_only=False)
+
+    def plain(obj):
+        if isinstance(obj, (torch.Tensor, ember.Tensor)):
+            return (type(obj).__name__.replace("Parameter", "Tensor"), obj.tolist())
+        if isinstance(obj, dict):
+            return {k: plain(v) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(plain(v) for v in obj)
+        return (type(obj).__name__, obj)
+    assert plain(ours) == plain(theirs)
+    assert plain(ember.load(io.BytesIO(buf.getvalue()))) == plain(ours)
+    assert ours["optim"]["param_groups"][0]["amsgrad"] is True and ours["sizes"][2] == 2**70
+    ours["base"][4] = -1.0  # the view still shares its storage
+    assert ours["view"].tolist() == [2.0, -1.0, 6.0]
+
+
+@pytest.mark.parametrize("op,value", [(b"I01\n", True), (b"I00\n", False), (b"I7\n", 7), (b"I-12\n", -12),
+                                      (b"I0x10\n", 16), (b"L5L\n", 5), (b"L-5\n", -5), (b"L0\n", 0)])
+def test_the_int_and_long_text_opcodes_load_as_pickle_loads_them(op, value):
+    pkl = P2 + op + b"."
+    assert pickle.loads(pkl) == value and type(pickle.loads(pkl)) is type(value)
+    got = ember.load(io.BytesIO(torch_file(pkl)))
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("op", [b"I1.5\n", b"I\n", b"Ix\n", b"L1.0L\n", b"LL\n", b"I" + b"9" * 5000 + b"\n"])
+def test_int_or_long_text_that_is_no_integer_is_refused(op):
+    pkl = P2 + op + b"."
+    with pytest.raises((ValueError, pickle.UnpicklingError)):
+        pickle.loads(pkl)
+    text = op[1:-1].decode().removesuffix("L" if op[:1] == b"L" else "")  # (LONG's text may end in an L)
+    assert f"data.pkl is malformed ({op[:1].decode()} of {text[:40]!r}, which is no integer)" in refused(
+        torch_file(pkl))
