@@ -414,7 +414,14 @@ TARGETS = {
     "ember/serialization/_ember_format.py": ["tests/test_serialization.py", "tests/test_bfloat16_checkpoints.py",
                                             "tests/test_serialization_modules.py",
                                             # (a __getstate__ that is not a dict of attribute names: refused)
-                                            "tests/test_serialization_build_targets.py"],
+                                            "tests/test_serialization_build_targets.py",
+                                            # (each message's cut at its edge, objects restored through their
+                                            # __setstate__, the globals of nested entries against PyTorch's)
+                                            "tests/test_ember_manifest_checks.py",
+                                            # (sets, frozensets and defaultdicts written and read, and refused by a
+                                            # weights_only load; NumPy's dtype classes refused until allowlisted)
+                                            "tests/test_save_sets_defaultdicts.py",
+                                            "tests/test_serialization_numpy_weights_only.py"],
     # (the in-process files first (test_reducer_one_process.py: every path on a recording communicator); then ONE
     # job of 2 ranks running DDP's rank families, the battery against PyTorch's DDP first (test_reducer_on_ranks.py:
     # about a minute, where test_on_ranks.py's every family at 2 and 3 ranks took most of 700-800 s a mutant); the
