@@ -111,21 +111,26 @@ def test_a_name_in_a_refusal_is_cut_to_its_first_40_characters(case, tmp_path):
     assert repr(LONG[:40]) in message, message
 
 
-@pytest.mark.parametrize("case", ["entry", "pairs", "description"])
+@pytest.mark.parametrize("case", ["entry", "entry of two keys", "pairs", "description", "bfloat16 description"])
 def test_an_entry_in_a_refusal_is_cut_to_its_first_80_characters(case, tmp_path):
     arrays = []
-    if case == "entry":
-        node = {"nothing": LONG + LONG}
+    if case.startswith("entry"):
+        node = {"nothing": LONG + LONG} if case == "entry" else {"list": [], "tuple": [LONG + LONG]}
         manifest = {**HEAD, "root": node, "arrays": []}
         shown = str(node)[:80]
     elif case == "pairs":
         value = [[LONG, 1, 2]]
         manifest = {**HEAD, "root": {"dict": value}, "arrays": []}
         shown = str(value)[:80]
-    else:
+    elif case == "description":
         entry = {"kind": "tensor", "requires_grad": "no " + LONG}
         manifest = {**HEAD, "root": {"array": 0}, "arrays": [entry]}
         arrays = [npy(np.zeros(2, np.float32))]
+        shown = str(entry)[:80]
+    else:  # (a well-formed entry naming a dtype other than bfloat16, the only one stored as its bits)
+        entry = {"kind": "tensor", "requires_grad": False, "dtype": "float16 " + LONG}
+        manifest = {**HEAD, "root": {"array": 0}, "arrays": [entry]}
+        arrays = [npy(np.zeros(2, np.uint16))]
         shown = str(entry)[:80]
     message = load_error(forge(manifest, arrays), tmp_path, weights_only=False)
     assert repr(shown) in message, (shown, message)  # (its repr's closing quote right after the 80th character)

@@ -431,3 +431,24 @@ def test_int_or_long_text_that_is_no_integer_is_refused(op):
     text = op[1:-1].decode().removesuffix("L" if op[:1] == b"L" else "")  # (LONG's text may end in an L)
     assert f"data.pkl is malformed ({op[:1].decode()} of {text[:40]!r}, which is no integer)" in refused(
         torch_file(pkl))
+
+
+# ------------------------------------------------------------------------------------ each message's cut
+TEXT = "".join(chr(ord("a") + i % 26) for i in range(120))  # no two neighbouring characters alike
+
+
+@pytest.mark.parametrize("case", ["persistent id", "dtype state", "array state", "INT text"])
+def test_what_a_refusal_shows_of_the_file_is_cut_at_its_length(case):
+    """A refusal shows the offending value cut to 80 characters (40 for INT text): the whole message checked, so
+    that one character more or fewer is wrong."""
+    if case == "persistent id":
+        pkl, says = P2 + _text(TEXT) + b"Q.", f"data.pkl has an unsupported persistent id {TEXT[:80]}"
+    elif case == "dtype state":
+        pkl = P2 + _dtype(state=_text(TEXT)) + b"."
+        says = f"data.pkl sets a NumPy dtype's state to {str((TEXT,))[:80]}"
+    elif case == "array state":
+        pkl, says = _array(_text(TEXT)), f"data.pkl sets a NumPy array's state to {str((TEXT,))[:80]}"
+    else:
+        pkl = P2 + b"I" + TEXT.encode() + b"\n."
+        says = f"data.pkl is malformed (I of {TEXT[:40]!r}, which is no integer)"
+    assert refused_as_trusted(torch_file(pkl)).split("): ", 1)[1] == says
