@@ -452,3 +452,46 @@ def test_what_a_refusal_shows_of_the_file_is_cut_at_its_length(case):
         pkl = P2 + b"I" + TEXT.encode() + b"\n."
         says = f"data.pkl is malformed (I of {TEXT[:40]!r}, which is no integer)"
     assert refused_as_trusted(torch_file(pkl)).split("): ", 1)[1] == says
+
+
+# ------------------------------------------------------------------------------------ the nesting bound at its edge
+def _tuples(levels: int, leaf=1):
+    for _ in range(levels):
+        leaf = (leaf,)
+    return leaf
+
+
+@pytest.mark.parametrize("make", [set, frozenset])
+def test_a_set_nested_to_the_bound_in_a_torch_file_loads_and_one_level_more_is_refused(make):
+    """Protocol 2 pickles a set as a call, ``set([items])``: its arguments' tuple is one level deeper than the set.
+    A set at the bound (200 levels) loads as PyTorch loads it, from torch.save's file and from ember.save's
+    (format="torch", which writes what ember.load reads); one level more is refused by both."""
+    from ember.serialization._archive import MAX_DEPTH
+
+    at_bound, past = make([_tuples(MAX_DEPTH - 1)]), make([_tuples(MAX_DEPTH)])
+    for write in (torch.save, lambda obj, f: ember.save(obj, f, format="torch")):
+        buf = io.BytesIO()
+        write(at_bound, buf)
+        ours, theirs = _loads_as_torch(buf.getvalue(), weights_only=False)
+        assert type(ours) is make and ours == theirs == at_bound
+    buf = io.BytesIO()
+    torch.save(past, buf)
+    assert f"data.pkl nests deeper than {MAX_DEPTH} levels" in refused_as_trusted(buf.getvalue())
+    with pytest.raises(ValueError, match=f"nests {MAX_DEPTH + 1} or more levels deep"):
+        ember.save(past, io.BytesIO(), format="torch")
+
+
+@pytest.mark.parametrize("use", ["returned", "in a list", "a dict key", "in a set", "in a tuple"])
+def test_a_tuple_one_level_past_the_bound_is_no_value(use):
+    """A tuple may be one level deeper than the bound only as a call's arguments; as a value (the result, or inside
+    any container) the bound holds. A tuple at the bound itself is a value like any other."""
+    from ember.serialization._archive import MAX_DEPTH
+
+    for levels, ok in ((MAX_DEPTH - 1, True), (MAX_DEPTH, use == "returned"), (MAX_DEPTH + 1, False)):
+        deep = b"K\x01" + b"\x85" * levels
+        pkl = P2 + {"returned": deep, "in a list": b"]" + deep + b"a", "a dict key": b"}" + deep + b"K\x01s",
+                    "in a set": b"\x8f(" + deep + b"\x90", "in a tuple": deep + b"\x85"}[use] + b"."
+        if ok:
+            assert ember.load(io.BytesIO(torch_file(pkl))) == pickle.loads(pkl)
+        else:
+            assert f"data.pkl nests deeper than {MAX_DEPTH} levels" in refused(torch_file(pkl)), (use, levels)
