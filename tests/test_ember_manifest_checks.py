@@ -135,22 +135,3 @@ def test_an_entry_in_a_refusal_is_cut_to_its_first_80_characters(case, tmp_path)
     message = load_error(forge(manifest, arrays), tmp_path, weights_only=False)
     assert repr(shown) in message, (shown, message)  # (its repr's closing quote right after the 80th character)
 
-
-# ------------------------------------------------------------------------------------ the writer's ZIP64 edge
-def test_a_member_is_written_as_zip64_past_one_gib_of_data_and_not_at_it(monkeypatch, tmp_path):
-    """zipfile cannot switch a member to ZIP64 while writing it, so an array that, with its .npy header, could pass
-    the 2 GiB - 1 limit of a plain member is opened with ``force_zip64``: every one past 1 GiB of data (its header is
-    far smaller than the other GiB), none at or below it (a plain member, as other zip readers expect). Broadcast
-    arrays and a stubbed ``write_array`` keep the test small."""
-    opened = {}
-    real_open = zipfile.ZipFile.open
-
-    def spy(self, name, mode="r", pwd=None, *, force_zip64=False):
-        opened[getattr(name, "filename", name)] = force_zip64
-        return real_open(self, name, mode, pwd, force_zip64=force_zip64)
-
-    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
-    monkeypatch.setattr(np.lib.format, "write_array", lambda member, a, allow_pickle: member.write(b"\0"))
-    sizes = [2**30 - 1, 2**30, 2**30 + 1, 2**31]
-    ember.save([np.broadcast_to(np.zeros(1, np.uint8), (n,)) for n in sizes], tmp_path / "f.pt")
-    assert [opened[f"arrays/{i}.npy"] for i in range(len(sizes))] == [False, False, True, True]
