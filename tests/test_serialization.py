@@ -589,6 +589,10 @@ def test_an_array_whose_member_passes_the_zip_limit_is_written_as_zip64(monkeypa
     ember.save({"big": big, "small": np.zeros(3)}, tmp_path / "f.pt")
     assert {k: v for k, v in opened.items() if k.startswith("arrays/")} == {"arrays/0.npy": True,
                                                                             "arrays/1.npy": False}
+    # the edge: every member past 1 GiB of data (its header far smaller than the other GiB), none at or below it
+    sizes = [2**30 - 1, 2**30, 2**30 + 1]
+    ember.save([np.broadcast_to(np.zeros(1, np.uint8), (n,)) for n in sizes], tmp_path / "g.pt")
+    assert [opened[f"arrays/{i}.npy"] for i in range(3)] == [False, False, True]
 
 
 def _linear_manifest(**changes):

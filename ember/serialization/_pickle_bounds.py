@@ -9,7 +9,10 @@ it builds, so that
   item (its hash recurses in C), so it is refused while being built. Tuples and
   frozensets, the only containers hashing recurses through, are immutable, so
   their depth is exact; a list or dict filled after it was put into another
-  container can end up deeper (Python's own recursion limit then guards it);
+  container can end up deeper (Python's own recursion limit then guards it).
+  A tuple may be one level deeper, as a call's arguments (protocol 2 pickles a
+  set at the bound as ``set([items])``, its arguments' tuple one level past
+  it), never as a value: a container holding it, or a result, is refused;
 - **memory** stays within ``MEMORY_BASE + MEMORY_PER_BYTE * len(data.pkl)`` bytes
   of Python objects, counted with ``sys.getsizeof`` (plus a pointer for every
   reference a stack, container or memo holds). Python objects are larger than
@@ -78,7 +81,10 @@ class Bounds:
         self.charge(sys.getsizeof(container) - before)
 
     def plain(self, value: Any, where: str) -> None:
-        """Refuse an internal object (or a tuple holding one) where a value belongs."""
+        """Refuse an internal object (or a tuple holding one), or a tuple nested past the bound (a call's arguments),
+        where a value belongs."""
+        if self.depth(value) > MAX_DEPTH:
+            self.fail(f"data.pkl nests deeper than {MAX_DEPTH} levels")
         if isinstance(value, Internal) or self._nested.get(id(value), (0, False))[1]:
             named = f" ({value.path})" if isinstance(getattr(value, "path", None), str) else ""
             self.fail(f"data.pkl puts a storage or an uncalled global{named} into {where}, where a value belongs "
@@ -99,7 +105,7 @@ class Bounds:
                 internal = internal or isinstance(item, Internal) or self._nested.get(id(item), (0, False))[1]
             else:
                 self.plain(item, "a container")
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH + internal_allowed:  # (a tuple: perhaps a call's arguments, one level more)
             self.fail(f"data.pkl nests deeper than {MAX_DEPTH} levels")
         return max(depth, 1), internal
 

@@ -491,6 +491,29 @@ def _op_long(fmt: str):
     return lambda u: u.push(int.from_bytes(u.take(struct.unpack(fmt, u.take(size))[0]), "little", signed=True))
 
 
+def _int_text(u, op: str, text: str) -> int:
+    """The integer written as text by INT or LONG (protocols 0 and 1), read as pickle reads it: Python's literal of
+    any base (``int(text, 0)``)."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        u.fail(f"data.pkl is malformed ({op} of {text[:40]!r}, which is no integer)")
+
+
+def _op_int_text(u):
+    # a bool is INT of 01 or 00 in protocols 0 and 1 (NEWTRUE and NEWFALSE came with protocol 2)
+    text = u.line()
+    if text in ("00", "01"):
+        u.push_ref(text == "01")
+    else:
+        u.push(_int_text(u, "I", text))
+
+
+def _op_long_text(u):
+    text = u.line()
+    u.push(_int_text(u, "L", text.removesuffix("L")))
+
+
 def _op_text(fmt: str):
     size = struct.calcsize(fmt)
     # surrogatepass: Python's pickle (and so PyTorch) writes a lone surrogate in a string that way, and reads it
@@ -651,7 +674,7 @@ _OPS = {
     b"\x80": _op_proto, b"\x95": _op_frame, b".": _op_stop, b"(": _op_mark,
     b"N": _push(None), b"\x88": _push(True), b"\x89": _push(False),
     b"J": _unpacked("<i"), b"K": _unpacked("<B"), b"M": _unpacked("<H"), b"G": _unpacked(">d"),
-    b"\x8a": _op_long("<B"), b"\x8b": _op_long("<i"),
+    b"\x8a": _op_long("<B"), b"\x8b": _op_long("<i"), b"I": _op_int_text, b"L": _op_long_text,
     b"X": _op_text("<I"), b"\x8c": _op_text("<B"), b"\x8d": _op_text("<Q"),
     b"B": _op_bytes("<I"), b"C": _op_bytes("<B"), b"\x8e": _op_bytes("<Q"),
     b")": _push(()), b"t": _op_tuple,
