@@ -60,6 +60,10 @@ class Linear(Node):
         if self.needs_input_grad is not None:  # (a node that records nothing is dropped: no one reads its name)
             self._shown = _torch_node_name(x, b)
             show_node_as(self, self._shown)  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
+        if b is not None and self.needs_input_grad is not None:  # PyTorch's order of the leaves' gradients:
+            # addmm's bias, input, then weight.t()'s TBackward0 (run next, as the newest node); an input of other
+            # than 2 dimensions goes through its view's node, made before that TBackward0: bias, weight, input
+            self.send_order = (2, 0, 1) if x.ndim == 2 else (2, 1, 0)
         self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
         if x.ndim > 2 and self.needs_input_grad is not None:  # PyTorch's 2-D product of the rows, viewed back
             self._folded = _contiguous(x) and (b is None or _bias_fused(x, b))
