@@ -46,3 +46,43 @@ def test_parameters_of_a_stack_of_linears_in_pytorchs_order():
         return seen
 
     assert order(ember) == order(torch) == ["2.bias", "2.weight", "0.bias", "0.weight"]
+
+
+def _graph(fn, names, seen):
+    """A walk of ``fn.next_functions`` as debugging scripts print it: node types, leaves by name, a node met
+    again marked so (the walk must meet the same node object each time)."""
+    if fn is None:
+        return None
+    if fn in seen:
+        return "seen " + type(fn).__name__
+    seen.add(fn)
+    if hasattr(fn, "variable"):
+        return names[fn.variable]
+    return [type(fn).__name__, *(_graph(nxt, names, seen) for nxt, _ in fn.next_functions)]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_linears_weight_is_reached_through_its_transpose_as_in_pytorch(bias):
+    """PyTorch's graph of an MLP: AddmmBackward0 (MmBackward0 without a bias) leads to the bias, the input's
+    node and weight.t()'s TBackward0, which leads to the weight; the same nodes on every walk, before and after
+    backward, and the weight's own AccumulateGrad under the TBackward0."""
+    def walks(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(4, 8, bias=bias), lib.nn.ReLU(), lib.nn.Linear(8, 3, bias=bias))
+        names = {p: n for n, p in model.named_parameters()}
+        loss = model(lib.randn(5, 4)).pow(2).sum()
+        before = _graph(loss.grad_fn, names, set())
+        again = _graph(loss.grad_fn, names, set())
+        shared = set()
+        _graph(loss.grad_fn, names, shared)
+        twice = _graph(loss.grad_fn, names, shared)  # the root met again: the same node objects throughout
+        linear = loss.grad_fn.next_functions[0][0].next_functions[0][0]  # (under PowBackward0, SumBackward0)
+        transpose = linear.next_functions[-1][0]
+        leaf = transpose.next_functions[0][0]
+        loss.backward()
+        return (before, again, twice, _graph(loss.grad_fn, names, set()), type(transpose).__name__,
+                leaf.variable is model[2].weight)
+
+    expected = walks(torch)
+    assert expected[0][1][1][-1] == ["TBackward0", "2.weight"] and expected[-2:] == ("TBackward0", True)
+    assert walks(ember) == expected
