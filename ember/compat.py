@@ -191,15 +191,19 @@ def _install_for_children() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join([_SHIM, root, *(p for p in paths if p not in (_SHIM, root))])
 
 
-def program_frames(tb, runner_files: tuple[str, ...] = ()):
-    """``tb`` from the program's first frame on. The frames before it are the runner's (this file, runpy,
-    and ``runner_files``), not the program's; a traceback with no other frame is kept whole."""
-    start = tb
+def is_runner_file(filename: str, runner_files: tuple[str, ...] = ()) -> bool:
+    """Whether a frame of ``filename`` is the runner's (this file, runpy, or ``runner_files``), not the program's."""
     # runpy's frames by its file's name (or the frozen module's), not by "runpy" in a path: a program may live in
     # a folder named so
-    ours = (os.path.abspath(__file__), runpy.__file__, "<frozen runpy>", *runner_files)
+    return filename in (os.path.abspath(__file__), runpy.__file__, "<frozen runpy>", *runner_files)
+
+
+def program_frames(tb, runner_files: tuple[str, ...] = ()):
+    """``tb`` from the program's first frame on. The frames before it are the runner's (``is_runner_file``),
+    not the program's; a traceback with no other frame is kept whole."""
+    start = tb
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename not in ours:
+        if not is_runner_file(tb.tb_frame.f_code.co_filename, runner_files):
             return tb
         tb = tb.tb_next
     return start

@@ -498,3 +498,25 @@ def test_legacy_autograd_profiler_takes_enabled_positionally():
     for lib in (torch, ember):  # a keyword neither profiler knows is PyTorch's TypeError
         with pytest.raises(TypeError):
             lib.autograd.profiler.profile(False, use_gpu=True)
+
+
+def test_anomaly_modes_forward_traceback_starts_at_the_program_as_under_python(tmp_path):
+    """Anomaly mode's warning shows the traceback of the forward call that made the failing op: under the compat
+    runner, as under ``python script.py``, it starts at the program's first frame, not at runpy's and the runner's."""
+    source = """
+        import torch
+        x = torch.zeros(2, requires_grad=True)
+        with torch.autograd.detect_anomaly():
+            y = x / x
+            try:
+                y.sum().backward()
+            except RuntimeError as e:
+                print(e)
+    """
+    outs = [run_script(tmp_path, source, runner=runner) for runner in ((), ("-m", "ember.compat"))]
+    assert [out.returncode for out in outs] == [0, 0], outs[1].stderr
+    assert outs[1].stdout == outs[0].stdout == "Function 'DivBackward0' returned nan values in its 1th output.\n"
+    traces = [out.stderr.split("Traceback of forward call that caused the error:\n")[1].splitlines()[:2]
+              for out in outs]
+    script = tmp_path / "script.py"
+    assert traces[1] == traces[0] == [f'  File "{script}", line 5, in <module>', "    y = x / x"], outs[1].stderr

@@ -269,6 +269,38 @@ def test_clip_after_step_warns(clip):
     assert "Clip between loss.backward() and optimizer.step()" in w.messages[0]
 
 
+def _messages_of_two_steps_clipping_after_step(clip: str, zero_grad: bool) -> list:
+    """backward, step, then a clip (of max_norm 0.1, at inf, or of values), twice; zero_grad() last if asked."""
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(2):
+            loss_of(model, x, y).backward()
+            opt.step()
+            if clip == "value":
+                nn.utils.clip_grad_value_(model.parameters(), clip_value=0.01)
+            else:
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm=float("inf") if clip == "norm_inf" else 0.1)
+            if zero_grad:
+                opt.zero_grad()
+    return w.messages
+
+
+@pytest.mark.parametrize("clip", ["norm", "value", "norm_inf"])
+def test_zero_grad_forgotten_in_a_loop_that_also_clips_after_step_still_warns(clip):
+    """backward, step, clip, with no zero_grad(): clipping scales the applied gradients in place (a new version)
+    without clearing them, so the next backward still adds into them and the next step applies them again."""
+    messages = _messages_of_two_steps_clipping_after_step(clip, zero_grad=False)
+    assert [m.split(":")[0] for m in messages if "applying again" in m] == [
+        "SGD.step() is applying again gradients a previous step() already applied"]
+    assert len(messages) == (1 if clip == "norm_inf" else 2)  # (and the clip after step, at a finite limit)
+
+
+def test_clip_after_step_then_zero_grad_is_only_the_clip():
+    messages = _messages_of_two_steps_clipping_after_step("norm", zero_grad=True)
+    assert len(messages) == 1 and "clipped the gradients" in messages[0]
+
+
 def test_clip_inside_the_optimizers_own_step_is_silent():
     """An optimizer that clips each gradient inside step(), before applying it (BERT's BertAdam calls
     clip_grad_norm_ per parameter there), clips before the update: nothing to report."""

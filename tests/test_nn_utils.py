@@ -32,6 +32,25 @@ def test_clip_grad_norm(norm_type, max_norm, rng):
         assert_close(ep.grad, tp.grad)
 
 
+@pytest.mark.parametrize("foreach", [None, False])
+def test_clip_grad_norm_of_order_zero_counts_nonzero_elements(foreach, rng):
+    # PyTorch's 0-norm is the number of nonzero elements: of each gradient, then of those counts (a gradient of
+    # zeros counts 0), here 4 + 0 + 8 = 12 elements over 2 nonzero tensors: total norm 2
+    e, t = paired_params(rng)
+    for ep, tp in zip(e, t):
+        g = ep.grad.numpy().copy()
+        g[..., ::2] = 0
+        ep.grad, tp.grad = ember.tensor(g), torch.tensor(g)
+    e[1].grad, t[1].grad = ember.zeros(5), torch.zeros(5)
+    assert_close(nn.utils.get_total_norm([p.grad for p in e], 0), torch.nn.utils.get_total_norm([p.grad for p in t], 0))
+    en = nn.utils.clip_grad_norm_(e, 1.5, norm_type=0, foreach=foreach)
+    tn = torch.nn.utils.clip_grad_norm_(t, 1.5, norm_type=0, foreach=foreach)
+    assert en.item() == 2.0
+    assert_close(en, tn)
+    for ep, tp in zip(e, t):
+        assert_close(ep.grad, tp.grad)
+
+
 def test_deprecated_clip_grad_norm_clips_and_warns_as_pytorch(rng):
     e, t = paired_params(rng)
     with pytest.warns(FutureWarning) as e_warned:

@@ -82,12 +82,20 @@ _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def record_creation(node) -> None:
     """Keep the forward call's traceback with ``node``: the caller's frames, without ember's own at its end (the
-    op's internals, which PyTorch runs in C++)."""
+    op's internals, which PyTorch runs in C++) nor the compat runner's at its start."""
     import traceback  # (here: only anomaly mode needs it)
+
+    from ..compat import is_runner_file
 
     stack = traceback.extract_stack()
     while stack and os.path.abspath(stack[-1].filename).startswith(_EMBER_DIR + os.sep):
         stack.pop()
+    # nor the frames of ``python -m ember.compat`` above the program's first: PyTorch's traceback of
+    # ``python script.py`` starts at the script
+    start = 0
+    while start < len(stack) - 1 and is_runner_file(stack[start].filename):
+        start += 1
+    stack = stack[start:]
     node._trace = "".join(traceback.format_list(stack))
 
 

@@ -270,7 +270,11 @@ class _Walk:
     def send(self, node: Node, input_grads) -> None:
         """Pass ``node``'s input gradients down its edges (summed to each input's shape); queue what is ready."""
         deps, add = self.deps, self.add
-        for edge, shape, g in zip(node.next_edges, node.input_shapes, input_grads):
+        passed = zip(node.next_edges, node.input_shapes, input_grads)
+        if node.send_order is not None:
+            passed = [*passed]
+            passed = [passed[i] for i in node.send_order]
+        for edge, shape, g in passed:
             if edge is None:
                 continue
             child, nr = edge

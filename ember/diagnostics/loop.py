@@ -14,6 +14,7 @@ few attribute reads per parameter while nothing is wrong:
         some params fresh, others without gradient?                         missing_grad
         (marks each grad as applied by this step)
     gradient-edit hook, before clipping  -> clipping grads a step already applied?  clip_after_step
+        (they stay that step's gradients: a backward adding into them still taints)
     gradient-edit hook, after zero_grad  -> (no parameter fresh or tainted any more; zeroed grads marked)
     module parameter / module registration hooks -> names ("fc1.weight")
 
@@ -100,8 +101,9 @@ def accumulating(param, grad, rec: Record | None = None) -> None:
     rec = rec or record(param)
     if grad is None:
         rec.tainted = False
-    elif rec.held_by_step and rec.holds(grad):
-        # zeroed behind the version counter's back (p.grad.data.zero_()) is harmless
+    elif rec.held_by_step and (rec.holds(grad) or (rec.scaled_after_step and grad._vc is rec.held_vc)):
+        # zeroed behind the version counter's back (p.grad.data.zero_()) is harmless; clipped after the step (a
+        # new version, the same values scaled) is still the applied gradient
         rec.tainted = rec.tainted or bool(grad._data.any())
     elif rec.tainted and not grad._data.any():
         rec.tainted = False  # zeroed in place since
@@ -172,6 +174,7 @@ def _check_step(optimizer) -> None:
                 else:
                     zeroed += 1
             rec.held_vc, rec.held_version, rec.held_by_step = g._vc, g._vc[0], True
+            rec.scaled_after_step = False
     name = type(optimizer).__name__
     if tainted and config.enabled["grad_not_zeroed"]:
         _warn_not_zeroed(optimizer, tainted)
@@ -222,7 +225,7 @@ def _grad_edit_hook(what: str, params, limit) -> None:
         return
     if what == "zero_grad":
         _cleared(params)
-    elif config.enabled["clip_after_step"] and not _inside_a_step():
+    elif not _inside_a_step():
         _check_clip(what, params, limit)
 
 
@@ -234,16 +237,20 @@ def _inside_a_step() -> bool:
 
 
 def _check_clip(fname: str, params: list, limit) -> None:
-    if isinstance(limit, (int, float)) and math.isinf(limit):  # clipping at inf only measures the norm
-        return
+    """A clip is about to scale ``params``' gradients in place: those a step already applied stay that step's
+    (``scaled_after_step``: a backward adding into them then is still the forgotten ``zero_grad()``), and
+    clipping them is reported, unless the limit is inf (clipping at inf only measures the norm)."""
     spent = []
     for p in params:
         g = p._grad
         if g is not None:
             rec = record(p)
-            if rec.held_by_step and rec.holds(g):
+            if rec.held_by_step and (rec.holds(g) or (rec.scaled_after_step and g._vc is rec.held_vc)):
+                rec.scaled_after_step = True
                 spent.append(p)
-    if spent:
+    if isinstance(limit, (int, float)) and math.isinf(limit):
+        return
+    if spent and config.enabled["clip_after_step"]:
         config.warn_once("clip_after_step", spent, lambda: (
             f"{fname}() clipped the gradients of {listing(spent)} after optimizer.step() had already applied "
             "them (no backward() since): clipping now has no effect on that update. Clip between "
@@ -255,7 +262,7 @@ def _cleared(params) -> None:
     get = _records.get
     for p in params:
         rec = get(id(p)) or Record(p)
-        rec.fresh = rec.tainted = False
+        rec.fresh = rec.tainted = rec.scaled_after_step = False
         g = p._grad
         if g is not None:
             rec.held_vc, rec.held_version, rec.held_by_step = g._vc, g._vc[0], False

@@ -21,12 +21,14 @@ class Record:
     version means the gradient has not changed since.
     ``tainted``: a backward added into gradients the last step had applied, and nothing cleared them
     since: the next ``step()`` that updates this parameter would apply them again.
+    ``scaled_after_step``: the gradient the last step applied was since clipped in place (a new version of the
+    same counter): still that step's gradient, not cleared.
     ``reported``: bit mask of the warning kinds already shown for this parameter.
     ``watched``: the diagnostics' gradient hook is registered on the parameter.
     """
 
     __slots__ = ("ref", "owner", "attr", "version", "fresh", "held_vc", "held_version", "held_by_step", "tainted",
-                 "reported", "watched")
+                 "scaled_after_step", "reported", "watched")
 
     def __init__(self, param) -> None:
         key = id(param)
@@ -48,6 +50,7 @@ class Record:
         self.held_version = -1
         self.held_by_step = False
         self.tainted = False
+        self.scaled_after_step = False
 
     def holds(self, grad) -> bool:
         """Whether ``grad`` is unchanged since ``step()`` applied it or ``zero_grad()`` zeroed it."""

@@ -13,7 +13,7 @@ from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, Unread, show_node_as, shown_as
+from ...autograd.graph import AccumulateGrad, Node, Unread, show_node_as, shown_as
 from ...autograd.recorded import RecordedArray, formula_tensor
 from ...autograd.saved_attributes import saved_value
 from ...ops.activation import col_sums
@@ -41,9 +41,32 @@ class Linear(Node):
             return w.t()
 
     def _addmm_next_functions(self) -> tuple:
-        """As PyTorch's addmm(bias, input, weight.t()): the bias's, the input's, then the weight's next function."""
+        """As PyTorch's addmm(bias, input, weight.t()): the bias's, the input's, then weight.t()'s TBackward0 (which
+        leads to the weight's)."""
         x, w, b = Node.next_functions.fget(self)
-        return b, x, w
+        return b, x, self._through_transpose(w)
+
+    def _through_transpose(self, weight_function: tuple) -> tuple:
+        """The weight's next function as PyTorch's graph reaches it: through weight.t()'s TBackward0, made once
+        (a graph walked twice meets the same node), from the weight itself (a leaf's, or the saved one);
+        the weight's own where neither is at hand (a non-leaf weight whose saved tensor backward freed)."""
+        made = self.__dict__.get("_weight_t_function")
+        if made is not None:
+            return made
+        node = weight_function[0]
+        weight = node.variable if node.__class__ is AccumulateGrad else None
+        if weight is None and self.saved is not None:
+            try:
+                weight = saved_value(self, 1)
+            except RuntimeError:  # (changed in place since: its error is backward's and _saved_mat2's to raise)
+                return weight_function
+        if weight is None or not weight.requires_grad:
+            return weight_function
+        from ...autograd.grad_mode import enable_grad
+
+        with enable_grad():
+            made = self.__dict__["_weight_t_function"] = (weight.t().grad_fn, 0)
+        return made
 
     # PyTorch's saved tensors and next functions of a 2-D input's node: addmm(bias, input, weight.t()), mm without a
     # bias (its operands in ember's order already)
@@ -53,13 +76,19 @@ class Linear(Node):
                            "_saved_alpha": 1, "_saved_beta": 1, "next_functions": property(_addmm_next_functions)},
         "MmBackward0": {"_saved_self": property(lambda self: saved_value(self, 0)),
                         "_saved_mat2": property(_weight_transposed),
-                        "next_functions": property(lambda self: Node.next_functions.fget(self)[:2])},
+                        "next_functions": property(lambda self: (Node.next_functions.fget(self)[0],
+                                                                 self._through_transpose(
+                                                                     Node.next_functions.fget(self)[1])))},
     }
 
     def forward(self, x, w, b):
         if self.needs_input_grad is not None:  # (a node that records nothing is dropped: no one reads its name)
             self._shown = _torch_node_name(x, b)
             show_node_as(self, self._shown)  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
+        if b is not None and self.needs_input_grad is not None:  # PyTorch's order of the leaves' gradients:
+            # addmm's bias, input, then weight.t()'s TBackward0 (run next, as the newest node); an input of other
+            # than 2 dimensions goes through its view's node, made before that TBackward0: bias, weight, input
+            self.send_order = (2, 0, 1) if x.ndim == 2 else (2, 1, 0)
         self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
         if x.ndim > 2 and self.needs_input_grad is not None:  # PyTorch's 2-D product of the rows, viewed back
             self._folded = _contiguous(x) and (b is None or _bias_fused(x, b))

@@ -45,6 +45,8 @@ def _norm_of(a, norm_type: float):
         return xp.abs(flat).max() if norm_type > 0 else xp.abs(flat).min()
     if norm_type == 1:
         return xp.abs(flat).sum()
+    if norm_type == 0:  # the number of nonzero elements, in the norm's dtype, as PyTorch's vector_norm(ord=0)
+        return xp.count_nonzero(flat).astype(xp.abs(flat[:0]).dtype)
     return (xp.abs(flat) ** norm_type).sum() ** (1.0 / norm_type)
 
 
