@@ -205,3 +205,35 @@ print(rows.shape, rows[:, 0].any(), rows[:, 1:].all())
 @pytest.mark.parametrize("value, expected", [("", "False"), ("0", "False"), ("1", "True"), ("on", "True")])
 def test_ember_omp_kernels_env_sets_the_policy(value, expected):
     assert _run("from ember._kernels import policy; print(policy.omp)", EMBER_OMP_KERNELS=value) == expected
+
+
+@omp_only
+@pytest.mark.parametrize("layout_t", [False, True])
+def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, threads, monkeypatch):
+    """Under ``omp`` BatchNorm's and ReLU's passes split from ``policy.omp_min_pass_elements`` (32 Ki), far below
+    the 512 Ki from which they are handed to ember's pool: a region costs a few µs, a hand-off 50-300. The same bits
+    as the pool's split and one thread; without ``omp`` the same sizes stay on the calling thread."""
+    monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
+    x = np.random.default_rng(4).standard_normal((8, 16, 16, 24)).astype(np.float32)  # 48 Ki elements
+    ember.set_num_threads(2)
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    monkeypatch.setattr(policy, "omp", True)
+    assert policy.pass_elements(1 << 19) == policy.omp_min_pass_elements
+    with_omp = _step(x, layout_t)
+    # BatchNorm forward and backward, ReLU and its gradient: one region each (but ReLU's gradient of a batch-last
+    # output by a C-ordered g, whose memory orders differ: one pass on the calling thread, as on the pool)
+    assert len(calls) == (3 if layout_t else 4)
+    calls.clear()
+    with policy.override(omp_min_pass_elements=1 << 16):  # above the input's size: no region
+        _step(x, layout_t)
+    assert not calls
+    with policy.override(omp=False):
+        assert policy.pass_elements(1 << 19) == 1 << 19
+        pool = _step(x, layout_t)
+    assert not calls
+    ember.set_num_threads(1)
+    one = _step(x, layout_t)
+    for a, b, c in zip(with_omp, pool, one):
+        assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
