@@ -237,3 +237,49 @@ def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, thr
     one = _step(x, layout_t)
     for a, b, c in zip(with_omp, pool, one):
         assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
+
+
+def _pool_step(x_np, layout_t, kwargs):
+    """max_pool2d forward and backward: the output and the input gradient as NumPy arrays."""
+    x = ember.tensor(x_np)
+    if layout_t:  # batch-last memory behind an (N, C, H, W) view (the batch-last kernels)
+        x = ember.tensor(np.ascontiguousarray(x_np.transpose(1, 2, 3, 0))).permute(3, 0, 1, 2)
+    x.requires_grad_(True)
+    y = ember.nn.functional.max_pool2d(x, **kwargs)
+    g = np.random.default_rng(6).standard_normal(y.shape).astype(x_np.dtype)
+    if layout_t:
+        g = np.ascontiguousarray(g.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    y.backward(ember.tensor(g))
+    return [t.detach().numpy().copy() for t in (y, x.grad)]
+
+
+@omp_only
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2, stride=2), dict(kernel_size=3, stride=2, padding=1)])
+@pytest.mark.parametrize("layout_t", [False, True])
+def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monkeypatch):
+    """Max pooling's compiled forward and backward (2x2 windows on (N, C, H, W) planes, any window batch-last) run
+    as one OpenMP region under ``omp``, from ``omp_min_pass_elements``: each plane or channel (its gradient zeroed
+    by the thread that adds into it) computed as the serial kernel does, so the same bits as ember's pool, one
+    thread and PyTorch's values; overlapping windows add each position's contributions in output order."""
+    import torch
+    x = np.random.default_rng(7).standard_normal((16, 16, 24, 24)).astype(np.float32)  # 144 Ki; 2x2: 36 Ki out
+    x[1, 3, 4, 4] = np.nan  # NaN wins its windows
+    ember.set_num_threads(2)
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    monkeypatch.setattr(policy, "omp", True)
+    with_omp = _pool_step(x, layout_t, kwargs)
+    # the backward's kernel takes any window; the forward's NCHW 3x3 windows are NumPy's per-offset passes
+    assert len(calls) == (2 if layout_t or kwargs["kernel_size"] == 2 else 1)
+    with policy.override(omp=False):
+        pool = _pool_step(x, layout_t, kwargs)
+    ember.set_num_threads(1)
+    one = _pool_step(x, layout_t, kwargs)
+    for a, b, c in zip(with_omp, pool, one):
+        assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.max_pool2d(tx, **kwargs)
+    ty.backward(torch.tensor(np.random.default_rng(6).standard_normal(tuple(ty.shape)).astype(np.float32)))
+    np.testing.assert_allclose(with_omp[0], ty.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(with_omp[1], tx.grad.numpy(), rtol=1e-5, atol=1e-6)
