@@ -210,11 +210,11 @@ def test_ember_omp_kernels_env_sets_the_policy(value, expected):
 @omp_only
 @pytest.mark.parametrize("layout_t", [False, True])
 def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, threads, monkeypatch):
-    """Under ``omp`` BatchNorm's and ReLU's passes split from ``policy.omp_min_pass_elements`` (32 Ki), far below
+    """Under ``omp`` BatchNorm's and ReLU's passes split from ``policy.omp_min_pass_elements`` (64 Ki), far below
     the 512 Ki from which they are handed to ember's pool: a region costs a few µs, a hand-off 50-300. The same bits
     as the pool's split and one thread; without ``omp`` the same sizes stay on the calling thread."""
     monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
-    x = np.random.default_rng(4).standard_normal((8, 16, 16, 24)).astype(np.float32)  # 48 Ki elements
+    x = np.random.default_rng(4).standard_normal((8, 16, 24, 40)).astype(np.float32)  # 120 Ki elements
     ember.set_num_threads(2)
     calls = []
     use = _omp.use_threads
@@ -226,7 +226,7 @@ def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, thr
     # output by a C-ordered g, whose memory orders differ: one pass on the calling thread, as on the pool)
     assert len(calls) == (3 if layout_t else 4)
     calls.clear()
-    with policy.override(omp_min_pass_elements=1 << 16):  # above the input's size: no region
+    with policy.override(omp_min_pass_elements=1 << 18):  # above the input's size: no region
         _step(x, layout_t)
     assert not calls
     with policy.override(omp=False):
@@ -262,7 +262,7 @@ def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monke
     by the thread that adds into it) computed as the serial kernel does, so the same bits as ember's pool, one
     thread and PyTorch's values; overlapping windows add each position's contributions in output order."""
     import torch
-    x = np.random.default_rng(7).standard_normal((16, 16, 24, 24)).astype(np.float32)  # 144 Ki; 2x2: 36 Ki out
+    x = np.random.default_rng(7).standard_normal((16, 16, 32, 32)).astype(np.float32)  # 256 Ki; 64 Ki out
     x[1, 3, 4, 4] = np.nan  # NaN wins its windows
     ember.set_num_threads(2)
     calls = []
