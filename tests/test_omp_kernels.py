@@ -283,3 +283,18 @@ def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monke
     ty.backward(torch.tensor(np.random.default_rng(6).standard_normal(tuple(ty.shape)).astype(np.float32)))
     np.testing.assert_allclose(with_omp[0], ty.detach().numpy(), rtol=1e-6)
     np.testing.assert_allclose(with_omp[1], tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@omp_only
+def test_relu_without_a_compiled_kernel_keeps_the_pool_threshold_under_omp(threads, monkeypatch):
+    """An integer ReLU has no ``kernel.parallel`` form: under ``omp`` it stays on the calling thread below the pool's
+    threshold (512 Ki) rather than being handed to ember's pool from ``omp_min_pass_elements``."""
+    monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
+    monkeypatch.setattr(policy, "omp", True)
+    ember.set_num_threads(2)
+    split = []
+    real = _parallel.parallel_for
+    monkeypatch.setattr(_parallel, "parallel_for", lambda *a, **k: (split.append(a[1]), real(*a, **k)))
+    x = np.arange(-50_000, 50_000, dtype=np.int32).reshape(100, 1000)  # 98 Ki elements
+    assert np.array_equal(ember.relu(ember.tensor(x)).numpy(), np.maximum(x, 0))
+    assert not split

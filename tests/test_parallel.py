@@ -265,6 +265,7 @@ def test_relu_forward_splits_from_the_one_call_threshold(threads, monkeypatch):
     ``threads`` fixture lowers it to 64 Ki), not from the threshold of many-pass kernels, with the bits of one
     thread, NaN included."""
     monkeypatch.setattr(policy, "min_elementwise_elements", 1 << 30)  # the many-pass threshold: not ReLU's
+    monkeypatch.setattr(policy, "omp", False)  # (NumPy's maximum per chunk: not the compiled kernel's one region)
     x = np.random.default_rng(7).standard_normal((64, 32, 14, 14)).astype(np.float32)  # 392 Ki elements
     x[0, 0, 0, :3] = (np.nan, -0.0, 0.0)
     names: set[str] = set()
@@ -467,10 +468,12 @@ def test_set_num_threads_sets_numpys_openblas_as_torch_sets_its_blas():
 @pytest.fixture
 def handed(monkeypatch):
     """The chunks handed to ember's workers while a test runs (the list fills as ``_Worker.submit`` is called);
-    OpenBLAS's thread count left alone, as the ``threads`` fixture leaves it (no GEMM in these tests)."""
+    OpenBLAS's thread count left alone, as the ``threads`` fixture leaves it (no GEMM in these tests), and
+    ``policy.omp`` off (under ``EMBER_OMP_KERNELS=1`` the kernels would take numba's threads, not the workers)."""
     from ember._kernels import openblas
 
     monkeypatch.setattr(openblas, "set_threads", lambda n: None)
+    monkeypatch.setattr(policy, "omp", False)
     chunks: list = []
     submit = _parallel._Worker.submit
 
