@@ -377,3 +377,96 @@ print(rows.shape, rows[:, 0].any(), rows[:, 1:].all())
 @pytest.mark.parametrize("value, expected", [("", "False"), ("0", "False"), ("1", "True"), ("on", "True")])
 def test_ember_omp_kernels_env_sets_the_policy(value, expected):
     assert _run("from ember._kernels import policy; print(policy.omp)", EMBER_OMP_KERNELS=value) == expected
+
+
+@omp_only
+@pytest.mark.parametrize("layout_t", [False, True])
+def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, threads, monkeypatch):
+    """Under ``omp`` BatchNorm's and ReLU's passes split from ``policy.omp_min_pass_elements`` (64 Ki), far below
+    the 512 Ki from which they are handed to ember's pool: a region costs a few µs, a hand-off 50-300. The same bits
+    as the pool's split and one thread; without ``omp`` the same sizes stay on the calling thread."""
+    monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
+    x = np.random.default_rng(4).standard_normal((8, 16, 24, 40)).astype(np.float32)  # 120 Ki elements
+    ember.set_num_threads(2)
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    monkeypatch.setattr(policy, "omp", True)
+    assert policy.pass_elements(1 << 19) == policy.omp_min_pass_elements
+    with_omp = _step(x, layout_t)
+    # BatchNorm forward and backward, ReLU and its gradient: one region each (but ReLU's gradient of a batch-last
+    # output by a C-ordered g, whose memory orders differ: one pass on the calling thread, as on the pool)
+    assert len(calls) == (3 if layout_t else 4)
+    calls.clear()
+    with policy.override(omp_min_pass_elements=1 << 18):  # above the input's size: no region
+        _step(x, layout_t)
+    assert not calls
+    with policy.override(omp=False):
+        assert policy.pass_elements(1 << 19) == 1 << 19
+        pool = _step(x, layout_t)
+    assert not calls
+    ember.set_num_threads(1)
+    one = _step(x, layout_t)
+    for a, b, c in zip(with_omp, pool, one):
+        assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
+
+
+def _pool_step(x_np, layout_t, kwargs):
+    """max_pool2d forward and backward: the output and the input gradient as NumPy arrays."""
+    x = ember.tensor(x_np)
+    if layout_t:  # batch-last memory behind an (N, C, H, W) view (the batch-last kernels)
+        x = ember.tensor(np.ascontiguousarray(x_np.transpose(1, 2, 3, 0))).permute(3, 0, 1, 2)
+    x.requires_grad_(True)
+    y = ember.nn.functional.max_pool2d(x, **kwargs)
+    g = np.random.default_rng(6).standard_normal(y.shape).astype(x_np.dtype)
+    if layout_t:
+        g = np.ascontiguousarray(g.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    y.backward(ember.tensor(g))
+    return [t.detach().numpy().copy() for t in (y, x.grad)]
+
+
+@omp_only
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2, stride=2), dict(kernel_size=3, stride=2, padding=1)])
+@pytest.mark.parametrize("layout_t", [False, True])
+def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monkeypatch):
+    """Max pooling's compiled forward and backward (2x2 windows on (N, C, H, W) planes, any window batch-last) run
+    as one OpenMP region under ``omp``, from ``omp_min_pass_elements``: each plane or channel (its gradient zeroed
+    by the thread that adds into it) computed as the serial kernel does, so the same bits as ember's pool, one
+    thread and PyTorch's values; overlapping windows add each position's contributions in output order."""
+    import torch
+    x = np.random.default_rng(7).standard_normal((16, 16, 32, 32)).astype(np.float32)  # 256 Ki; 64 Ki out
+    x[1, 3, 4, 4] = np.nan  # NaN wins its windows
+    ember.set_num_threads(2)
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    monkeypatch.setattr(policy, "omp", True)
+    with_omp = _pool_step(x, layout_t, kwargs)
+    # the backward's kernel takes any window; the forward's NCHW 3x3 windows are NumPy's per-offset passes
+    assert len(calls) == (2 if layout_t or kwargs["kernel_size"] == 2 else 1)
+    with policy.override(omp=False):
+        pool = _pool_step(x, layout_t, kwargs)
+    ember.set_num_threads(1)
+    one = _pool_step(x, layout_t, kwargs)
+    for a, b, c in zip(with_omp, pool, one):
+        assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.max_pool2d(tx, **kwargs)
+    ty.backward(torch.tensor(np.random.default_rng(6).standard_normal(tuple(ty.shape)).astype(np.float32)))
+    np.testing.assert_allclose(with_omp[0], ty.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(with_omp[1], tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@omp_only
+def test_relu_without_a_compiled_kernel_keeps_the_pool_threshold_under_omp(threads, monkeypatch):
+    """An integer ReLU has no ``kernel.parallel`` form: under ``omp`` it stays on the calling thread below the pool's
+    threshold (512 Ki) rather than being handed to ember's pool from ``omp_min_pass_elements``."""
+    monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
+    monkeypatch.setattr(policy, "omp", True)
+    ember.set_num_threads(2)
+    split = []
+    real = _parallel.parallel_for
+    monkeypatch.setattr(_parallel, "parallel_for", lambda *a, **k: (split.append(a[1]), real(*a, **k)))
+    x = np.arange(-50_000, 50_000, dtype=np.int32).reshape(100, 1000)  # 98 Ki elements
+    assert np.array_equal(ember.relu(ember.tensor(x)).numpy(), np.maximum(x, 0))
+    assert not split

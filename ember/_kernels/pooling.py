@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import kernel, prange
 
 
 @kernel
@@ -22,7 +22,7 @@ def max_pool2d(x, kh, kw, sh, sw, dh, dw, out, arg):
     """out[c, i, j, n] = max over the (kh, kw) window at (i sh, j sw) with dilation (dh, dw) of x (C, H, W, N);
     arg: the window offset (row-major) of the first maximum."""
     c_, ho, wo, n = out.shape
-    for c in range(c_):
+    for c in prange(c_):
         for i in range(ho):
             for j in range(wo):
                 for q in range(n):
@@ -46,7 +46,7 @@ def max_pool2d_planes_2x2(x, sh, sw, dh, dw, out, arg):
     (row-major) of the first maximum. Each window's offsets are compared in order with ``>``, as the reference's
     running maximum (no branch on NaN in that chain: a NaN window's output is set after, its arg by the caller)."""
     a_, b_, ho, wo = out.shape
-    for a in range(a_):
+    for a in prange(a_):
         for b in range(b_):
             for i in range(ho):
                 r0 = i * sh
@@ -97,9 +97,14 @@ def max_pool2d_planes_row(x, kw, sh, sw, dw, out, arg):
 
 @kernel
 def max_pool2d_grad(g, arg, kw, sh, sw, dh, dw, gx):
-    """gx[c, (window of output i, j at offset arg)] += g[c, i, j, n] for the zeroed gx (C, Hp, Wp, N)."""
+    """gx[c, (window of output i, j at offset arg)] += g[c, i, j, n], gx (C, Hp, Wp, N) zeroed here first (each
+    channel by the thread that adds into it)."""
     c_, ho, wo, n = g.shape
-    for c in range(c_):
+    for c in prange(c_):
+        for r in range(gx.shape[1]):
+            for s in range(gx.shape[2]):
+                for q in range(gx.shape[3]):
+                    gx[c, r, s, q] = 0
         for i in range(ho):
             for j in range(wo):
                 for q in range(n):
@@ -123,7 +128,7 @@ def max_pool1d_rows_grad(g, arg, sw, dw, gx):
 def max_pool2d_planes_grad(g, arg, kw, sh, sw, dh, dw, gx):
     """``max_pool2d_grad`` on (A, B, H, W) arrays whose rows are innermost in memory (an (N, C, H, W) array in its
     memory order: C-contiguous, or (C, N, H, W) as vmap's per-example convolutions leave it), any strides; gx
-    zeroed."""
+    zeroed here first (each of its planes by the thread that adds into it)."""
     a_, b_, ho, wo = g.shape
     taps = kw * gx.shape[2]  # at least the window's offsets (kh <= the padded height)
     rows = np.empty(taps, np.int64)  # each offset's row and column shift: no division per element
@@ -131,8 +136,11 @@ def max_pool2d_planes_grad(g, arg, kw, sh, sw, dh, dw, gx):
     for k in range(taps):
         rows[k] = (k // kw) * dh
         cols[k] = (k % kw) * dw
-    for a in range(a_):
+    for a in prange(a_):
         for b in range(b_):
+            for r in range(gx.shape[2]):
+                for s in range(gx.shape[3]):
+                    gx[a, b, r, s] = 0
             for i in range(ho):
                 for j in range(wo):
                     k = arg[a, b, i, j]

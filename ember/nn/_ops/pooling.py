@@ -17,7 +17,7 @@ from ..._dtype import bool_, int64, not_implemented_for, np_kind
 from ..._kernels import pooling as compiled
 from ..._kernels.policy import policy
 from ..._memory_format import channels_last, laid_out, strides_in_channels_last_order
-from ..._parallel import parallel_for
+from ..._parallel import parallel_for, parallel_kernel
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
@@ -171,18 +171,25 @@ class MaxPoolNd(_Unbatchable):
         one_row = len(kernel) == 2 and kernel[0] == 1  # 1-d pooling's (1, k) windows
         planes = _planes_order(xpad, out) if tuple(kernel) == (2, 2) or one_row else None
         rows = x.shape[1]
+        # (the compiled kernels with a ``prange`` form run as one region on numba's OpenMP threads under ``omp``)
+        least = policy.pass_elements(policy.min_parallel_elements)
         if _compiled_2d(xpad, out):
-            def run(c0: int, c1: int) -> None:
-                compiled.max_pool2d(_bl(xpad)[c0:c1], *kernel, *stride, *dilation, _bl(out)[c0:c1], _bl(arg)[c0:c1])
-        elif planes is not None:  # rows innermost (NCHW, vmap's (C, N, H, W)): 2x2 and one-row windows compiled
+            xb, ob, ab = _bl(xpad), _bl(out), _bl(arg)
+            parallel_kernel(compiled.max_pool2d, lambda k, c0, c1: k(xb[c0:c1], *kernel, *stride, *dilation,
+                                                                    ob[c0:c1], ab[c0:c1]),
+                            rows, out.size * taps, least)
+            return self._finish(x, xpad, out, arg, fill, kernel, stride, pads, dilation)
+        if planes is not None:  # rows innermost (NCHW, vmap's (C, N, H, W)): 2x2 and one-row windows compiled
             xo, oo, ao = xpad.transpose(planes), out.transpose(planes), arg.transpose(planes)
             rows = xo.shape[0]
             if one_row:
                 def run(c0: int, c1: int) -> None:
                     compiled.max_pool2d_planes_row(xo[c0:c1], kernel[1], *stride, dilation[1], oo[c0:c1], ao[c0:c1])
             else:
-                def run(c0: int, c1: int) -> None:
-                    compiled.max_pool2d_planes_2x2(xo[c0:c1], *stride, *dilation, oo[c0:c1], ao[c0:c1])
+                parallel_kernel(compiled.max_pool2d_planes_2x2,
+                                lambda k, c0, c1: k(xo[c0:c1], *stride, *dilation, oo[c0:c1], ao[c0:c1]),
+                                rows, out.size * taps, least)
+                return self._finish(x, xpad, out, arg, fill, kernel, stride, pads, dilation)
         else:
             views = [xpad[window(offs, out_sp, stride, dilation, 2, 0)] for offs in offsets(kernel)]
 
@@ -236,27 +243,21 @@ class MaxPoolNd(_Unbatchable):
         # (a broadcast gradient, as sum's, or one with rows not contiguous: copied too, for the compiled kernels)
         if not is_recorded(g) and (_layout(g) != _layout(arg) or g.strides[-1] != g.itemsize):
             g = _copy_as(g, arg)
+        least = policy.pass_elements(policy.min_parallel_elements)  # (one OpenMP region under ``omp``)
         if _compiled_2d(g, arg):
-            gx = xp.empty_like(g, shape=padded_shape)  # zeroed chunk by chunk, by the thread that adds into it
-
-            def add(c0: int, c1: int) -> None:
-                part = _bl(gx)[c0:c1]
-                part.fill(0)
-                compiled.max_pool2d_grad(_bl(g)[c0:c1], _bl(arg)[c0:c1], kernel[1], *stride, *dilation, part)
-
-            parallel_for(add, padded_shape[1], g.size)
+            gx = xp.empty_like(g, shape=padded_shape)  # zeroed by the kernel, channel by channel, as it adds
+            gb, ab, gxb = _bl(g), _bl(arg), _bl(gx)
+            parallel_kernel(compiled.max_pool2d_grad, lambda k, c0, c1: k(gb[c0:c1], ab[c0:c1], kernel[1], *stride,
+                                                                          *dilation, gxb[c0:c1]),
+                            padded_shape[1], g.size, least)
             return (crop_spatial(gx, pads),)
         planes = _planes_order(g, arg)
         if planes is not None:
-            gx = xp.empty_like(g, shape=padded_shape)  # zeroed chunk by chunk, as above
+            gx = xp.empty_like(g, shape=padded_shape)  # zeroed by the kernel, plane by plane, as above
             go, ao, gxo = g.transpose(planes), arg.transpose(planes), gx.transpose(planes)
-
-            def add(c0: int, c1: int) -> None:
-                part = gxo[c0:c1]
-                part.fill(0)
-                compiled.max_pool2d_planes_grad(go[c0:c1], ao[c0:c1], kernel[1], *stride, *dilation, part)
-
-            parallel_for(add, g.shape[planes[0]], g.size)
+            parallel_kernel(compiled.max_pool2d_planes_grad, lambda k, c0, c1: k(go[c0:c1], ao[c0:c1], kernel[1],
+                                                                                 *stride, *dilation, gxo[c0:c1]),
+                            g.shape[planes[0]], g.size, least)
             return (crop_spatial(gx, pads),)
 
         def parts(c0: int, c1: int):
