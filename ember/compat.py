@@ -187,7 +187,8 @@ def _install_for_children() -> None:
     if _SHIM not in sys.path:
         sys.path.insert(1, _SHIM)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    given = os.environ.get("PYTHONPATH", "")
+    paths = given.split(os.pathsep) if given else []  # (an empty entry is kept: it puts the child's folder on its path)
     os.environ["PYTHONPATH"] = os.pathsep.join([_SHIM, root, *(p for p in paths if p not in (_SHIM, root))])
 
 

@@ -413,6 +413,18 @@ def test_python_children_started_with_subprocess_import_torch_as_ember(tmp_path)
     assert out.stdout.split() == ["parent", "True", "child", "True", ROOT, "2.0"]
 
 
+def test_children_keep_the_current_folder_an_empty_pythonpath_entry_gives(monkeypatch):
+    """An empty entry in the program's ``PYTHONPATH`` puts a Python child's current folder on its path; the runner
+    puts ember in front of the entries and keeps them all, that one included."""
+    import ember.compat as compat
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for given, kept in ((":/elsewhere", ["", "/elsewhere"]), ("/elsewhere:", ["/elsewhere", ""]), ("", [])):
+        monkeypatch.setenv("PYTHONPATH", given)
+        compat._install_for_children()
+        assert os.environ["PYTHONPATH"].split(os.pathsep) == [compat._SHIM, ROOT, *kept]
+
+
 def test_availability_probes_see_compiled_torch_libraries_as_absent(tmp_path):
     # transformers and others probe with importlib.util.find_spec: the answer must be "not installed", not an error
     out = run_script(tmp_path, """

@@ -188,6 +188,28 @@ def test_profiler_names():
                 pass
 
 
+def test_file_reader_corrupt_record_raises_runtime_error_as_pytorchs(saved, tmp_path):
+    # A record whose local header is overwritten: PyTorch's reader raises RuntimeError naming the record, never
+    # zipfile's BadZipFile. One whose bytes changed after saving (its CRC no longer matches) PyTorch's reader
+    # returns as they are; ember's checks the CRC (as ember.load does) and raises the same RuntimeError.
+    with open(saved, "rb") as fh:
+        data = fh.read()
+    start = data.index(torch.PyTorchFileReader(saved).get_record("data.pkl"))
+    flipped = bytearray(data)
+    flipped[start + 20] ^= 0xFF  # inside data.pkl's bytes
+    headless = bytearray(data)
+    record = data.index(b"PK\x03\x04", 1)  # the second record's local header
+    headless[record:record + 4] = b"XXXX"
+    for label, blob in (("flipped", flipped), ("headless", headless)):
+        path = tmp_path / f"{label}.pt"
+        path.write_bytes(bytes(blob))
+        for reader in (torch.PyTorchFileReader, ember.PyTorchFileReader)[label == "flipped":]:
+            opened = reader(str(path))
+            with pytest.raises(RuntimeError, match="PytorchStreamReader failed reading file"):
+                for name in opened.get_all_records():
+                    opened.get_record(name)
+
+
 def test_reader_is_bytes_io_safe(saved):
     with open(saved, "rb") as fh:
         data = fh.read()

@@ -11,6 +11,7 @@ file). Difference from PyTorch: the storage and offset methods (``get_storage_fr
 from __future__ import annotations
 
 import os
+import zipfile
 from typing import IO, NoReturn
 
 from .._missing import missing
@@ -61,7 +62,10 @@ class PyTorchFileReader:
         if not self.has_record(name):
             self._fail(f"failed locating file {name}: file not found")
         info = self._archive.infos[self._prefix + name]
-        return self._archive.read(self._prefix + name, limit=info.file_size)
+        try:
+            return self._archive.read(self._prefix + name, limit=info.file_size)
+        except (zipfile.BadZipFile, OSError, EOFError) as e:  # a corrupt local header or CRC: PyTorch's RuntimeError
+            self._fail(f"failed reading file {name}: invalid header or archive is corrupted ({e})")
 
     def get_record_size(self, name: str) -> int:
         if not self.has_record(name):
