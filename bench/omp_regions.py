@@ -1,6 +1,6 @@
 """Where one parallel region on numba's OpenMP threads pays, by size: BatchNorm's training forward and ReLU, the serial
 compiled kernel on the calling thread against ``kernel.parallel`` on two threads, back to back in one process (the
-measurement behind ``policy.omp_min_pass_elements``).
+measurement behind ``policy.omp_min_elements``).
 
     python bench/omp_regions.py                        # numba's OpenMP workers spin between regions (the default)
     GOMP_SPINCOUNT=2000 python bench/omp_regions.py    # they sleep almost at once: each region wakes one

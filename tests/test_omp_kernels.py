@@ -382,7 +382,7 @@ def test_ember_omp_kernels_env_sets_the_policy(value, expected):
 @omp_only
 @pytest.mark.parametrize("layout_t", [False, True])
 def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, threads, monkeypatch):
-    """Under ``omp`` BatchNorm's and ReLU's passes split from ``policy.omp_min_pass_elements`` (64 Ki), far below
+    """Under ``omp`` BatchNorm's and ReLU's passes split from ``policy.omp_min_elements`` (16 Ki), far below
     the 512 Ki from which they are handed to ember's pool: a region costs a few µs, a hand-off 50-300. The same bits
     as the pool's split and one thread; without ``omp`` the same sizes stay on the calling thread."""
     monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
@@ -392,17 +392,16 @@ def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, thr
     use = _omp.use_threads
     monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
     monkeypatch.setattr(policy, "omp", True)
-    assert policy.pass_elements(1 << 19) == policy.omp_min_pass_elements
     with_omp = _step(x, layout_t)
-    # BatchNorm forward and backward, ReLU and its gradient: one region each (but ReLU's gradient of a batch-last
-    # output by a C-ordered g, whose memory orders differ: one pass on the calling thread, as on the pool)
-    assert len(calls) == (3 if layout_t else 4)
+    # BatchNorm forward and backward, ReLU and its gradient: one region each asked for (ReLU's gradient of a
+    # batch-last output by a C-ordered g, whose memory orders differ, then runs as one pass on the calling thread,
+    # as on the pool: ``parallel_flat`` asks for the region's threads before it compares the orders)
+    assert len(calls) == 4
     calls.clear()
-    with policy.override(omp_min_pass_elements=1 << 18):  # above the input's size: no region
+    with policy.override(omp_min_elements=1 << 18):  # above the input's size: no region
         _step(x, layout_t)
     assert not calls
     with policy.override(omp=False):
-        assert policy.pass_elements(1 << 19) == 1 << 19
         pool = _step(x, layout_t)
     assert not calls
     ember.set_num_threads(1)
@@ -430,7 +429,7 @@ def _pool_step(x_np, layout_t, kwargs):
 @pytest.mark.parametrize("layout_t", [False, True])
 def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monkeypatch):
     """Max pooling's compiled forward and backward (2x2 windows on (N, C, H, W) planes, any window batch-last) run
-    as one OpenMP region under ``omp``, from ``omp_min_pass_elements``: each plane or channel (its gradient zeroed
+    as one OpenMP region under ``omp``, from ``omp_min_elements``: each plane or channel (its gradient zeroed
     by the thread that adds into it) computed as the serial kernel does, so the same bits as ember's pool, one
     thread and PyTorch's values; overlapping windows add each position's contributions in output order."""
     import torch
@@ -460,7 +459,7 @@ def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monke
 @omp_only
 def test_relu_without_a_compiled_kernel_keeps_the_pool_threshold_under_omp(threads, monkeypatch):
     """An integer ReLU has no ``kernel.parallel`` form: under ``omp`` it stays on the calling thread below the pool's
-    threshold (512 Ki) rather than being handed to ember's pool from ``omp_min_pass_elements``."""
+    threshold (512 Ki) rather than being handed to ember's pool from ``omp_min_elements``."""
     monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
     monkeypatch.setattr(policy, "omp", True)
     ember.set_num_threads(2)

@@ -84,7 +84,14 @@ class KernelPolicy:
     # where a hand-off to ember's workers costs 50-300 µs. Back-to-back calls, (R, 128) float32, one thread against
     # one region of two, µs (load 17, ``nice -15``): LayerNorm 4.6 / 4.6 at 8 Ki elements, 7.9 / 6.3 at 16 Ki,
     # 30.2 / 17.4 at 64 Ki; softmax 5.8 / 5.2, 10.5 / 7.5, 43.9 / 23.1; GELU with its derivative 6.3 / 4.8, 12.2 /
-    # 7.3, 48.7 / 23.6 (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads").
+    # 7.3, 48.7 / 23.6 (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads"). The same
+    # threshold for the passes with a ``kernel.parallel`` form that otherwise split from ``min_parallel_pass_elements``
+    # or ``min_parallel_elements`` (BatchNorm's training forward and backward, ReLU's forward and gradient, max
+    # pooling's compiled forward and backward: ``_parallel.parallel_kernel`` / ``parallel_flat``): serial / region at
+    # two threads, 20th percentile of 200 calls, µs (load 15, in a raised session): BatchNorm forward 13 / 12 at
+    # 32 Ki, 22 / 15 at 64 Ki, 41 / 29 at 128 Ki, 92 / 48 at 256 Ki; ReLU 4 / 4, 6 / 5, 11 / 7, 34 / 13 (break-even
+    # near 32 Ki for these, 8-16 Ki for the row kernels); a region whose worker has gone to sleep
+    # (``GOMP_SPINCOUNT=2000``) took 108-112 µs at 16-32 Ki.
     omp_min_elements: int = 1 << 14
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
@@ -107,16 +114,6 @@ class KernelPolicy:
     # a step, the workers blocked 290 / 149 times, the calling thread's CPU 73.0 / 72.7 ms, the workers' 52.4 /
     # 46.6; the WGAN-GP critic step 63 / 31, 183 / 90, 40.7 / 44.1, 23.5 / 21.2 (docs/benchmarks.md).
     min_parallel_pass_elements: int = 1 << 19
-    # Under ``omp`` (where ``use_omp()``), the size from which the kernels with a ``kernel.parallel`` form that
-    # otherwise split from ``min_parallel_pass_elements`` or ``min_parallel_elements`` (BatchNorm's training forward
-    # and backward, ReLU's forward and gradient, max pooling's compiled forward and backward) run as one parallel
-    # region: a region starts in a few µs where a hand-off to ember's workers costs 50-300, so a split pays from
-    # far smaller passes. The same bits at any size (each row's arithmetic is the serial kernel's). Measured
-    # back to back in one process (2026-12-06, load 15, in a raised session: docs/benchmarks.md), float32,
-    # serial / region at two threads, 20th percentile of 200 calls, µs: BatchNorm forward 13 / 12 at 32 Ki, 22 / 15
-    # at 64 Ki, 41 / 29 at 128 Ki, 92 / 48 at 256 Ki; ReLU 4 / 4, 6 / 5, 11 / 7, 34 / 13; a region whose worker
-    # has gone to sleep (``GOMP_SPINCOUNT=2000``) took 108-112 µs at 16-32 Ki. Without ``omp`` it is not read.
-    omp_min_pass_elements: int = 1 << 16
     # The same for NumPy elementwise kernels of many short passes. Every NumPy call takes the GIL back when it
     # returns, so two threads making ~20 calls each hand the GIL to each other ~40 times per kernel: measured on
     # 2 cores, softmax and LayerNorm on 128 Ki elements took 1.7-1.9x as long on two threads as on one, broke
@@ -252,11 +249,6 @@ class KernelPolicy:
         """Whether compiled kernels run now: ``compiled`` is on and numba imports (the first call imports it, so
         call this only where a compiled kernel is about to run)."""
         return self.compiled and load_numba() is not None
-
-    def pass_elements(self, least: int) -> int:
-        """The size from which a kernel with a ``kernel.parallel`` form splits: ``omp_min_pass_elements`` where
-        ``use_omp()`` (one OpenMP region), else ``least`` (its threshold on ember's workers)."""
-        return min(least, self.omp_min_pass_elements) if self.use_omp() else least
 
     def use_omp(self) -> bool:
         """Whether ``kernel.parallel`` dispatchers run now (``omp`` and compiled kernels on, numba's OpenMP layer

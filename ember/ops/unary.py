@@ -189,16 +189,16 @@ class Relu(Node):
         if zero is None:
             zero = _zero(x.dtype)
         least = policy.min_parallel_pass_elements
-        if x.size < least and (x.size < policy.omp_min_pass_elements or x.dtype not in _RELU_COMPILED
+        if x.size < least and (x.size < policy.omp_min_elements or x.dtype not in _RELU_COMPILED
                                or not policy.use_omp()):
             out = xp.maximum(x, zero)  # one chunk (as parallel_flat would make), without its calls; x's memory order
         else:
             out = empty_result(x)
             kern = compiled.relu if x.dtype in _RELU_COMPILED else None
             # one NumPy call per chunk (not a kernel of many short passes): threads from the one-pass kernels' size
-            # (the compiled kernel as one OpenMP region from a smaller one: ``policy.pass_elements``)
+            # (the compiled kernel as one OpenMP region from a smaller one under ``omp``: ``policy.omp_min_elements``)
             parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out,
-                          min_elements=least if kern is None else policy.pass_elements(least), kern=kern)
+                          min_elements=least, kern=kern)
         self.saved = (out,)
         return out
 
@@ -220,7 +220,7 @@ class Relu(Node):
             xp.not_equal(o, 0, out=d)
             d *= go
 
-        least = policy.pass_elements(policy.min_parallel_pass_elements) if fast else None
+        least = policy.min_parallel_pass_elements if fast else None
         parallel_flat(grad, g, out, gx, min_elements=least,
                       kern=compiled.relu_grad if fast else None, flat=fast and out.ndim > 0)
         return (gx,)

@@ -137,7 +137,7 @@ class BatchNorm(Node):
         if _compiled(rows, w, b):
             w_, b_ = (xp.empty(0, x.dtype) if a is None else a for a in (w, b))
             parallel_kernel(compiled_bn.forward, lambda k, lo, hi: k(rows, w_, b_, eps, lo, hi, mean, var, out), c,
-                            rows.size, policy.pass_elements(policy.min_parallel_pass_elements))
+                            rows.size, policy.min_parallel_pass_elements)
         else:
             xc, ones = xp.empty_like(rows), xp.ones(rows.shape[2], x.dtype)
 
@@ -173,7 +173,7 @@ class BatchNorm(Node):
         if _compiled(gr, xc, a):
             out = xp.empty((0, 0, 0), xc.dtype) if gx is None else gx
             parallel_kernel(compiled_bn.backward, lambda k, lo, hi: k(gr, xc, mean, a, invstd, lo, hi, gsum, gdot, out),
-                            c, xc.size, policy.pass_elements(policy.min_parallel_pass_elements))
+                            c, xc.size, policy.min_parallel_pass_elements)
         else:
             xc = xc - mean[:, None]
             ones = xp.ones(xc.shape[2], xc.dtype)

@@ -172,7 +172,7 @@ class MaxPoolNd(_Unbatchable):
         planes = _planes_order(xpad, out) if tuple(kernel) == (2, 2) or one_row else None
         rows = x.shape[1]
         # (the compiled kernels with a ``prange`` form run as one region on numba's OpenMP threads under ``omp``)
-        least = policy.pass_elements(policy.min_parallel_elements)
+        least = policy.min_parallel_elements
         if _compiled_2d(xpad, out):
             xb, ob, ab = _bl(xpad), _bl(out), _bl(arg)
             parallel_kernel(compiled.max_pool2d, lambda k, c0, c1: k(xb[c0:c1], *kernel, *stride, *dilation,
@@ -243,7 +243,7 @@ class MaxPoolNd(_Unbatchable):
         # (a broadcast gradient, as sum's, or one with rows not contiguous: copied too, for the compiled kernels)
         if not is_recorded(g) and (_layout(g) != _layout(arg) or g.strides[-1] != g.itemsize):
             g = _copy_as(g, arg)
-        least = policy.pass_elements(policy.min_parallel_elements)  # (one OpenMP region under ``omp``)
+        least = policy.min_parallel_elements  # (one OpenMP region under ``omp``)
         if _compiled_2d(g, arg):
             gx = xp.empty_like(g, shape=padded_shape)  # zeroed by the kernel, channel by channel, as it adds
             gb, ab, gxb = _bl(g), _bl(arg), _bl(gx)
