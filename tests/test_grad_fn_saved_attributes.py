@@ -82,6 +82,11 @@ CASES = {
     "hardswish": lambda lib, t: lib.nn.functional.hardswish(t["x"]),
     "hardsigmoid": lambda lib, t: lib.nn.functional.hardsigmoid(t["x"]),
     "mish": lambda lib, t: lib.nn.functional.mish(t["x"]),
+    "clamp": lambda lib, t: t["x"].clamp(-0.5, 2),
+    "clamp_min_only": lambda lib, t: lib.clamp(t["x"] * 2, min=0.1),
+    "clamp_max_only": lambda lib, t: t["x"].clamp(max=1),
+    "clamp_min": lambda lib, t: t["x"].clamp_min(0.25),
+    "clamp_max": lambda lib, t: t["x"].clamp_max(-0.25),
 }
 
 
@@ -196,7 +201,7 @@ def test_unknown_name_is_attribute_error():
 
 
 @pytest.mark.parametrize("case", ["mul", "pow_number", "pow_tensors", "exp", "relu", "mm", "softmax", "prod", "gelu",
-                                  "leaky_relu", "threshold"])
+                                  "leaky_relu", "threshold", "clamp", "clamp_min"])
 def test_raw_saved_names_as_torch(case):
     def names(lib):
         fn = CASES[case](lib, _inputs(lib)).grad_fn
