@@ -50,7 +50,9 @@ _SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat_shim")
 
 _ALIAS, _TARGET = "torch", "ember"
 # PyTorch-world package -> the ember package that stands in for it (``torchvision.X`` is ``ember.vision.X``).
-_ALIASES = {_ALIAS: _TARGET, "torchvision": "ember.vision"}
+# The legacy ``functorch`` package, which PyTorch still ships (deprecated), is ember's ``torch.func`` behind PyTorch's
+# deprecation warnings.
+_ALIASES = {_ALIAS: _TARGET, "torchvision": "ember.vision", "functorch": "ember._functorch.legacy_package"}
 
 
 def _alias_of(name: str) -> str | None:
@@ -89,7 +91,6 @@ _TORCH_LIBRARIES = {
     "torch_sparse": "use ember's sparse COO tensors (torch.sparse_coo_tensor) or dense ops",
     "torch_cluster": "ember has no graph kernels",
     "mamba_ssm": "ember has no GPU kernels",
-    "functorch": "use torch.func (ember has torch.func.vmap and functional_call) or loss.backward()",
 }
 
 

@@ -13,7 +13,7 @@ import ember
 
 def _describe(value, leaves: dict):
     """What a program can observe of one saved attribute's value, comparable across the two libraries."""
-    if value is None or isinstance(value, (bool, int, float, tuple)):
+    if value is None or isinstance(value, (bool, int, float, str, tuple)):
         return value
     return ("tensor", tuple(value.shape), str(value.dtype).rpartition(".")[2],
             next((name for name, leaf in leaves.items() if value is leaf), None), value.requires_grad,
@@ -69,6 +69,25 @@ CASES = {
     "prod": lambda lib, t: t["x"].prod(),
     "view": lambda lib, t: t["m"].view(12),
     "expand": lambda lib, t: t["x"].expand(2, 3),
+    "threshold": lambda lib, t: lib.nn.functional.threshold(t["x"], 0.1, 2.0),
+    "gelu": lambda lib, t: lib.nn.functional.gelu(t["x"]),
+    "gelu_tanh": lambda lib, t: lib.nn.functional.gelu(t["m"], approximate="tanh"),
+    "leaky_relu": lambda lib, t: lib.nn.functional.leaky_relu(t["x"], 0.2),
+    "leaky_relu_of_constant": lambda lib, t: lib.nn.functional.leaky_relu(t["x"].detach() * t["w"]),
+    "silu": lambda lib, t: lib.nn.functional.silu(t["x"] * 2),
+    "elu": lambda lib, t: lib.nn.functional.elu(t["x"], 0.5),
+    "selu": lambda lib, t: lib.nn.functional.selu(t["x"]),
+    "softplus": lambda lib, t: lib.nn.functional.softplus(t["x"], 2.0, 10.0),
+    "hardtanh": lambda lib, t: lib.nn.functional.hardtanh(t["x"], -0.5, 0.5),
+    "relu6": lambda lib, t: lib.nn.functional.relu6(t["x"]),
+    "hardswish": lambda lib, t: lib.nn.functional.hardswish(t["x"]),
+    "hardsigmoid": lambda lib, t: lib.nn.functional.hardsigmoid(t["x"]),
+    "mish": lambda lib, t: lib.nn.functional.mish(t["x"]),
+    "clamp": lambda lib, t: t["x"].clamp(-0.5, 2),
+    "clamp_min_only": lambda lib, t: lib.clamp(t["x"] * 2, min=0.1),
+    "clamp_max_only": lambda lib, t: t["x"].clamp(max=1),
+    "clamp_min": lambda lib, t: t["x"].clamp_min(0.25),
+    "clamp_max": lambda lib, t: t["x"].clamp_max(-0.25),
 }
 
 
@@ -182,7 +201,8 @@ def test_unknown_name_is_attribute_error():
         assert "_saved_versions" not in dir(y.grad_fn)
 
 
-@pytest.mark.parametrize("case", ["mul", "pow_number", "pow_tensors", "exp", "relu", "mm", "softmax", "prod"])
+@pytest.mark.parametrize("case", ["mul", "pow_number", "pow_tensors", "exp", "relu", "mm", "softmax", "prod", "gelu",
+                                  "leaky_relu", "threshold", "clamp", "clamp_min"])
 def test_raw_saved_names_as_torch(case):
     def names(lib):
         fn = CASES[case](lib, _inputs(lib)).grad_fn

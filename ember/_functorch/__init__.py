@@ -1,5 +1,6 @@
-"""``torch._functorch``: PyTorch's AOT autograd and partitioner; ember has only its ``config`` (flags programs set,
-no effect: ember compiles nothing)."""
+"""``torch._functorch``: PyTorch's AOT autograd and partitioner; ember has its ``config`` (flags programs set,
+no effect: ember compiles nothing) and what the legacy ``functorch`` package is made of (``make_functional``,
+``deprecated``, ``legacy_package``: ``import functorch`` under ``python -m ember.compat``)."""
 
 from __future__ import annotations
 

@@ -262,9 +262,10 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
     ``has_aux``) is the first basis vector's, as PyTorch's.
 
     ``func`` runs once, under ``vmap`` over the basis with ``randomness`` (``'error'``: a random op raises, as
-    PyTorch's), on dual tensors: every column in one forward-mode pass, no backward pass (``_basis.py``). The
-    columns come one at a time instead, each a backward pass of the double-backward trick, where the Jacobian
-    must stay differentiable (grad enabled and the inputs, or tensors ``func`` captures, require grad), inside
+    PyTorch's), on dual tensors: every column in one forward-mode pass, no backward pass (``_basis.py``); where
+    the Jacobian must stay differentiable with respect to tensors ``func`` captures, from that run's recorded
+    graph by the double-backward trick. The columns come one at a time instead, each a backward pass of the
+    double-backward trick, where the inputs require grad (grad enabled), inside
     another ``jacfwd`` (one forward-mode level at a time), and where an op inside has no batching rule or no
     forward-mode rule of its batched form; ``func`` has then already run once, and runs again, drawing random
     numbers once whatever ``randomness`` (PyTorch's ``'same'``)."""

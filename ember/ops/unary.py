@@ -300,9 +300,13 @@ class Reciprocal(Node):
         return (-g * (out * out),)
 
 
-@torch_named("ClampBackward1")
-class Clamp(Node):
+class _ClampByNumbers(Node):
+    """clamp's number overload (``clamp_min``'s, ``clamp_max``'s): x's gradient where it lies within the bounds.
+    Saves x (``_saved_self``) and reads the bounds as numbers (``_saved_min``/``_saved_max`` where PyTorch's
+    node has them, kept after backward as PyTorch's numbers are)."""
+
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x, lo, hi):
         self.saved = (x,)
@@ -350,8 +354,12 @@ class _ClampByTensors(Node):
 ClampTensors = torch_named("ClampBackward0")(type("ClampTensors", (_ClampByTensors,), {}))
 ClampMinTensor = torch_named("ClampMinBackward1")(type("ClampMinTensor", (_ClampByTensors,), {}))
 ClampMaxTensor = torch_named("ClampMaxBackward1")(type("ClampMaxTensor", (_ClampByTensors,), {}))
-ClampMin = torch_named("ClampMinBackward0")(type("ClampMin", (Clamp,), {}))
-ClampMax = torch_named("ClampMaxBackward0")(type("ClampMax", (Clamp,), {}))
+_SAVED_MIN = property(lambda node: node.lo)
+_SAVED_MAX = property(lambda node: node.hi)
+Clamp = torch_named("ClampBackward1")(type("Clamp", (_ClampByNumbers,), {"_saved_min": _SAVED_MIN,
+                                                                          "_saved_max": _SAVED_MAX}))
+ClampMin = torch_named("ClampMinBackward0")(type("ClampMin", (_ClampByNumbers,), {"_saved_min": _SAVED_MIN}))
+ClampMax = torch_named("ClampMaxBackward0")(type("ClampMax", (_ClampByNumbers,), {"_saved_max": _SAVED_MAX}))
 
 
 class ZeroGrad(Node):

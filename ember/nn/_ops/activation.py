@@ -26,6 +26,7 @@ from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
+from ...autograd.saved_attributes import saved_tensor
 from ...ops import unary
 from ...ops.elementwise import cast, not_implemented_for
 from ...ops.erf import half_erfc_abs_into
@@ -38,10 +39,14 @@ class Pointwise(Node):
     diagonal_jacobian = True
     float32_compute = True
     contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
+    saves_input = False  # (True: PyTorch's node saves the input, ``node_named``'s ``saved``)
 
     def forward(self, x, fn, params):
         out, deriv = fn(x, self.needs_input_grad is not None, *params)
-        self.saved = (deriv,)
+        # the input too where PyTorch's node saves it (``_saved_self``), which the formula does not read (f' is
+        # saved): no copy, its array is held for the version check already (``_apply``)
+        self.saved = (deriv, x) if self.saves_input else (deriv,)
+        self.params = params
         if self.contiguous_result and out.__class__ is xp.ndarray:  # (not a recorded array: create_graph's rerun)
             return xp.ascontiguousarray(out)
         return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
@@ -68,23 +73,35 @@ class SmoothPointwise(Pointwise):
         return (multiply(g, self.saved[0]),)  # (f'(x) recorded under create_graph: the rerun forward's)
 
 
-def node_named(name: str, smooth: bool = True, own: str | None = None) -> type:
+def _saved_param(position: int) -> property:
+    """PyTorch's ``grad_fn._saved_<parameter>``: the activation's parameter at ``position`` (as a number)."""
+    return property(lambda node: node.params[position])
+
+
+def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tuple[str, ...] | None = None) -> type:
     """The node class of one activation: ``SmoothPointwise`` (``Pointwise`` for a piecewise-linear one, not
     ``smooth``) under PyTorch's node name ``name`` (``GeluBackward0``), made once per activation so that its
     ``grad_fn`` reads as PyTorch's at no cost per call. ``own``: ember's class name (``__qualname__``, by which
     DTensor's sharding rules look ops up), the activation's where PyTorch's name is another op's (softsign's
-    ``DivBackward0``); by default ``name`` without ``Backward0``."""
+    ``DivBackward0``); by default ``name`` without ``Backward0``. ``saved``: where PyTorch's node saves its input
+    (``_saved_self``), the names of the parameters it saves too (``_saved_negative_slope``), those of the leading
+    activation parameters, in order."""
     base = SmoothPointwise if smooth else Pointwise
     own = own or name[:-len("Backward0")]
-    return torch_named(name)(type(own, (base,), {"__module__": __name__, "__qualname__": own}))
+    namespace: dict = {"__module__": __name__, "__qualname__": own}
+    if saved is not None:
+        namespace["saves_input"] = True
+        namespace["_saved_self"], namespace["_raw_saved_self"] = saved_tensor(1)
+        namespace.update({f"_saved_{param}": _saved_param(k) for k, param in enumerate(saved)})
+    return torch_named(name)(type(own, (base,), namespace))
 
 
-_LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False)
-_GELU = node_named("GeluBackward0")
-_SILU = node_named("SiluBackward0")
-_ELU = node_named("EluBackward0")
-_SOFTPLUS = node_named("SoftplusBackward0")
-_HARDTANH = node_named("HardtanhBackward0", smooth=False)
+_LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False, saved=("negative_slope",))
+_GELU = node_named("GeluBackward0", saved=("approximate",))
+_SILU = node_named("SiluBackward0", saved=())
+_ELU = node_named("EluBackward0", saved=("alpha", "scale", "input_scale"))
+_SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
+_HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"))
 _LOG_SIGMOID = node_named("LogSigmoidBackward0")
 _LOG_SIGMOID.contiguous_result = True
 

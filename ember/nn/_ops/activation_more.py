@@ -39,14 +39,14 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 # the nodes, under PyTorch's names (SELU's is ELU's, as PyTorch's selu is an elu with fixed parameters); softsign
 # and tanhshrink, which PyTorch composes (x / (1 + |x|), x - tanh(x)), are named as its last node, though ember's
 # one node has one next function where that node has two
-_HARDSWISH = node_named("HardswishBackward0")
-_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False)
-_MISH = node_named("MishBackward0")
+_HARDSWISH = node_named("HardswishBackward0", saved=())
+_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=())
+_MISH = node_named("MishBackward0", saved=())
 _SOFTSIGN = node_named("DivBackward0", own="Softsign")
 _TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
 _SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False)
 _HARDSHRINK = node_named("HardshrinkBackward0", smooth=False)
-_THRESHOLD = node_named("ThresholdBackward0", smooth=False)
+_THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",))
 _CELU = node_named("CeluBackward0")
 _RRELU = node_named("RreluWithNoiseBackward0", smooth=False)
 
