@@ -366,6 +366,8 @@ TARGETS = {
                                     # scalar_params' positions, by position and by keyword; both of hardtanh's
                                     # bounds refused: the first by position named, as PyTorch's)
                                     "tests/test_scalar_argument_errors.py",
+                                    # (a result's strides: log_sigmoid's kernel allocates a contiguous one)
+                                    "tests/test_elementwise_broadcast_layout.py::test_result_strides_and_values_are_pytorchs",
                                     "tests/test_argument_positions_by_keyword.py::test_message_as_torchs"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
