@@ -148,6 +148,11 @@ TARGETS = {
                                 "tests/test_hooks_without_gradient.py",
                                 # (a fresh result's version 0 on every path: apply_one's fast path too)
                                 "tests/test_result_versions.py",
+                                # (the training-loop diagnostics' watch, a leaf hook marked accumulation_only: run
+                                # before backward accumulates, not by autograd.grad; AccumulateGrad.hooked)
+                                "tests/test_diagnostics.py::"
+                                "test_step_after_clearing_fresh_gradients_on_purpose_is_silent",
+                                "tests/test_diagnostics.py::test_a_step_after_only_autograd_grad_finds_no_gradient",
                                 # (a real input's gradient from a complex result: its real part, cast_gradient)
                                 "tests/test_complex.py::test_mixed_real_and_complex_grads",
                                 "tests/test_complex.py::"
@@ -374,8 +379,11 @@ TARGETS = {
                                     # their result, and threshold_'s)
                                     "tests/test_inplace_activation_names.py", _RESULT_MEMORY,
                                     # (a tensor given for a parameter: PyTorch's TypeError naming its position,
-                                    # scalar_params' positions, by position and by keyword)
-                                    "tests/test_scalar_argument_errors.py::test_message_as_pytorchs",
+                                    # scalar_params' positions, by position and by keyword; both of hardtanh's
+                                    # bounds refused: the first by position named, as PyTorch's)
+                                    "tests/test_scalar_argument_errors.py",
+                                    # (a result's strides: log_sigmoid's kernel allocates a contiguous one)
+                                    "tests/test_elementwise_broadcast_layout.py::test_result_strides_and_values_are_pytorchs",
                                     "tests/test_argument_positions_by_keyword.py::test_message_as_torchs"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],

@@ -1,5 +1,6 @@
 """``torch.autograd.functional`` (jacobian, hessian, vjp, jvp, hvp, vhp) against PyTorch on the same inputs."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -280,9 +281,10 @@ def test_a_function_of_no_input_gives_zeros(name):
     _run(call, shapes=((3,),))
 
 
-def _old_style_function_forward_jacobian(lib):
+def _old_style_function_forward_jacobian(lib, extra=None):
     """``jacobian(strategy="forward-mode", vectorize=True)`` over a custom Function with a ``jvp`` and no vmap
-    support (its backward refuses): PyTorch's legacy vmap runs it, through its jvp."""
+    support (its backward refuses): PyTorch's legacy vmap runs it, through its jvp. ``extra(lib, x, y)``: more
+    outputs of the function beside the Function's two."""
 
     class Product(lib.autograd.Function):
         @staticmethod
@@ -299,10 +301,28 @@ def _old_style_function_forward_jacobian(lib):
             x, y = ctx.saved_tensors
             return tx * y + x * ty, tx.sum() * 3
 
+    def func(x, y):
+        return Product.apply(x, y) if extra is None else (*Product.apply(x, y), *extra(lib, x, y))
+
     x, y = lib.tensor([1.0, 2.0, 3.0]), lib.tensor([4.0, 5.0, 6.0])
-    jac = lib.autograd.functional.jacobian(Product.apply, (x, y), strategy="forward-mode", vectorize=True)
+    jac = lib.autograd.functional.jacobian(func, (x, y), strategy="forward-mode", vectorize=True)
     return [[block.tolist() for block in row] for row in jac]
 
 
 def test_forward_mode_jacobian_runs_a_function_without_vmap_support_as_torch():
     assert _old_style_function_forward_jacobian(ember) == _old_style_function_forward_jacobian(torch)
+
+
+@pytest.mark.parametrize("extra", [
+    lambda lib, x, y: (lib.ones(2) * 2,),  # (no tangent at all: no input reaches it)
+    lambda lib, x, y: (y.detach() * 2, x.exp()),  # (one independent of the inputs, one of x only)
+], ids=["constant", "detached and of x only"])
+def test_forward_mode_jacobian_without_vmap_support_gives_zeros_for_an_output_independent_of_the_inputs(extra):
+    """The one-column-at-a-time path (a Function without vmap support) is not strict (strict is refused with
+    forward mode): an output no input reaches has zero blocks, as PyTorch's."""
+    got, want = (_old_style_function_forward_jacobian(lib, extra) for lib in (ember, torch))
+    assert len(got) == len(want)
+    for got_row, want_row in zip(got, want):
+        assert len(got_row) == len(want_row)
+        for g, w in zip(got_row, want_row):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)

@@ -223,6 +223,35 @@ def test_step_after_clearing_fresh_gradients_on_purpose_is_silent():
     assert w.messages == []
 
 
+def test_a_step_after_only_autograd_grad_finds_no_gradient():
+    """autograd.grad returns the gradients and leaves .grad alone, as PyTorch's: the parameters' watch (a tensor hook
+    that runs before backward accumulates) does not run for it, so the step still finds no gradient."""
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        opt.zero_grad()
+        grads = ember.autograd.grad(loss_of(model, x, y), list(model.parameters()))
+        opt.step()
+    assert all(p.grad is None for p in model.parameters()) and len(grads) == 4
+    assert len(w.messages) == 1 and "found no gradient: .grad is None for all 4 parameters" in w.messages[0]
+
+
+def test_a_gradient_penalty_by_autograd_grad_then_backward_is_silent():
+    """A correct loop that differentiates twice: the input gradient's norm by autograd.grad (create_graph), then
+    backward of the loss plus that penalty. Only backward's accumulation is watched."""
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(3):
+            opt.zero_grad()
+            xi = x.clone().requires_grad_()
+            loss = loss_of(model, xi, y)
+            (gx,) = ember.autograd.grad(loss, [xi], create_graph=True)
+            (loss + (gx * gx).sum()).backward()
+            opt.step()
+    assert w.messages == []
+
+
 def test_step_on_zeros_left_by_zero_grad_is_silent():
     """zero_grad(set_to_none=False) leaves zero gradients: they exist, and PyTorch steps with them."""
     model, opt = stepped()

@@ -246,6 +246,10 @@ def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
     ("cumprod, flat", lambda a: np.cumprod(a + 1)),
     ("roll, flat", lambda a: np.roll(a, 2)),
     ("squeeze, all", lambda a: np.squeeze(np.expand_dims(a, (0, 2)))),
+    # several axes at once, in any order and sign: each is the input's, not the one left after squeezing another
+    ("squeeze, two axes", lambda a: np.squeeze(np.expand_dims(a, (0, 2)), (0, 2))),
+    ("squeeze, negative axes, method", lambda a: np.expand_dims(a, (1, 3)).squeeze((-1, 1))),
+    ("squeeze, axes out of order, keyword", lambda a: np.expand_dims(a, (0, 3)).squeeze(axis=(3, 0))),
     ("imag", lambda a: np.imag(a * (1 + 2j))),
     ("conj", lambda a: np.conj(a)),
     ("conjugate", lambda a: np.conjugate(a)),

@@ -102,3 +102,37 @@ def test_cosine_embedding_loss_adds_pytorchs_epsilon_in_float64():
     e, t = run(ember), run(torch)
     assert e[0] == pytest.approx(t[0], rel=1e-14, abs=0)
     np.testing.assert_allclose(e[1], t[1], rtol=1e-13)
+
+
+LAYER_NORM_DTYPES = ["float32", "float64", "float16", "bfloat16"]
+
+
+def _layer_norm_of_dtypes(lib, xd, wd, bd, ns):
+    """layer_norm with a weight and a bias of the right shape in dtypes ``wd`` and ``bd``: PyTorch's error, or the
+    result's dtype, the gradients' dtypes and all values (in float64)."""
+    rng = np.random.default_rng(3)
+    x = lib.tensor(rng.standard_normal((2, 3, 4)), dtype=getattr(lib, xd), requires_grad=True)
+    w = lib.tensor(np.linspace(0.5, 1.5, 4), dtype=getattr(lib, wd), requires_grad=True)
+    b = lib.tensor(np.linspace(-1.0, 1.0, 4), dtype=getattr(lib, bd), requires_grad=True)
+    try:
+        y = lib.nn.functional.layer_norm(x, ns, w, b)
+    except RuntimeError as err:
+        return str(err).split("\n")[0], []
+    grads = lib.autograd.grad((y * y).sum(), (x, w, b))
+    return ([str(t.dtype).split(".")[-1] for t in (y, *grads)],
+            [np.asarray(t.detach().double().tolist()) for t in (y, *grads)])
+
+
+@pytest.mark.parametrize("ns", [(4,), [4]], ids=["tuple", "list"])
+@pytest.mark.parametrize("bd", LAYER_NORM_DTYPES)
+@pytest.mark.parametrize("wd", LAYER_NORM_DTYPES)
+@pytest.mark.parametrize("xd", LAYER_NORM_DTYPES)
+def test_layer_norm_of_each_parameter_dtype_as_pytorch(xd, wd, bd, ns):
+    """Every pairing of the input's dtype with the weight's and the bias's, both of the right shape (the common
+    call: a module's), and normalized_shape a tuple or a list: PyTorch's mixed-dtype error, or its result
+    and gradients in its dtypes (a half-precision input takes float32 parameters)."""
+    (got, got_values), (want, want_values) = (_layer_norm_of_dtypes(lib, xd, wd, bd, ns) for lib in (ember, torch))
+    assert got == want
+    tol = 8e-2 if "bfloat16" in (xd, wd, bd) else 2e-2 if "float16" in (xd, wd, bd) else 1e-5
+    for mine, theirs in zip(got_values, want_values):
+        np.testing.assert_allclose(mine, theirs, rtol=tol, atol=tol)
