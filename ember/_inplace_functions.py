@@ -57,15 +57,27 @@ def _method_form(name: str, operands: tuple[str, str] | None = None) -> Callable
 # Python's own refusal of a call's arguments, which names the method it bound them to ("Tensor.trunc_() takes 1
 # positional argument but 2 were given", for fix_ too); the count includes the input, as the function's does
 _BINDING_ERROR = re.compile(r"Tensor\.\w+\(\)(?= takes | got an unexpected | got multiple | missing )")
+# the parts of PyTorch's "invalid combination of arguments" message that list the arguments: what the call gave
+# (its first line; a method given only keywords shows a trailing ", "), each overload, each overload's mismatch
+_GIVEN = re.compile(r"(?<= - got \()(.*?)(?:, )?(?=\), but expected)")
+_OVERLOAD = re.compile(r"^ \* \((\)?)", re.MULTILINE)
+_MISMATCH = re.compile(r"(?<=have invalid types: \()", re.MULTILINE)
 
 
 def _as_function_error(name: str, error: TypeError) -> TypeError:
-    """``error``, the method's refusal of a call's arguments, worded as PyTorch words the function ``name``'s:
-    Python's binding errors name ``name()`` (PyTorch's "sqrt_() takes 1 positional argument but 2 were given",
-    not the method's ``Tensor.sqrt_()``). Any other error is returned as it is."""
+    """``error``, the method's refusal of a call's arguments, worded as PyTorch words the function ``name``'s,
+    whose parser sees the input as the first argument of each overload: Python's binding errors name ``name()``
+    (PyTorch's "sqrt_() takes 1 positional argument but 2 were given", not the method's ``Tensor.sqrt_()``); a
+    list of overloads ("received an invalid combination of arguments") gains the input: "got (Tensor, str)",
+    " * (Tensor input, Number min = None, ...)", "invalid types: (Tensor, !str!)". Any other error is returned
+    as it is."""
     message = str(error)
     if _BINDING_ERROR.match(message):
         return TypeError(_BINDING_ERROR.sub(f"{name}()", message, count=1))
+    if message.startswith(f"{name}() received an invalid combination of arguments - got ("):
+        message = _GIVEN.sub(lambda m: "Tensor" + (", " + m[1] if m[1] else ""), message, count=1)
+        message = _OVERLOAD.sub(lambda m: " * (Tensor input" + (")" if m[1] else ", "), message)
+        return TypeError(_MISMATCH.sub("Tensor, ", message))
     return error
 
 
