@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from .._arg_aliases import method_refusal, refuse_numpy_array
 from .._backend import xp
-from .._dtype import parsed_number
+from .._dtype import number_parameters, parsed_number
 
 if TYPE_CHECKING:
     from .. import ops
@@ -99,6 +99,7 @@ class PointwiseMethods:
     def erfinv(self) -> Tensor:
         return ops.pointwise.erfinv(self)
 
+    @number_parameters(eps="float")
     def logit(self, eps: float | None = None) -> Tensor:
         return ops.pointwise.logit(self, eps)
 
@@ -140,6 +141,7 @@ class PointwiseMethods:
     def clamp_max_(self, max) -> Tensor:
         return _in_place(self, ops.pointwise.clamp_max, max, out_names=ops.inplace.clamp_cast_names(max))
 
+    @number_parameters(nan="float", posinf="float", neginf="float")
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
         return ops.pointwise.nan_to_num(self, nan, posinf, neginf)
 
