@@ -34,6 +34,12 @@ CASES = [
     ("kthvalue", (1,), "dim", (), INTS),
     ("cumsum", (), "dim", (), INTS),
     ("softmax", (), "dim", (), INTS),
+    ("normal_", (), "mean", (), FLOATS),
+    ("normal_", (0.0,), "std", (), FLOATS),
+    ("log_normal_", (1.0,), "std", (), FLOATS),
+    ("cauchy_", (), "median", (), FLOATS),
+    ("cauchy_", (0.0,), "sigma", (), FLOATS),
+    ("geometric_", (), "p", (), {"1-element": [0.5], "0-d": 0.5, "2-element": [0.5, 0.5]}),
 ]
 IDS = [f"{c[0]}-{c[2]}" for c in CASES]
 
@@ -44,7 +50,8 @@ def _outcome(lib, method, before, name, after, value, by_keyword):
         return _refusal(lambda: x.exponential_(**{name: value}) if by_keyword else x.exponential_(value))
     names = ["p", "dim", "maxnorm"] if method.startswith("renorm") else \
         ["bins", "min", "max"] if method == "histc" else ["nan", "posinf", "neginf"] if "nan" in method else \
-        ["n", "dim"] if method == "diff" else ["k", "dim"] if method == "kthvalue" else [name]
+        ["n", "dim"] if method == "diff" else ["k", "dim"] if method == "kthvalue" else \
+        ["mean", "std"] if "normal" in method else ["median", "sigma"] if method == "cauchy_" else [name]
 
     def call():
         if by_keyword:

@@ -217,6 +217,7 @@ class InplaceMethods:
             refuse_numpy_array("copy_", src, "other", 1)
         return ops.inplace.copy_(self, src, non_blocking)
 
+    @number_parameters(mean="float", std="float")
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.normal_(self, mean, std, generator=generator)
 
@@ -234,12 +235,15 @@ class InplaceMethods:
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.exponential_(self, lambd, generator=generator)
 
+    @number_parameters(mean="float", std="float")
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
         return ops.inplace.log_normal_(self, mean, std, generator=generator)
 
+    @number_parameters(p="float")
     def geometric_(self, p: float, *, generator=None) -> Tensor:
         return ops.inplace.geometric_(self, p, generator=generator)
 
+    @number_parameters(median="float", sigma="float")
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.cauchy_(self, median, sigma, generator=generator)
 
