@@ -16,6 +16,7 @@ more than the rest of ``import ember``. Its NumPy dtype has kind "V", so code as
 from __future__ import annotations
 
 import functools
+import inspect
 
 from ._backend import xp
 from ._shown_name import package_name
@@ -386,6 +387,44 @@ def method_scalars(method):
     return run
 
 
+def number_parameters(**expected: str):
+    """A Tensor method whose parameters named in ``expected`` PyTorch's argument parser reads as numbers (their
+    kinds as its messages name them: ``"Number"``, ``"float"``, ``"int"``): a tensor given for one is
+    ``scalar_tensor_number``'s (a 0-d one that needs no gradient: its Python number; any other: PyTorch's
+    TypeError, ``x.renorm(t, 0, 1.0)``: "renorm(): argument 'p' (position 1) must be Number, not Tensor", the
+    position counted as a method's, the input not among them, and none for an argument given by keyword), before
+    the method reads it. Plain numbers pass with one look at their class."""
+
+    def decorate(method):
+        op = method.__name__
+        parameters = list(inspect.signature(method).parameters)[1:]  # (after self: position 1 is the first)
+        positions = {name: parameters.index(name) for name in expected}
+
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            if args:
+                for name, i in positions.items():
+                    if i < len(args) and args[i].__class__ not in _PLAIN and _is_tensor(args[i]):
+                        args = (*args[:i], scalar_tensor_number(args[i], op, name, expected[name], i + 1),
+                                *args[i + 1:])
+            if kwargs:
+                for name in expected:
+                    value = kwargs.get(name)
+                    if value.__class__ not in _PLAIN and _is_tensor(value):
+                        kwargs[name] = scalar_tensor_number(value, op, name, expected[name])
+            return method(self, *args, **kwargs)
+
+        return run
+
+    return decorate
+
+
+def _is_tensor(value) -> bool:
+    from ._tensor import Tensor  # (ember._tensor imports this module)
+
+    return isinstance(value, Tensor)
+
+
 def described_argument(argument: str, position: int | None = None) -> str:
     """An argument as PyTorch's argument parser names it in a TypeError: ``argument 'p' (position 3)``, or
     ``argument 'alpha'`` for a keyword-only one (``position`` None)."""
@@ -512,6 +551,9 @@ def category_dtype(category: int) -> dtype:
 
 
 import builtins as _builtins  # noqa: E402  (kept at the end: names above shadow builtins)
+
+# the numbers number_parameters passes with one look (None: a parameter's default)
+_PLAIN = (_builtins.int, _builtins.float, _builtins.bool, type(None))
 
 builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool
 builtins_complex = _builtins.complex

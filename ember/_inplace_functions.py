@@ -9,6 +9,7 @@ dropout forms are not provided; ``ember.nn.functional`` has them.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +27,13 @@ def _method_form(name: str, operands: tuple[str, str] | None = None) -> Callable
             input, first, second, beta, alpha = _deprecated.beta_first_function(
                 name, operands, (input, *args), kwargs.pop("beta", 1), kwargs.pop("alpha", 1))
             args, kwargs = (first, second), dict(kwargs, beta=beta, alpha=alpha)
-        return getattr(input, name)(*args, **kwargs)
+        try:
+            return getattr(input, name)(*args, **kwargs)
+        except TypeError as e:
+            error = _as_function_error(name, e)
+            if error is e:
+                raise
+            raise error from None
 
     # the method's parameters, ``self`` named ``input`` as PyTorch's functions name it (keyword calls and
     # introspection see PyTorch's names)
@@ -45,6 +52,33 @@ def _method_form(name: str, operands: tuple[str, str] | None = None) -> Callable
     function.__module__ = "ember"
     function.__doc__ = f"``input.{name}(...)``: writes the result into ``input`` and returns it."
     return function
+
+
+# Python's own refusal of a call's arguments, which names the method it bound them to ("Tensor.trunc_() takes 1
+# positional argument but 2 were given", for fix_ too); the count includes the input, as the function's does
+_BINDING_ERROR = re.compile(r"Tensor\.\w+\(\)(?= takes | got an unexpected | got multiple | missing )")
+# the parts of PyTorch's "invalid combination of arguments" message that list the arguments: what the call gave
+# (its first line; a method given only keywords shows a trailing ", "), each overload, each overload's mismatch
+_GIVEN = re.compile(r"(?<= - got \()(.*?)(?:, )?(?=\), but expected)")
+_OVERLOAD = re.compile(r"^ \* \((\)?)", re.MULTILINE)
+_MISMATCH = re.compile(r"(?<=have invalid types: \()", re.MULTILINE)
+
+
+def _as_function_error(name: str, error: TypeError) -> TypeError:
+    """``error``, the method's refusal of a call's arguments, worded as PyTorch words the function ``name``'s,
+    whose parser sees the input as the first argument of each overload: Python's binding errors name ``name()``
+    (PyTorch's "sqrt_() takes 1 positional argument but 2 were given", not the method's ``Tensor.sqrt_()``); a
+    list of overloads ("received an invalid combination of arguments") gains the input: "got (Tensor, str)",
+    " * (Tensor input, Number min = None, ...)", "invalid types: (Tensor, !str!)". Any other error is returned
+    as it is."""
+    message = str(error)
+    if _BINDING_ERROR.match(message):
+        return TypeError(_BINDING_ERROR.sub(f"{name}()", message, count=1))
+    if message.startswith(f"{name}() received an invalid combination of arguments - got ("):
+        message = _GIVEN.sub(lambda m: "Tensor" + (", " + m[1] if m[1] else ""), message, count=1)
+        message = _OVERLOAD.sub(lambda m: " * (Tensor input" + (")" if m[1] else ", "), message)
+        return TypeError(_MISMATCH.sub("Tensor, ", message))
+    return error
 
 
 abs_ = _method_form("abs_")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._dtype import number_parameters
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -14,6 +16,7 @@ else:
 class ActivationMethods:
     __slots__ = ()
 
+    @number_parameters(dim="int")
     def softmax(self, dim: int, dtype=None) -> Tensor:
         return ops.activation.softmax(self, dim, dtype)
 

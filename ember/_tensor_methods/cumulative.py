@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._dtype import number_parameters
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -23,6 +25,7 @@ class CumulativeMethods:
     def cummin(self, dim: int) -> Any:
         return ops.cumulative.cummin(self, dim)
 
+    @number_parameters(n="int", dim="int")
     def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
         return ops.cumulative.diff(self, n, dim, prepend, append)
 

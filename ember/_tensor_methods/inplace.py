@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import _deprecated_overloads as _deprecated
 from .._arg_aliases import is_operand, method_refusal, operator_refusal, refuse_numpy_array
+from .._dtype import number_parameters
 from .._not_given import NOT_GIVEN
 
 if TYPE_CHECKING:
@@ -216,6 +217,7 @@ class InplaceMethods:
             refuse_numpy_array("copy_", src, "other", 1)
         return ops.inplace.copy_(self, src, non_blocking)
 
+    @number_parameters(mean="float", std="float")
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.normal_(self, mean, std, generator=generator)
 
@@ -229,15 +231,19 @@ class InplaceMethods:
                 from_: int | None | EllipsisType = ...) -> Tensor:
         return ops.inplace.random_(self, low, to, generator=generator, from_=from_)
 
+    @number_parameters(lambd="float")
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.exponential_(self, lambd, generator=generator)
 
+    @number_parameters(mean="float", std="float")
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
         return ops.inplace.log_normal_(self, mean, std, generator=generator)
 
+    @number_parameters(p="float")
     def geometric_(self, p: float, *, generator=None) -> Tensor:
         return ops.inplace.geometric_(self, p, generator=generator)
 
+    @number_parameters(median="float", sigma="float")
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.cauchy_(self, median, sigma, generator=generator)
 
@@ -335,9 +341,11 @@ class InplaceMethods:
     def frac_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.pointwise.frac)
 
+    @number_parameters(nan="float", posinf="float", neginf="float")
     def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
         return ops.inplace.pointwise_(self, ops.pointwise.nan_to_num, nan, posinf, neginf)
 
+    @number_parameters(eps="float")
     def logit_(self, eps: float | None = None) -> Tensor:
         return ops.inplace.pointwise_(self, ops.pointwise.logit, eps)
 

@@ -56,8 +56,8 @@ class MemoryMethods:
             raise ops.shape.missing_sizes("resize_", "size")
         return resize_(self, *sizes, memory_format=memory_format)  # type: ignore[arg-type]
 
-    def resize_as_(self, other: Tensor, memory_format=None) -> Tensor:
-        """``resize_(other.shape)``."""
+    def resize_as_(self, other: Tensor, *, memory_format=None) -> Tensor:
+        """``resize_(other.shape)`` (``memory_format`` by keyword only, as PyTorch's)."""
         from .._resize import resize_as_
 
         return resize_as_(self, other, memory_format=memory_format)  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from .._arg_aliases import method_refusal, refuse_numpy_array
 from .._backend import xp
-from .._dtype import parsed_number
+from .._dtype import number_parameters, parsed_number
 
 if TYPE_CHECKING:
     from .. import ops
@@ -15,10 +15,11 @@ else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
 
-def _in_place(x: Tensor, op, other) -> Tensor:
-    """``x.op_(other)``: x <- op(x, other), recorded when x or ``other`` needs a gradient (``_write_back``)."""
+def _in_place(x: Tensor, op, other, **check) -> Tensor:
+    """``x.op_(other)``: x <- op(x, other), recorded when x or ``other`` needs a gradient (``_write_back``, which
+    takes ``check``: its ``out_names``)."""
     ops.inplace.refuse_partial_overlap(x._data, other)
-    return ops.index_update._write_back(x, lambda t: op(t, other), other)
+    return ops.index_update._write_back(x, lambda t: op(t, other), other, **check)
 
 
 def _cast_checked_in_place(x: Tensor, op, other) -> Tensor:
@@ -98,6 +99,7 @@ class PointwiseMethods:
     def erfinv(self) -> Tensor:
         return ops.pointwise.erfinv(self)
 
+    @number_parameters(eps="float")
     def logit(self, eps: float | None = None) -> Tensor:
         return ops.pointwise.logit(self, eps)
 
@@ -134,11 +136,12 @@ class PointwiseMethods:
         return ops.index_update._write_back(self, lambda t: pw.lerp(t, end, weight), end, weight)
 
     def clamp_min_(self, min) -> Tensor:
-        return _in_place(self, ops.pointwise.clamp_min, min)
+        return _in_place(self, ops.pointwise.clamp_min, min, out_names=ops.inplace.clamp_cast_names(min))
 
     def clamp_max_(self, max) -> Tensor:
-        return _in_place(self, ops.pointwise.clamp_max, max)
+        return _in_place(self, ops.pointwise.clamp_max, max, out_names=ops.inplace.clamp_cast_names(max))
 
+    @number_parameters(nan="float", posinf="float", neginf="float")
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
         return ops.pointwise.nan_to_num(self, nan, posinf, neginf)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._dtype import number_parameters
 from .._not_given import NOT_GIVEN
 
 if TYPE_CHECKING:
@@ -70,5 +71,6 @@ class ReductionMethods:
     def any(self, dim=None, keepdim: bool = False) -> Tensor:
         return ops.reduction.any(self, dim, keepdim)
 
+    @number_parameters(dim="int")
     def cumsum(self, dim: int, *, dtype=None) -> Tensor:
         return ops.reduction.cumsum(self, dim, dtype=dtype)

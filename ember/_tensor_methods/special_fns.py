@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._dtype import number_parameters
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -26,6 +28,7 @@ class SpecialMethods:
     def i0(self) -> Tensor:
         return ops.special_fns.i0(self)
 
+    @number_parameters(p="Number", dim="int", maxnorm="Number")
     def renorm(self, p: float, dim: int, maxnorm: float) -> Tensor:
         return ops.special_fns.renorm(self, p, dim, maxnorm)
 
@@ -41,5 +44,6 @@ class SpecialMethods:
     def i0_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.special_fns.i0)
 
+    @number_parameters(p="Number", dim="int", maxnorm="Number")
     def renorm_(self, p: float, dim: int, maxnorm: float) -> Tensor:
         return ops.inplace.pointwise_(self, ops.special_fns.renorm, p, dim, maxnorm)

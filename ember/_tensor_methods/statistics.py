@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._dtype import number_parameters
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -14,6 +16,7 @@ else:
 class StatisticsMethods:
     __slots__ = ()
 
+    @number_parameters(bins="int", min="Number", max="Number")
     def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
         return ops.histogram.histc(self, bins, min, max)
 
@@ -27,6 +30,7 @@ class StatisticsMethods:
     def nanmedian(self, dim: int | None = None, keepdim: bool = False) -> Any:
         return ops.statistics.nanmedian(self, dim, keepdim)
 
+    @number_parameters(dim="int")  # (k is a SymInt: PyTorch reads a one-element integer tensor as its value)
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
         return ops.statistics.kthvalue(self, k, dim, keepdim)
 

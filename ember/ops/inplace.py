@@ -431,6 +431,14 @@ def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
     return x
 
 
+def clamp_cast_names(*bounds) -> dict:
+    """How PyTorch's refusal of a result type the clamped tensor cannot hold names that tensor's dtype
+    (``_check_cast``'s ``out_names``): by its C++ type where every bound is a number (``clamp_``, ``clamp_min_``,
+    ``clamp_max_``: "... to the desired output type long int", from the Scalar kernels' check), by its scalar
+    type's name where a bound is a tensor ("... type Long")."""
+    return SCALAR_TYPE_NAMES if any(isinstance(b, Tensor) for b in bounds) else CPP_TYPE_NAMES
+
+
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     """``x.clamp_(min, max)``: ``clamp``'s result (its bounds converted and promoted as there) written into ``x``,
     whose dtype must hold it (PyTorch's error otherwise: float bounds on an integer ``x``, int bounds on bool)."""
@@ -441,7 +449,7 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     refuse_partial_overlap(x._data, max)
 
     min, max = un.overload_bounds("clamp_", min, max, method=True)
-    names = SCALAR_TYPE_NAMES if isinstance(min, Tensor) or isinstance(max, Tensor) else CPP_TYPE_NAMES
+    names = clamp_cast_names(min, max)
     if names is SCALAR_TYPE_NAMES:  # (a result type x cannot hold, a complex bound's: refused before the kernel)
         _check_cast(ew.result_dtype(x, *(b for b in (min, max) if isinstance(b, Tensor))).np, x)
     elif not x.is_floating_point() and complex in (type(min), type(max)):
@@ -791,8 +799,9 @@ def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=Non
     return _fill_float64(x, lambda n: draws.cauchy(generator_of(generator), n, median, sigma))
 
 
-def _write_back(x: Tensor, op, *others) -> Tensor:
-    """x <- op(x): recorded when x (or a tensor in ``others``) needs a gradient, a plain write otherwise."""
+def _write_back(x: Tensor, op, *others, out_names: dict = SCALAR_TYPE_NAMES) -> Tensor:
+    """x <- op(x): recorded when x (or a tensor in ``others``) needs a gradient, a plain write otherwise;
+    ``out_names``: ``_check_cast``'s, how a refused cast names x's dtype."""
     tracked = _GradState.enabled and (
         x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
     check_inplace(x, tracked)
@@ -800,7 +809,7 @@ def _write_back(x: Tensor, op, *others) -> Tensor:
         return _rebase(x, _same_shape(op(_snapshot(x)), x), tracked, others)
     with no_grad():
         result = _same_shape(op(x), x)
-    _check_cast(result._data.dtype, x)
+    _check_cast(result._data.dtype, x, out_names)
     x._data[...] = result._data
     x._vc[0] += 1
     return x
