@@ -166,7 +166,8 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    if x._data.dtype == xp.bool_:  # (PyTorch's kernel has no bool version; the checks above come first)
+    if x._data.dtype == xp.bool_ and x._data.ndim:  # (PyTorch's kernel has no bool version; the checks above
+        # come first, and a 0-d tensor is its own k-th value before the kernel is chosen)
         raise not_implemented_for("kthvalue_cpu", x.dtype)
     return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode)
 
