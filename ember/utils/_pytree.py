@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._missing import module_getattr
+from ..return_types import rebuilt
 
 # type -> (flatten: node -> (children, context), unflatten: (children, context) -> node)
 SUPPORTED_NODES: dict[type, tuple[Callable, Callable]] = {
@@ -107,7 +108,7 @@ class TreeSpec:
             return next(leaves)
         children = [c._build(leaves) for c in self.children_specs]
         if self.type == _NAMEDTUPLE:
-            return self.context(*children)
+            return rebuilt(self.context, children)
         return SUPPORTED_NODES[self.type][1](children, self.context)
 
 
