@@ -545,6 +545,11 @@ def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
 
+def is_nonzero(input: Tensor) -> bool:
+    """``input.is_nonzero()``: the truth of a one-element tensor, PyTorch's RuntimeError for any other."""
+    return input.is_nonzero()
+
+
 def result_type(a, b) -> dtype:
     from .ops.elementwise import promote
 
@@ -798,7 +803,8 @@ __all__ = [
     "int", "int16",
     "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
-    "is_floating_point", "is_grad_enabled", "is_inference", "is_inference_mode_enabled", "is_neg", "is_tensor",
+    "is_floating_point", "is_grad_enabled", "is_nonzero", "is_inference", "is_inference_mode_enabled", "is_neg",
+    "is_tensor",
     "isclose", "isfinite", "isin", "isinf", "isnan", "istft",
     "jit", "kaiser_window", "kron", "kthvalue", "le", "lerp", "less",
     "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",

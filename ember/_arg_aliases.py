@@ -113,6 +113,12 @@ class NotATensorError(TypeError):
     itself and its argument in the message instead, as PyTorch's does."""
 
 
+class ParserRuntimeError(RuntimeError):
+    """The RuntimeError PyTorch's argument parser itself raises for an argument (a 0-d NumPy array for a list of
+    ints: its internal assert, ``roll(x, numpy.array(1))``): passed on as it is, not read as an op's failure on a
+    NumPy array (``refuse_arrays_met_as_error``), since PyTorch's parser raises it before any TypeError."""
+
+
 class MethodArgumentError(TypeError):
     """PyTorch's TypeError for an argument of the Tensor method ``op`` (``x.reshape([Decimal(2)])``: "reshape():
     argument 'shape' (position 1) must be tuple of ints, ..."), raised where the op cannot tell a method's call
@@ -447,6 +453,8 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
                 raise
             _refuse_non_tensor(name, first, args[0])
             raise
+        except ParserRuntimeError:
+            raise
         except (RuntimeError, ValueError, IndexError):
             refuse_arrays_met_as_error(parsed, args[int(method):], kwargs, positional)
             raise
@@ -484,6 +492,8 @@ def _refusing_non_tensors(name: str, fn: Callable, torch_names: dict[str, str]) 
                 refuse_arrays_met_as_error(name, args, kwargs, positional)
                 raise
             _refuse_non_tensor(name, "input", args[0])
+            raise
+        except ParserRuntimeError:
             raise
         except (RuntimeError, ValueError, IndexError):
             refuse_arrays_met_as_error(name, args, kwargs, positional)
@@ -584,6 +594,12 @@ _CHECKS_ARRAYS_ITSELF = frozenset({"add_", "sub_", "mul_", "div_", "true_divide_
                                    "copy_"})
 
 
+# the in-place methods whose arguments are sizes or a list of dims, not operands: PyTorch's parser reads a 0-d NumPy
+# integer array there as its int (``x.resize_(numpy.array(2))``) and words a larger one as not a tuple of ints; their
+# own parsing does the same
+_PARSES_SIZES_ITSELF = frozenset({"resize_", "squeeze_"})
+
+
 def _refusing_numpy_arrays(name: str, method: Callable) -> Callable:
     """The in-place Tensor ``method`` refusing a NumPy array argument with PyTorch's TypeError
     (``refuse_numpy_arrays``) before it writes anything."""
@@ -639,7 +655,7 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
             if name.removesuffix("_") in ("clamp", "clip"):
                 wrapped = _rewording_clamp_bounds(name, wrapped, True)
             if name.endswith("_") and not name.startswith("_") and name not in _CHECKS_ARRAYS_ITSELF and \
-                    len(parameter_kinds(method)) > 1:
+                    name not in _PARSES_SIZES_ITSELF and len(parameter_kinds(method)) > 1:
                 wrapped = _refusing_numpy_arrays(name, wrapped)  # (an in-place method taking arguments)
             if wrapped is not method:
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")

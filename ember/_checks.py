@@ -92,9 +92,6 @@ def _assert_async(input, assert_msg: str | None = None) -> None:
 
     if not isinstance(input, Tensor):
         raise TypeError(f"_assert_async(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    if input.numel() != 1:
-        values = "no values" if input.numel() == 0 else "more than one value"
-        raise RuntimeError(f"Boolean value of Tensor with {values} is ambiguous")
-    if not input.item():
+    if not input.is_nonzero():
         raise RuntimeError("Expected Tensor with single nonzero value, but got zero" if assert_msg is None
                            else assert_msg)

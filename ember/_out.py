@@ -558,7 +558,7 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
                 return tuple(written)
             from . import return_types  # (PyTorch's out= forms return their own named tuple: max_out, frexp_out)
 
-            return return_types.structseq(f"{type(result).__name__}_out", result._fields)(*written)
+            return return_types.structseq(f"{type(result).__name__}_out", result._fields)._make(written)
         if isinstance(out, (tuple, list)):
             raise TypeError(f"{parsed or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
         if name == "nan_to_num" and not (result.is_floating_point() or result.is_complex()):

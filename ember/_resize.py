@@ -20,7 +20,7 @@ import sys
 
 from ._backend import xp
 from ._inference import check_inplace as check_inference_inplace
-from ._size import parsed_int
+from ._size import c_type_name, parsed_int
 from ._tensor import Tensor
 from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
 from .storage import TypedStorage, UntypedStorage, root_array
@@ -29,6 +29,12 @@ from .storage import TypedStorage, UntypedStorage, root_array
 def _sizes(sizes: tuple) -> tuple[int, ...]:
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
+    for position, s in enumerate(sizes):  # (a 0-d NumPy integer array is read as its int, as PyTorch's parser does)
+        if isinstance(s, xp.ndarray) and s.ndim:
+            if position:
+                raise TypeError(f"resize_(): argument 'size' failed to unpack the object at pos {position + 1} with "
+                                f"error \"type must be tuple of ints,but got {c_type_name(s)}\"")
+            raise TypeError(f"resize_(): argument 'size' (position 1) must be tuple of ints, not {c_type_name(s)}")
     try:
         shape = tuple(parsed_int(s, position > 0) for position, s in enumerate(sizes))  # (as PyTorch's list)
     except TypeError:

@@ -543,12 +543,16 @@ class Tensor(
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
-    def __bool__(self) -> bool:
+    def is_nonzero(self) -> bool:
+        """The truth of a one-element tensor (``bool(t)``, ``torch.is_nonzero``); an empty tensor or one of more
+        elements is PyTorch's RuntimeError, its wording naming which."""
         if self._data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})"
-            )
+            values = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {values} is ambiguous")
         return bool(self.item())
+
+    def __bool__(self) -> bool:
+        return self.is_nonzero()
 
     def __hash__(self) -> int:
         return id(self)

@@ -21,18 +21,42 @@ def _repr(self) -> str:
 
 def _new(cls, *args, **kwargs):
     """PyTorch's constructor, a structseq's: one sequence of the fields' values (and an optional dict, for fields
-    beyond the sequence, of which these classes have none): ``return_types.max((values, indices))``; the named
-    tuple's, the values one by one or by name, as ember's own code and code written for named tuples call it."""
-    if kwargs or not (len(args) == 1 or len(args) == 2 and isinstance(args[1], dict)):
-        return cls._named_tuple_new(cls, *args, **kwargs)
+    beyond the sequence, of which these classes have none): ``return_types.max((values, indices))``; the values one
+    by one (``return_types.max(values, indices)``) are its TypeError, as PyTorch's. ember builds them with the named
+    tuple's ``_make`` (``result``), and rebuilds a named tuple of any kind with ``rebuilt``."""
+    if len(args) + len(kwargs) > 2:
+        raise TypeError(f"structseq() takes at most 2 arguments ({len(args) + len(kwargs)} given)")
+    parsed = dict(zip(("sequence", "dict"), args))
+    if "sequence" not in parsed and "sequence" not in kwargs:  # (CPython's parser: the required one first)
+        raise TypeError("structseq() missing required argument 'sequence' (pos 1)")
+    for name, value in kwargs.items():
+        if name not in ("sequence", "dict") or name in parsed:
+            raise TypeError(f"structseq() got an unexpected keyword argument '{name}'" if name not in parsed
+                            else f"argument for structseq() given by name ('{name}') and position")
+        parsed[name] = value
+    if "dict" in parsed and not isinstance(parsed["dict"], dict):
+        raise TypeError(f"{package_name()}.return_types.{cls.__name__}() takes a dict as second arg, if any")
     try:
-        values = tuple(args[0])
+        values = tuple(parsed["sequence"])
     except TypeError:
         raise TypeError("constructor requires a sequence") from None
     if len(values) != len(cls._fields):
         raise TypeError(f"{package_name()}.return_types.{cls.__name__}() takes a {len(cls._fields)}-sequence "
                         f"({len(values)}-sequence given)")
     return tuple.__new__(cls, values)
+
+
+def rebuilt(cls: type, values) -> tuple:
+    """A tuple of class ``cls`` holding ``values``, as PyTorch's pytree rebuilds one: one of these classes (a
+    structseq in PyTorch) from the one sequence its constructor takes, any other named tuple from the values one by
+    one, any other tuple class from the sequence."""
+    if hasattr(cls, "_fields") and globals().get(cls.__name__) is not cls:
+        return cls(*values)
+    return cls(tuple(values))
+
+
+def _getnewargs(self) -> tuple:
+    return (tuple(self),)
 
 
 def _setattr(self, name: str, value) -> None:
@@ -62,7 +86,7 @@ def structseq(name: str, fields: tuple[str, ...]) -> type:
         cls = shown_as_pytorchs("torch.return_types")(namedtuple(name, fields, module=__name__))
         cls.__repr__ = _repr
         cls.__setattr__, cls.__delattr__ = _setattr, _delattr
-        cls._named_tuple_new = staticmethod(cls.__new__)
+        cls.__getnewargs__ = _getnewargs  # (pickle and copy rebuild through the one-sequence constructor)
         cls.__new__ = _new
         cls.n_fields = cls.n_sequence_fields = len(fields)
         cls.n_unnamed_fields = 0
@@ -74,7 +98,7 @@ def structseq(name: str, fields: tuple[str, ...]) -> type:
 
 def result(name: str, fields: tuple[str, ...], values):
     """``values`` as PyTorch's ``torch.return_types.<name>`` of ``fields``."""
-    return structseq(name, fields)(*values)
+    return structseq(name, fields)._make(values)
 
 
 _VALUES_INDICES = ("values", "indices")

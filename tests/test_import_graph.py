@@ -234,6 +234,7 @@ TENSOR_LAYER_LATE_IMPORTS = {
     "ember._missing",      # ... then its error
     "ember._tensor_pickle",  # pickling a tensor (rare; the reductions for multiprocessing live there)
     "ember._resize",       # x.resize_() (its storage rules)
+    "ember.nn._ops.activation_more",  # x.hardshrink(), x.prelu(): the nn activations load with ember.nn
     "ember._shared_memory",  # x.share_memory_() (the shared mapping)
     "ember.utils.dlpack",  # x.__dlpack_device__() (DLPack's device enum)
 }

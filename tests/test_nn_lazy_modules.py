@@ -3,6 +3,7 @@ the first forward, the parameters initialised with the same draws under the same
 state_dict keys, loading into an uninitialised module, an optimizer built before the first forward, deepcopy."""
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -185,3 +186,24 @@ def test_uninitialised_tensors_become_plain_ones_at_the_first_forward_as_pytorch
         net(m.ones(4, 5))
         assert sum(p.numel() for p in net.parameters()) == 15 + 3 + 3 + 3
         assert type(net[0].weight) is m.nn.Parameter and type(net[1].running_mean) is m.Tensor
+
+
+@pytest.mark.parametrize("read", [
+    "shape", "numel", "nelement", "dim", "ndimension", "stride", "is_contiguous", "element_size", "item", "tolist",
+    "numpy", "data_ptr", "untyped_storage", "storage", "__len__", "__array__", "iter",
+    "size", "dtype", "device", "requires_grad", "ndim", "grad",  # (these PyTorch answers)
+])
+def test_what_an_uninitialised_parameter_or_buffer_refuses_is_pytorchs(read):
+    """PyTorch's UninitializedTensorMixin: the shape is its RuntimeError, the methods that count, lay out or read
+    the elements its ValueError naming the method (its address, for the methods of its Python Tensor, aside)."""
+    outcomes = []
+    for m in (ember, torch):
+        net = m.nn.Sequential(m.nn.LazyLinear(3), m.nn.LazyBatchNorm1d())
+        for tensor in (net[0].weight, net[1].running_mean):
+            try:
+                value = iter(tensor) if read == "iter" else getattr(tensor, read)
+                value = value() if callable(value) else value
+                outcomes.append(("ok", str(value).replace("torch.", "").replace("ember.", "")))
+            except Exception as error:  # noqa: BLE001 (the error compared with PyTorch's)
+                outcomes.append((type(error).__name__, re.sub(r" at 0x[0-9a-f]+", "", str(error))))
+    assert outcomes[:2] == outcomes[2:]

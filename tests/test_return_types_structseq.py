@@ -68,3 +68,39 @@ def test_structseq_fields_are_readonly_as_pytorchs(op):
                 delattr(r, field)
         with pytest.raises(AttributeError, match="object has no attribute 'other'$"):
             r.other = 1
+
+
+@pytest.mark.parametrize("build", [
+    lambda cls, r: cls(r[0], r[1]),  # the values one by one: a named tuple's constructor, not a structseq's
+    lambda cls, r: cls(values=r[0], indices=r[1]),
+    lambda cls, r: cls(r, None),
+    lambda cls, r: cls(r, {}, 3),
+    lambda cls, r: cls(sequence=r),
+    lambda cls, r: cls(r, dict={}),
+    lambda cls, r: cls(),
+])
+def test_structseq_constructor_takes_one_sequence_as_pytorchs(build):
+    """PyTorch's structseq takes one sequence (and an optional dict): two positional values are its TypeError, as
+    is any field given by name; ember's ops, its pytree, collate, vmap and fx still build their results."""
+    outcomes = []
+    for m in (torch, ember):
+        r = m.max(_x(m), 0)
+        try:
+            built = build(type(r), r)
+            outcomes.append(("ok", [t.tolist() for t in built]))
+        except TypeError as e:
+            outcomes.append(("TypeError", str(e).replace("torch.", "").replace("ember.", "")))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_ember_rebuilds_its_structseqs_through_pytree_collate_and_vmap():
+    from ember.utils import _pytree
+    from ember.utils.data import default_collate
+
+    r = ember.max(_x(ember), 0)
+    leaves, spec = _pytree.tree_flatten(r)
+    assert type(_pytree.tree_unflatten(leaves, spec)) is type(r)
+    batch = default_collate([r, r])
+    assert type(batch) is type(r) and tuple(batch.values.shape) == (2, 3)
+    out = ember.func.vmap(lambda t: ember.max(t, 0))(ember.stack([_x(ember), _x(ember)]))
+    assert type(out) is type(r) and tuple(out.indices.shape) == (2, 3)

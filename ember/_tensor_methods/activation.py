@@ -1,4 +1,5 @@
-"""Tensor methods for the softmax ops (``ember/ops/activation.py``)."""
+"""Tensor methods for the softmax ops (``ember/ops/activation.py``) and the activations PyTorch also has as
+methods (``hardshrink``, ``prelu``: ``ember/nn/_ops/activation_more.py``)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,13 @@ class ActivationMethods:
 
     def log_softmax(self, dim: int, dtype=None) -> Tensor:
         return ops.activation.log_softmax(self, dim, dtype)
+
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        from ..nn._ops.activation_more import hardshrink
+
+        return hardshrink(self, lambd)
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        from ..nn._ops.activation_more import prelu
+
+        return prelu(self, weight)

@@ -33,9 +33,11 @@ class IndexUpdateMethods:
         return ops.index_update.index_fill_(self, dim, index, value)
 
     def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
+        indices = ops.index_update.public_indices("index_put", indices)
         return ops.index_update.index_put(self, indices, values, accumulate)
 
     def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
+        indices = ops.index_update.public_indices("index_put_", indices)
         return ops.index_update.index_put_(self, indices, values, accumulate)
 
     def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

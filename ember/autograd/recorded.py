@@ -402,6 +402,8 @@ def _ufunc_at(ufunc, target, index, values=None):
     if ufunc is xp.multiply:
         _multiply_at(target, index, values)
         return
+    from ..ops.index_update import index_put_
+
     out = target.t.clone()
     values = _tensor(values)
     if hasattr(values, "_data") and values._data.dtype != out._data.dtype:
@@ -409,7 +411,7 @@ def _ufunc_at(ufunc, target, index, values=None):
         values = values.to(out.dtype)
     # (index_put_ takes a tuple of tensors, as PyTorch's: the index arrays become constant tensors)
     indices = tuple(_tensor(i) for i in (_index(index) if isinstance(index, tuple) else (_data(index),)))
-    out.index_put_(indices, values, accumulate=True)
+    index_put_(out, indices, values, accumulate=True)  # (the function: a formula's index may hold slices)
     target.t = out
 
 

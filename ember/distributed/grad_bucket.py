@@ -36,8 +36,9 @@ class GradBucket:
         return self._is_last
 
     def set_buffer(self, buffer: Tensor) -> None:
-        """Make ``buffer`` the bucket's contents (copied into the bucket's memory)."""
+        """Make ``buffer`` the bucket's buffer (``buffer()`` returns it from now on, as PyTorch's does; its dtype
+        may differ, as the compression wrappers' does). DDP takes the reduced values from the hook's Future."""
         if buffer.numel() != self._buffer.numel():
             raise ValueError(f"GradBucket.set_buffer: the bucket holds {self._buffer.numel()} values, the new "
                              f"buffer {buffer.numel()}")
-        self._buffer._data[...] = buffer._data.reshape(-1)
+        self._buffer = buffer

@@ -29,6 +29,7 @@ from .. import _warnings
 from .._backend import xp
 from .._size import Size
 from .._tensor import Tensor
+from ..return_types import rebuilt
 
 
 class PerExampleValue(RuntimeError):
@@ -311,9 +312,9 @@ def wrap_out(out, level: int):
     """A rule's result (a tensor, or a tuple/list of them) wrapped at ``level``."""
     if isinstance(out, Tensor):
         return wrap(out, level)
-    if isinstance(out, tuple) and hasattr(type(out), "_fields"):
-        return type(out)(*(wrap_out(o, level) for o in out))
-    if isinstance(out, (tuple, list)):
+    if isinstance(out, tuple):
+        return rebuilt(type(out), (wrap_out(o, level) for o in out))
+    if isinstance(out, list):
         return type(out)(wrap_out(o, level) for o in out)
     return out
 
@@ -435,9 +436,7 @@ def stack_outputs(outs: list, level: int, name: str):
         return wrap(stack(outs), level)
     if isinstance(first, (tuple, list)):
         parts = [stack_outputs([o[j] for o in outs], level, name) for j in range(len(first))]
-        if isinstance(first, tuple) and hasattr(type(first), "_fields"):
-            return type(first)(*parts)
-        return type(first)(parts)
+        return rebuilt(type(first), parts) if isinstance(first, tuple) else type(first)(parts)
     if first is None or all(o == first for o in outs[1:]):
         return first
     raise RuntimeError(f"vmap: {name} returned a Python value that differs between the examples of the batch "

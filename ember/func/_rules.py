@@ -14,6 +14,7 @@ from __future__ import annotations
 import ember as E
 
 from .._tensor import Tensor
+from ..return_types import rebuilt
 from ._batched import batch_size, inplace_error, loop, peel, rule, wrap, wrap_out
 
 
@@ -208,8 +209,8 @@ def along_dim(name, op, level, args, kwargs):
 def _as_scalars(out, shape, level: int):
     if isinstance(out, Tensor):
         return wrap(peel(out, level)[0].reshape(shape), level)
-    if isinstance(out, tuple) and hasattr(type(out), "_fields"):
-        return type(out)(*(_as_scalars(o, shape, level) for o in out))
+    if isinstance(out, tuple):
+        return rebuilt(type(out), (_as_scalars(o, shape, level) for o in out))
     return type(out)(_as_scalars(o, shape, level) for o in out)
 
 

@@ -14,6 +14,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from ..return_types import rebuilt
+
 Target = Any  # a callable for call_function, else a string
 Argument = Any  # a Node, a constant, or tuples/lists/dicts/slices of Arguments
 
@@ -24,7 +26,7 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     """``fn`` applied to every leaf of ``a`` (through tuples, namedtuples, lists, dicts and slices)."""
     if isinstance(a, tuple):
         mapped = tuple(map_aggregate(elem, fn) for elem in a)
-        return type(a)(*mapped) if hasattr(a, "_fields") else mapped
+        return rebuilt(type(a), mapped) if hasattr(a, "_fields") else mapped
     if isinstance(a, list):
         return [map_aggregate(elem, fn) for elem in a]
     if isinstance(a, dict):

@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..return_types import rebuilt
 from .graph import Graph, magic_methods, reflectable_magic_methods
 from .node import Argument, Node, Target, map_aggregate
 
@@ -63,7 +64,7 @@ class TracerBase:
             return a.__fx_create_arg__(self)
         if isinstance(a, tuple):
             args = tuple(self.create_arg(elem) for elem in a)
-            return type(a)(*args) if hasattr(a, "_fields") else args
+            return rebuilt(type(a), args) if hasattr(a, "_fields") else args
         if isinstance(a, list):
             return [self.create_arg(elem) for elem in a]
         if isinstance(a, dict):

@@ -88,28 +88,62 @@ def materialize(tensor: Tensor, shape, dtype=None, device=None) -> None:
 
 
 def _refuse_uninitialized(tensor: Tensor, method: str) -> ValueError:
-    """PyTorch's error for a tensor method used on an uninitialised parameter or buffer."""
-    return ValueError(f"Attempted to use an uninitialized parameter in <method '{method}' of 'torch._C.TensorBase' "
-                      "objects>. This error happens when you are using a `LazyModule` or explicitly manipulating "
+    """PyTorch's error for a tensor method (``method``, as PyTorch shows it) used on an uninitialised parameter or
+    buffer."""
+    return ValueError(f"Attempted to use an uninitialized parameter in {method}. This error happens when you are "
+                      "using a `LazyModule` or explicitly manipulating "
                       f"`torch.nn.parameter.{type(tensor).__name__}` objects. When using LazyModules Call `forward` "
                       "with a dummy batch to initialize the parameters before calling torch functions")
 
 
+def _refused(method: str, python_level: bool = False):
+    """A method of an uninitialised parameter or buffer that raises PyTorch's ValueError naming ``method`` (as
+    PyTorch names it: a method of its C base, or, ``python_level``, a function of its Python ``Tensor``)."""
+
+    def refuse(self, *args, **kwargs):
+        raise _refuse_uninitialized(self, f"<function Tensor.{method} at {hex(id(refuse))}>" if python_level
+                                    else f"<method '{method}' of 'torch._C.TensorBase' objects>")
+
+    refuse.__name__ = method
+    return refuse
+
+
 class _UninitializedMethods:
-    """What an uninitialised parameter or buffer refuses, as PyTorch's: counting its elements (``numel``: a lazy
-    model's parameter count before its first forward is PyTorch's ValueError, not 0), ``requires_grad_`` and
-    ``share_memory_``. Difference from PyTorch: its other methods, and its shape (``(0,)``), still work on its empty
-    storage (PyTorch refuses all but a few), since ember's ``state_dict``, optimizers and ``to`` read them."""
+    """What an uninitialised parameter or buffer refuses, as PyTorch's: its ``shape`` (PyTorch's RuntimeError: a
+    lazy model's shapes are unknown before its first forward, not ``(0,)``), counting or laying out its elements
+    (``numel``: a parameter count before the first forward is PyTorch's ValueError, not 0; ``dim``, ``stride``,
+    ``is_contiguous``, ``element_size``, ``len()``, iteration), reading its values (``item``, ``tolist``,
+    ``numpy``, ``storage``, ``data_ptr``), ``requires_grad_`` and ``share_memory_``. Its ``size()``, ``dtype``,
+    ``device``, ``data``, ``ndim`` and the conversions (``to``, ``float``, ...) answer as PyTorch's do. Difference
+    from PyTorch: the ops (``torch.mean(p)``, ``p.clone()``) run on its empty storage (PyTorch refuses them all:
+    ember's own module code reads them)."""
 
     __slots__ = ()
 
-    def numel(self) -> int:
-        raise _refuse_uninitialized(self, "numel")  # type: ignore[arg-type]
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+                           "initialized one. Call `forward` to initialize the parameters before accessing their "
+                           "attributes.")
 
+    numel = _refused("numel")
     nelement = numel
+    dim = ndimension = __iter__ = _refused("dim")  # (PyTorch's iteration reads dim() first)
+    stride = _refused("stride")
+    is_contiguous = _refused("is_contiguous")
+    element_size = _refused("element_size")
+    item = _refused("item")
+    tolist = _refused("tolist")
+    numpy = _refused("numpy")
+    data_ptr = _refused("data_ptr")
+    untyped_storage = _refused("untyped_storage")
+    storage = _refused("storage", python_level=True)
+    __len__ = _refused("__len__", python_level=True)
+    __array__ = _refused("__array__", python_level=True)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        raise _refuse_uninitialized(self, "requires_grad_")  # type: ignore[arg-type]
+        raise _refuse_uninitialized(self, "<method 'requires_grad_' of 'torch._C.TensorBase' objects>")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"

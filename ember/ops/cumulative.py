@@ -144,8 +144,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
     node = CumMax if largest else CumMin
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
-        return getattr(return_types, name)(version_checked(node.apply(x, index=zero, dim=0), x),
-                                           Tensor._make(meta_results((x._data,), zero)))
+        return getattr(return_types, name)._make((version_checked(node.apply(x, index=zero, dim=0), x),
+                                           Tensor._make(meta_results((x._data,), zero))))
     am = xp.moveaxis(a, d, -1)
     idx = xp.zeros(am.shape, dtype=xp.int64)
     best = am[..., :1].copy() if am.shape[-1] else am[..., :0]
@@ -160,8 +160,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
         idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
     idx = c_order(xp.moveaxis(idx, -1, d))  # (PyTorch's results are contiguous: the values follow idx)
     # (PyTorch's cummax/cummin save their input)
-    return getattr(return_types, name)(version_checked(node.apply(x, index=idx, dim=d), x),
-                                       Tensor._make(meta_results((x._data,), idx)))
+    return getattr(return_types, name)._make((version_checked(node.apply(x, index=idx, dim=d), x),
+                                       Tensor._make(meta_results((x._data,), idx))))
 
 
 def cummax(x: Tensor, dim: int):

@@ -117,7 +117,7 @@ def frexp(input: Tensor):
     from .. import return_types
 
     mantissa, exponent = Frexp.apply(input)
-    return return_types.frexp(mantissa, exponent)
+    return return_types.frexp._make((mantissa, exponent))
 
 
 def check_frexp_out(input: Tensor, out) -> None:

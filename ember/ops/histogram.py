@@ -122,7 +122,7 @@ def histogram(input: Tensor, bins=100, *, range: tuple[float, float] | None = No
     if density:
         with xp.errstate(invalid="ignore", divide="ignore"):
             hist = (hist / hist.sum() / xp.diff(edges)).astype(a.dtype)
-    return _Histogram(Tensor._make(hist), Tensor._make(edges))
+    return _Histogram._make((Tensor._make(hist), Tensor._make(edges)))
 
 
 def _outer_edges(a, range) -> tuple[float, float]:

@@ -380,12 +380,23 @@ def refuse_index_put_dtype(x: Tensor, indices, values: Tensor) -> None:
                        f"{SCALAR_TYPE_NAMES[values.dtype.name]} for the source.")
 
 
-def refuse_array_indices(indices) -> None:
+def refuse_array_indices(indices, tensors_only: bool = False) -> None:
     """PyTorch's TypeError for an ``index_put`` index that is a NumPy array or a list: its argument parser takes a
-    tuple of tensors only. (ember's own formulas index with slices and None too: those pass.)"""
+    tuple of tensors only. ``tensors_only`` (the Tensor methods, what a program calls): a slice, None, an int or an
+    Ellipsis is its TypeError too; ember's own formulas index with those through the functions here."""
     for position, index in enumerate(indices):
-        if isinstance(index, (xp.ndarray, list)):
+        if isinstance(index, (xp.ndarray, list)) or tensors_only and not isinstance(index, Tensor):
             raise TypeError(f"expected Tensor as element {position} in argument 0, but got {c_type_name(index)}")
+
+
+def public_indices(op: str, indices):
+    """``indices`` of the ``index_put``/``index_put_`` methods as PyTorch's parser takes them: a tuple or list of
+    tensors, else its TypeError."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{c_type_name(indices)}")
+    refuse_array_indices(indices, tensors_only=True)
+    return indices
 
 
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:

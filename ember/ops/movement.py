@@ -6,10 +6,11 @@ Each output element is one input element, so backward moves the gradient back
 
 from __future__ import annotations
 
+from .._arg_aliases import MethodArgumentError, ParserRuntimeError
 from .._backend import xp
 from .._memory_format import array_memory_format, contiguous_format, has_format_strides, laid_out
 from .._meta import is_meta, meta_array
-from .._size import int_argument
+from .._size import c_type_name, int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 
@@ -38,6 +39,11 @@ def roll(x: Tensor, shifts, dims=None) -> Tensor:
 
     Without ``dims`` the tensor is flattened, rolled and reshaped back.
     """
+    if isinstance(shifts, xp.ndarray):  # (PyTorch's parser takes no NumPy array for its list of ints)
+        if shifts.ndim == 0:  # (read as one int, then an internal assert of PyTorch's parser: a RuntimeError)
+            raise ParserRuntimeError("roll(): argument 'shifts' must be a tuple or list of ints, not a 0-d "
+                                     "numpy.ndarray (expected tuple or list)")
+        raise MethodArgumentError("roll", "shifts", 1, f"must be tuple of ints, not {c_type_name(shifts)}")
     shifts = tuple(int(s) for s in shifts) if isinstance(shifts, (tuple, list)) or \
         isinstance(shifts, Tensor) and shifts.ndim else (int_argument(shifts, "roll", "shifts"),)
     if not shifts:

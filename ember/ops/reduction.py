@@ -503,12 +503,13 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim == 0:  # the single element is its own max, at index 0
         values = _ExtremeOfDim.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
-        return (return_types.max if largest else return_types.min)(values, Tensor._make(xp.zeros((), dtype=xp.int64)))
+        index = Tensor._make(xp.zeros((), dtype=xp.int64))
+        return (return_types.max if largest else return_types.min)._make((values, index))
     values = (_MaxDim if largest else _MinDim).apply(x, dim=d, keepdim=keepdim, largest=largest)
     node = values.grad_fn
     indices = node.indices if node is not None else _argext(x._data, d, keepdim, largest)
-    return (return_types.max if largest else return_types.min)(values, Tensor._make(meta_results((x._data,),
-                                                                                                 indices)))
+    return (return_types.max if largest else return_types.min)._make((values, Tensor._make(meta_results((x._data,),
+                                                                                                 indices))))
 
 
 def _argext(a, dim, keepdim, largest):

@@ -15,7 +15,7 @@ from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
 from ..autograd.recorded import is_recorded, value_of
-from ..return_types import result
+from ..return_types import rebuilt, result
 
 
 class LinAlgError(RuntimeError):
@@ -105,7 +105,7 @@ def empty_in_float32(op):
         def back(t):
             return t.to(low) if isinstance(t, Tensor) and t.is_floating_point() else t
 
-        return type(out)(*map(back, out)) if isinstance(out, tuple) else back(out)
+        return rebuilt(type(out), map(back, out)) if isinstance(out, tuple) else back(out)
 
     return run
 

@@ -65,7 +65,7 @@ class TopKNode(SortNode):
 def _scalar(x: Tensor, result, node: type[Selected]):
     """A 0-d input is its own sort/top-1: a copy of it (one node) and index 0."""
     zero = xp.zeros((), dtype=xp.int64)
-    return result(node.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero)))
+    return result._make((node.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero))))
 
 
 def sort(x: Tensor, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, stable: bool | None = NOT_GIVEN):
@@ -88,7 +88,7 @@ def _sort(x: Tensor, dim: int, descending: bool, stable):
     if a.ndim == 0:
         return _scalar(x, _Sort, node)
     idx = laid_out_like(a, _order(a, d, descending).astype(xp.int64))  # (values and indices laid out as the input)
-    return _Sort(node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))
+    return _Sort._make((node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx))))
 
 
 def argsort(x: Tensor, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, stable: bool = NOT_GIVEN) -> Tensor:
@@ -180,4 +180,4 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         return _scalar(x, _TopK, TopKNode)
     idx = _order(a, d, largest)
     idx = xp.take(idx, xp.arange(k), axis=d).astype(xp.int64)
-    return _TopK(TopKNode.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))
+    return _TopK._make((TopKNode.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx))))

@@ -32,7 +32,7 @@ def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, node: type[Selecte
     a = x._data
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
-        return result(node.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero)))
+        return result._make((node.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero))))
     order = _order(a, dim, False)
     if isinstance(k, int):
         idx = xp.take(order, [k], axis=dim).astype(xp.int64)
@@ -46,7 +46,7 @@ def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, node: type[Selecte
     values = node.apply(x, index=idx, dim=dim, keepdim=keepdim)
     if not keepdim:
         idx = idx.squeeze(dim)
-    return result(values, Tensor._make(meta_results((x._data,), idx)))
+    return result._make((values, Tensor._make(meta_results((x._data,), idx))))
 
 
 class EvenlyDistributed(Node):
@@ -166,7 +166,8 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    if x._data.dtype == xp.bool_:  # (PyTorch's kernel has no bool version; the checks above come first)
+    if x._data.dtype == xp.bool_ and x._data.ndim:  # (PyTorch's kernel has no bool version; the checks above
+        # come first, and a 0-d tensor is its own k-th value before the kernel is chosen)
         raise not_implemented_for("kthvalue_cpu", x.dtype)
     return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode)
 
@@ -192,7 +193,7 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     a = x._data
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
-        return _Mode(ModeNode.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero)))
+        return _Mode._make((ModeNode.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero))))
     d = _wrap_dim(dim, a.ndim)
     rows = xp.moveaxis(a, d, -1)
     n = rows.shape[-1]
@@ -214,7 +215,7 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
     if not keepdim:
         idx = idx.squeeze(d)
-    return _Mode(values, Tensor._make(meta_results((x._data,), idx)))
+    return _Mode._make((values, Tensor._make(meta_results((x._data,), idx))))
 
 
 @torch_named("ModeBackward0")
@@ -401,7 +402,7 @@ def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
                                "identity.")
         if axes is not None and a.shape[axes[0]] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {axes[0]} to have non-zero size.")
-    return _MinMax(*Aminmax.apply(x, axes=axes, keepdim=keepdim))
+    return _MinMax._make(Aminmax.apply(x, axes=axes, keepdim=keepdim))
 
 
 @torch_named("NansumBackward0")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .._missing import module_getattr
+from ..return_types import rebuilt
 
 PyTree = Any  # PyTorch's annotation names
 Context = Any
@@ -73,7 +74,7 @@ for _kind, _flatten_fn, _unflatten_fn in [
     (list, lambda x: (list(x), None), lambda c, _: list(c)),
     (tuple, lambda x: (list(x), None), lambda c, _: tuple(c)),
     (dict, lambda x: (list(x.values()), list(x)), lambda c, keys: dict(zip(keys, c))),
-    (namedtuple, lambda x: (list(x), type(x)), lambda c, cls: cls(*c)),
+    (namedtuple, lambda x: (list(x), type(x)), lambda c, cls: rebuilt(cls, c)),  # (a return type: one sequence)
     (OrderedDict, lambda x: (list(x.values()), list(x)), lambda c, keys: OrderedDict(zip(keys, c))),
     (defaultdict, lambda x: (list(x.values()), [x.default_factory, list(x)]),
      lambda c, ctx: defaultdict(ctx[0], zip(ctx[1], c))),

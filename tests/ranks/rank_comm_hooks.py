@@ -93,6 +93,28 @@ def test_compression_hooks_average_in_the_half_type_as_pytorch_does(name, rank, 
     assert not differ, f"{name}: parameters {differ} differ from PyTorch's half-precision average"
 
 
+@pytest.mark.parametrize("name", ["fp16", "bf16"])
+def test_compress_wrappers_around_allreduce_equal_the_compression_hooks(name, rank, process_group):
+    """PyTorch's ``fp16_compress_wrapper(allreduce_hook)`` is ``fp16_compress_hook`` (its documentation says so):
+    the wrapped plain hook averages in the half type, bit for bit as the compression hook; a wrapped PowerSGD hook
+    trains as well (its buffer in the half type)."""
+    hook = {"fp16": default_hooks.fp16_compress_hook, "bf16": default_hooks.bf16_compress_hook}[name]
+    wrapper = {"fp16": default_hooks.fp16_compress_wrapper, "bf16": default_hooks.bf16_compress_wrapper}[name]
+    hooked = DDP(build(), bucket_cap_mb=0.001)
+    hooked.register_comm_hook(None, hook)
+    wrapped = DDP(build(), bucket_cap_mb=0.001)
+    wrapped.register_comm_hook(None, wrapper(default_hooks.allreduce_hook))
+    for step in range(2):
+        for a, b in zip(grads_after(hooked, step, rank), grads_after(wrapped, step, rank)):
+            np.testing.assert_array_equal(b, a)
+    powersgd = DDP(build(), bucket_cap_mb=0.001)
+    state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=1, start_powerSGD_iter=2)
+    powersgd.register_comm_hook(state, wrapper(powerSGD_hook.powerSGD_hook))
+    grads = [grads_after(powersgd, step, rank) for step in range(3)]
+    assert all(np.isfinite(g).all() and g.dtype == np.float32 for step in grads for g in step)
+    assert same_on_every_rank(grads[-1], process_group)
+
+
 def test_full_rank_powersgd_equals_the_plain_all_reduce(rank, process_group):
     # After the plain start iterations. In float64, and with a regression loss: Gram-Schmidt cannot recover a
     # direction the gradient lacks (cross-entropy's last-layer gradient has rank classes - 1) and loses float32's

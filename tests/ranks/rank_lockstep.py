@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import ember
+import ember.distributed as dist
 import ember.nn as nn
-from ember.distributed.algorithms import Join
+from ember.distributed.algorithms import Join, Joinable, JoinHook
 from ember.nn.parallel import DistributedDataParallel as DDP
 
 criterion = nn.MSELoss()
@@ -130,6 +131,74 @@ def test_uneven_inputs_under_join_match_a_replay_of_every_rank(rank, world):
     # as PyTorch's DDP does (tests/programs/ddp_join_uneven.py compares with PyTorch)
     assert all(np.allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-6)
                for p, q in zip(model.parameters(), reference.parameters())), "Join's result differs from a replay"
+
+
+class _CounterJoinHook(JoinHook):
+    """PyTorch's Join tutorial's hook: a joined rank shadows the counter's all-reduce with a zero; afterwards the
+    last joiner's count is broadcast to every rank."""
+
+    def __init__(self, counter, sync_max_count):
+        self.counter, self.sync_max_count = counter, sync_max_count
+
+    def main_hook(self):
+        self.counter.shadowed += 1
+        dist.all_reduce(ember.zeros(1))
+
+    def post_hook(self, is_last_joiner):
+        self.counter.was_last_joiner = is_last_joiner
+        if self.sync_max_count:
+            common = ember.tensor([dist.get_rank() if is_last_joiner else -1])
+            dist.all_reduce(common, op=dist.ReduceOp.MAX)
+            if dist.get_rank() == common.item():
+                self.counter.max_count = self.counter.count.clone()
+            dist.broadcast(self.counter.max_count, src=int(common.item()))
+
+
+class _Counter(Joinable):
+    """PyTorch's Join tutorial's joinable (no model): each call counts the ranks still counting."""
+
+    def __init__(self):
+        super().__init__()
+        self.count, self.max_count, self.shadowed, self.was_last_joiner = ember.zeros(1), ember.zeros(1), 0, None
+
+    def __call__(self):
+        Join.notify_join_context(self)
+        ones = ember.ones(1)
+        dist.all_reduce(ones)
+        self.count += ones
+
+    def join_hook(self, **kwargs):
+        return _CounterJoinHook(self, kwargs.get("sync_max_count", False))
+
+    @property
+    def join_device(self):
+        return ember.device("cpu")
+
+    @property
+    def join_process_group(self):
+        return dist.group.WORLD
+
+
+def test_join_takes_any_joinable_as_pytorchs_does(rank, world):
+    """Rank r counts 2 + r times; each count adds the ranks still counting (the joined ones shadow with zeros), the
+    last joiner's total reaches every rank; with throw_on_early_termination every rank raises PyTorch's error in
+    the round after the first one ran out."""
+    counter = _Counter()
+    with Join([counter], sync_max_count=True):
+        for _ in range(2 + rank):
+            counter()
+    expected = sum(sum(1 for r in range(world) if i < 2 + r) for i in range(2 + rank))
+    outcome = [counter.count.item(), counter.max_count.item(), counter.shadowed, counter.was_last_joiner]
+    thrower, raised = _Counter(), None
+    try:
+        with Join([thrower], throw_on_early_termination=True):
+            for _ in range(2 + rank):
+                thrower()
+    except RuntimeError as e:
+        raised = str(e)
+    assert outcome == [expected, sum(2 + r for r in range(world)), world - 1 - rank, rank == world - 1]
+    assert raised == ("Rank 0 exhausted all inputs." if rank == 0 else
+                      "Detected at least one rank that exhausted inputs. Throwing across all ranks."), raised
 
 
 def test_the_periodic_replica_check_names_the_parameter_and_rank_that_drifted(rank):

@@ -1,8 +1,8 @@
 """ember.distributed.algorithms: Join for uneven inputs."""
 
-from .join import Join
+from .join import Join, Joinable, JoinHook
 
-__all__ = ["Join"]
+__all__ = ["Join", "JoinHook", "Joinable"]
 
 
 from ..._missing import module_getattr as _module_getattr  # noqa: E402

@@ -22,6 +22,7 @@ from ...autograd import forward_ad
 from ...autograd.grad_mode import _GradState
 from ...autograd.graph import Node
 from ...autograd.recorded import RecordedArray, check_hook_value, hook_argument
+from ...return_types import rebuilt
 
 
 class BackwardHookFunction(Node):
@@ -120,7 +121,7 @@ class BackwardHook:
         items = list(args)
         for i, t in zip(index, wrapped):
             items[i] = t
-        return (tuple(items) if type(args) is tuple else type(args)(*items)), index
+        return (tuple(items) if type(args) is tuple else rebuilt(type(args), items)), index
 
     def setup_input_hook(self, args: tuple) -> tuple:
         self.n_inputs = len(args)

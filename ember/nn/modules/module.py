@@ -738,7 +738,7 @@ class Module(HooksMixin):
                 errors.append(f'While copying the parameter named "{key}", expected ember.Tensor from checkpoint '
                               f"but received {type(value).__name__}")
                 continue
-            if value.shape != current.shape:
+            if not is_lazy(current) and value.shape != current.shape:  # (an uninitialised value: PyTorch's error)
                 errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
                               f"the shape in current model is {current.shape}.")
                 continue

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._tensor import Tensor
+from ...return_types import rebuilt
 from ._functions import Gather, Scatter
 
 __all__ = ["gather", "scatter", "scatter_kwargs"]
@@ -27,7 +28,7 @@ def scatter(inputs: Any, target_gpus: Sequence[Any], dim: int = 0) -> Any:
         if isinstance(obj, Tensor):
             return Scatter.apply(target_gpus, None, dim, obj)
         if _is_namedtuple(obj):
-            return [type(obj)(*args) for args in zip(*map(scatter_map, obj))]
+            return [rebuilt(type(obj), args) for args in zip(*map(scatter_map, obj))]
         if isinstance(obj, tuple) and len(obj) > 0:
             return list(zip(*map(scatter_map, obj)))
         if isinstance(obj, list) and len(obj) > 0:

@@ -26,6 +26,7 @@ from ..._creation import as_tensor, tensor
 from ..._dtype import float64
 from ..._tensor import Tensor
 from ...ops.shape import stack
+from ...return_types import rebuilt
 
 _COLLATE_ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 
@@ -52,7 +53,7 @@ def _rebuild_mapping(elem: Mapping, values: dict) -> Mapping:
 def _rebuild_sequence(elem: Sequence, items: list) -> Any:
     """``items`` in a sequence of ``elem``'s type; plain tuples become lists, as in PyTorch."""
     if isinstance(elem, tuple):
-        return type(elem)(*items) if hasattr(elem, "_fields") else items
+        return rebuilt(type(elem), items) if hasattr(elem, "_fields") else items
     try:
         return type(elem)(items)
     except TypeError:  # sequences that cannot be built from a list

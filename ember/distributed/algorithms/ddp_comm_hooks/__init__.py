@@ -3,6 +3,7 @@ gradients instead of its own all-reduce. Register one with ``model.register_comm
 
 - ``default_hooks.allreduce_hook``: the plain average (what DDP does without a hook).
 - ``default_hooks.fp16_compress_hook`` / ``bf16_compress_hook``: send half-precision values (half the bytes).
+- ``default_hooks.fp16_compress_wrapper`` / ``bf16_compress_wrapper``: any hook run on the bucket in half precision.
 - ``powerSGD_hook.powerSGD_hook`` with ``PowerSGDState``: low-rank compression with error feedback.
 """
 
