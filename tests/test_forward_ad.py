@@ -369,7 +369,8 @@ def test_declared_paths_run_no_recorded_backward(monkeypatch):
     check_forward(lambda m, a, w: m.autograd.grad(a ** 3, a, w, create_graph=True)[0], [(3, 4), (3, 4)],
                   positive=True, requires_grad=True)
     # (a base class whose ops each have a subclass, as ZeroGrad's and the activations' nodes', is covered by them)
-    bases = (unary.ZeroGrad, unary._ClampByTensors, activation.Pointwise, activation.SmoothPointwise)
+    bases = (unary.ZeroGrad, unary._ClampByTensors, unary._ClampByNumbers, activation.Pointwise,
+             activation.SmoothPointwise)
     elementwise_classes = {cls for module in (unary, elementwise, activation) for cls in vars(module).values()
                            if isinstance(cls, type) and issubclass(cls, Node) and cls.__module__ == module.__name__
                            and cls.diagonal_jacobian and cls not in bases}
