@@ -63,11 +63,12 @@ class KernelPolicy:
     # the ResNet-style step at two threads took 711-749 ms of CPU and 2.2-3.9 s of wall clock per step against
     # 156-177 ms and 0.5-0.9 s with ember's pool (GNU OpenMP's workers spin after each region, on the core ember's
     # own workers and OpenBLAS's need; PyTorch's OpenMP slowed the same way there: torch.exp at two threads 21 ms
-    # against 0.12 at one). Not yet measured on the idle machine (docs/benchmarks.md). With it on, the row kernels
-    # (LayerNorm, softmax, GELU, Adam, ...) run as regions from ``omp_min_elements``; with ``omp_gemm`` too, the
-    # GPT-style and LLaMA-style steps at two threads took 33.5 / 90.0 ms of wall clock against 61.3 / 186.7 off, in
-    # one process alternating (load 18, ``nice -15``), GPT inference at batch 1 3.25 against 2.08: the idle A/B of
-    # both switches decides the default (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads").
+    # against 0.12 at one). Idle (2026-12-06, both switches): the GPT-style step a fifth shorter, LLaMA-style a tenth,
+    # the ResNet-style, WGAN-GP and per-sample rows 40-60 % longer (its workers spin on the convolutions' core).
+    # With it on, the row kernels (LayerNorm, softmax, GELU, Adam, ...) run as regions from ``omp_min_elements``;
+    # with ``omp_gemm`` too, the GPT-style and LLaMA-style steps at two threads took 33.5 / 90.0 ms of wall clock
+    # against 61.3 / 186.7 off, in one process alternating (load 18, ``nice -15``), GPT inference at batch 1 3.25
+    # against 2.08 (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads", and its idle A/B).
     omp: bool = field(default_factory=_omp_from_env)
     # GEMMs OpenBLAS would thread (more than ``blas_threaded_mnk`` multiply-adds, 32 rows or more) split into blocks
     # of rows on numba's OpenMP threads, each block one OpenBLAS call held to one thread (``omp_gemm.py``), instead of
