@@ -38,6 +38,16 @@ def two_threads():
     _omp.use_threads(ember.get_num_threads())
 
 
+@pytest.fixture
+def omp_requests(monkeypatch):
+    """The thread counts asked of numba's OpenMP layer (``_omp.use_threads``, which still runs) during the test:
+    an empty list while no op took an OpenMP region."""
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    return calls
+
+
 @omp_only
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(1, 1, 1), (7, 3, 5), (2, 7, 4097), (3, 9, 1001)])
@@ -196,25 +206,22 @@ def _block_step(x_np, idx_np):
 
 
 @omp_only
-def test_row_ops_on_omp_threads_give_the_one_thread_bits(threads, monkeypatch):
+def test_row_ops_on_omp_threads_give_the_one_thread_bits(threads, omp_requests):
     """With ``policy.omp`` at two threads the row kernels run as one region each, from ``omp_min_elements`` (32 Ki
     here, where ember's pool would not split below 64 Ki in this test), with the bits of one thread."""
     rng = np.random.default_rng(7)
     x, idx = rng.standard_normal((16, 32, 64)).astype(np.float32), rng.integers(0, 40, (16, 32))
-    calls = []
-    use = _omp.use_threads
-    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
     ember.set_num_threads(2)
     with policy.override(omp=True, omp_min_elements=1 << 14):
         with_omp = _block_step(x, idx)
-    assert len(calls) >= 12 and set(calls) == {2}  # every row op above, forward and backward
-    calls.clear()
+    assert len(omp_requests) >= 12 and set(omp_requests) == {2}  # every row op above, forward and backward
+    omp_requests.clear()
     with policy.override(omp=False):
         pool = _block_step(x, idx)
     ember.set_num_threads(1)
     with policy.override(omp=True, omp_min_elements=1 << 14):
         one = _block_step(x, idx)
-    assert not calls
+    assert not omp_requests
     for a, b, c in zip(with_omp, pool, one):
         assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
 
@@ -239,16 +246,13 @@ def _adam_steps(opt_cls, dtype, **options):
 @pytest.mark.parametrize("opt_cls, options", [(ember.optim.AdamW, {}), (ember.optim.Adam, {}),
                                               (ember.optim.AdamW, {"weight_decay": 0.0}),
                                               (ember.optim.RMSprop, {"centered": True})])
-def test_adam_on_omp_threads_gives_the_reference_bits(opt_cls, options, dtype, threads, monkeypatch):
+def test_adam_on_omp_threads_gives_the_reference_bits(opt_cls, options, dtype, threads, omp_requests):
     """Adam's and AdamW's update of a large parameter as one region (``_kernels.optim.adam``) gives the bits of
     the NumPy reference's passes (``_adam_rows``); so do RMSprop's three ``add_scaled`` passes as regions."""
-    calls = []
-    use = _omp.use_threads
-    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
     ember.set_num_threads(2)
     with policy.override(omp=True, omp_min_elements=1 << 14):
         with_omp = _adam_steps(opt_cls, dtype, **options)
-    assert calls == [2] * 3 * (3 if opt_cls is ember.optim.RMSprop else 1)  # the large parameter, each step
+    assert omp_requests == [2] * 3 * (3 if opt_cls is ember.optim.RMSprop else 1)  # the large parameter, each step
     with policy.override(omp=False):
         pool = _adam_steps(opt_cls, dtype, **options)
     for a, b in zip(with_omp, pool):
@@ -275,22 +279,20 @@ def _step(x_np, layout_t):
 @omp_only
 @pytest.mark.parametrize("layout_t", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_ops_on_omp_threads_give_the_bits_of_ember_pool(layout_t, dtype, threads, monkeypatch):
+def test_ops_on_omp_threads_give_the_bits_of_ember_pool(layout_t, dtype, threads, monkeypatch, omp_requests):
     x = np.random.default_rng(3).standard_normal((8, 16, 24, 40)).astype(dtype)  # 123 Ki elements: split at 2
     ember.set_num_threads(2)
-    calls = []
-    use = _omp.use_threads
-    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
     monkeypatch.setattr(policy, "omp", True)
     with_omp = _step(x, layout_t)
-    assert calls and set(calls) == {2}  # BatchNorm forward and backward, ReLU and its gradient took numba's threads
-    calls.clear()
+    # BatchNorm forward and backward, ReLU and its gradient took numba's threads
+    assert omp_requests and set(omp_requests) == {2}
+    omp_requests.clear()
     with policy.override(omp=False):
         pool = _step(x, layout_t)
-    assert not calls
+    assert not omp_requests
     ember.set_num_threads(1)
     one = _step(x, layout_t)
-    assert not calls  # one thread: the serial kernels
+    assert not omp_requests  # one thread: the serial kernels
     for a, b, c in zip(with_omp, pool, one):
         assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
 
@@ -381,29 +383,26 @@ def test_ember_omp_kernels_env_sets_the_policy(value, expected):
 
 @omp_only
 @pytest.mark.parametrize("layout_t", [False, True])
-def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, threads, monkeypatch):
+def test_passes_below_the_pool_threshold_take_one_region_under_omp(layout_t, threads, monkeypatch, omp_requests):
     """Under ``omp`` BatchNorm's and ReLU's passes split from ``policy.omp_min_elements`` (16 Ki), far below
     the 512 Ki from which they are handed to ember's pool: a region costs a few µs, a hand-off 50-300. The same bits
     as the pool's split and one thread; without ``omp`` the same sizes stay on the calling thread."""
     monkeypatch.setattr(policy, "min_parallel_pass_elements", 1 << 19)  # as shipped (``threads`` lowers it)
     x = np.random.default_rng(4).standard_normal((8, 16, 24, 40)).astype(np.float32)  # 120 Ki elements
     ember.set_num_threads(2)
-    calls = []
-    use = _omp.use_threads
-    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
     monkeypatch.setattr(policy, "omp", True)
     with_omp = _step(x, layout_t)
     # BatchNorm forward and backward, ReLU and its gradient: one region each asked for (ReLU's gradient of a
     # batch-last output by a C-ordered g, whose memory orders differ, then runs as one pass on the calling thread,
     # as on the pool: ``parallel_flat`` asks for the region's threads before it compares the orders)
-    assert len(calls) == 4
-    calls.clear()
+    assert len(omp_requests) == 4
+    omp_requests.clear()
     with policy.override(omp_min_elements=1 << 18):  # above the input's size: no region
         _step(x, layout_t)
-    assert not calls
+    assert not omp_requests
     with policy.override(omp=False):
         pool = _step(x, layout_t)
-    assert not calls
+    assert not omp_requests
     ember.set_num_threads(1)
     one = _step(x, layout_t)
     for a, b, c in zip(with_omp, pool, one):
@@ -427,7 +426,7 @@ def _pool_step(x_np, layout_t, kwargs):
 @omp_only
 @pytest.mark.parametrize("kwargs", [dict(kernel_size=2, stride=2), dict(kernel_size=3, stride=2, padding=1)])
 @pytest.mark.parametrize("layout_t", [False, True])
-def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monkeypatch):
+def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monkeypatch, omp_requests):
     """Max pooling's compiled forward and backward (2x2 windows on (N, C, H, W) planes, any window batch-last) run
     as one OpenMP region under ``omp``, from ``omp_min_elements``: each plane or channel (its gradient zeroed
     by the thread that adds into it) computed as the serial kernel does, so the same bits as ember's pool, one
@@ -436,13 +435,10 @@ def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monke
     x = np.random.default_rng(7).standard_normal((16, 16, 32, 32)).astype(np.float32)  # 256 Ki; 64 Ki out
     x[1, 3, 4, 4] = np.nan  # NaN wins its windows
     ember.set_num_threads(2)
-    calls = []
-    use = _omp.use_threads
-    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
     monkeypatch.setattr(policy, "omp", True)
     with_omp = _pool_step(x, layout_t, kwargs)
     # the backward's kernel takes any window; the forward's NCHW 3x3 windows are NumPy's per-offset passes
-    assert len(calls) == (2 if layout_t or kwargs["kernel_size"] == 2 else 1)
+    assert len(omp_requests) == (2 if layout_t or kwargs["kernel_size"] == 2 else 1)
     with policy.override(omp=False):
         pool = _pool_step(x, layout_t, kwargs)
     ember.set_num_threads(1)
