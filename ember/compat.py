@@ -183,14 +183,16 @@ def _is_shim(module) -> bool:
 def _install_for_children() -> None:
     """Let the program's child processes import torch as ember: those multiprocessing starts with "spawn" copy
     ``sys.path``; Python processes it starts itself (``subprocess`` with ``sys.executable``: launchers that run the
-    script again once per rank, as Lightning's DDP does) read ``PYTHONPATH``, which gets the stand-in and the
-    folder this ember is imported from, in front."""
+    script again once per rank, as Lightning's DDP does) read ``PYTHONPATH``, which gets the stand-in in front and
+    the folder this ember is imported from after the program's own entries (for a pip install that folder is
+    site-packages: put first, its modules would shadow those the user put on ``PYTHONPATH``)."""
     if _SHIM not in sys.path:
         sys.path.insert(1, _SHIM)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     given = os.environ.get("PYTHONPATH", "")
     paths = given.split(os.pathsep) if given else []  # (an empty entry is kept: it puts the child's folder on its path)
-    os.environ["PYTHONPATH"] = os.pathsep.join([_SHIM, root, *(p for p in paths if p not in (_SHIM, root))])
+    kept = [p for p in paths if p != _SHIM]
+    os.environ["PYTHONPATH"] = os.pathsep.join([_SHIM, *kept, *([] if root in kept else [root])])
 
 
 def is_runner_file(filename: str, runner_files: tuple[str, ...] = ()) -> bool:

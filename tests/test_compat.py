@@ -415,14 +415,44 @@ def test_python_children_started_with_subprocess_import_torch_as_ember(tmp_path)
 
 def test_children_keep_the_current_folder_an_empty_pythonpath_entry_gives(monkeypatch):
     """An empty entry in the program's ``PYTHONPATH`` puts a Python child's current folder on its path; the runner
-    puts ember in front of the entries and keeps them all, that one included."""
+    puts the torch stand-in in front of the entries, keeps them all, that one included, in their order, and ember's
+    folder after them (where the program named it already, it stays there)."""
     import ember.compat as compat
 
     monkeypatch.setattr(sys, "path", list(sys.path))
-    for given, kept in ((":/elsewhere", ["", "/elsewhere"]), ("/elsewhere:", ["/elsewhere", ""]), ("", [])):
+    for given, kept in ((":/elsewhere", ["", "/elsewhere"]), ("/elsewhere:", ["/elsewhere", ""]), ("", []),
+                        (f"{ROOT}:/elsewhere", [ROOT, "/elsewhere"])):
         monkeypatch.setenv("PYTHONPATH", given)
         compat._install_for_children()
-        assert os.environ["PYTHONPATH"].split(os.pathsep) == [compat._SHIM, ROOT, *kept]
+        assert os.environ["PYTHONPATH"].split(os.pathsep) == [compat._SHIM, *kept, *([] if ROOT in kept else [ROOT])]
+
+
+def test_children_import_the_modules_the_user_put_on_pythonpath_before_embers_folder(tmp_path):
+    """ember installed in a folder of other modules (site-packages) and a module of the same name in a folder the
+    user put on ``PYTHONPATH``: a Python child the program starts imports the user's, as the program itself does
+    (ember's folder goes after the user's entries, not in front of them)."""
+    site, user = tmp_path / "site", tmp_path / "user"
+    site.mkdir()
+    user.mkdir()
+    (site / "ember").symlink_to(os.path.join(ROOT, "ember"), target_is_directory=True)
+    (site / "helpers.py").write_text("WHOSE = 'site-packages'\n")
+    (user / "helpers.py").write_text("WHOSE = 'user'\n")
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import subprocess, sys
+        import torch
+        import helpers
+
+        print(sys.argv[-1], helpers.WHOSE, torch.ones(2).sum().item())
+        if sys.argv[-1] == "parent":
+            sys.stdout.flush()
+            subprocess.run([sys.executable, sys.argv[0], "child"], check=True)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(user), str(site)]))
+    out = subprocess.run([sys.executable, "-m", "ember.compat", str(script), "parent"], capture_output=True,
+                         text=True, cwd=tmp_path, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["parent", "user", "2.0", "child", "user", "2.0"]
 
 
 def test_availability_probes_see_compiled_torch_libraries_as_absent(tmp_path):
