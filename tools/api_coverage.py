@@ -47,6 +47,7 @@ import inspect
 import json
 import os
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -75,7 +76,9 @@ def resolve(root: str, dotted: str):
     for part in dotted.split(".") if dotted else ():
         path += "." + part
         try:
-            obj = getattr(obj, part)
+            with warnings.catch_warnings():  # a deprecated name (torch.has_cuda) warns when read: it is there
+                warnings.simplefilter("ignore")
+                obj = getattr(obj, part)
             continue
         except Exception:  # noqa: BLE001  (MissingFeatureError, AttributeError, a lazy import failing)
             pass
