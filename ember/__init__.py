@@ -624,7 +624,7 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack",
          "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm",
          "svd_lowrank": "_lowrank", "pca_lowrank": "_lowrank", "PyTorchFileReader": "serialization._file_reader",
-         "ScriptModule": "jit"}
+         "ScriptModule": "jit", "_amp_foreach_non_finite_check_and_unscale_": "amp.grad_scaler"}
 # PyTorch's native neural-network operators that it also exposes at the top level (torch.embedding, torch.conv2d,
 # torch.layer_norm ...), in their native signatures (ember/_nn_toplevel.py)
 _NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",

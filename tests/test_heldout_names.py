@@ -248,3 +248,40 @@ def test_reduce_op_is_the_deprecated_spelling_of_reduce_op_enum():
             warnings.simplefilter("ignore", FutureWarning)
             with pytest.raises(AttributeError):
                 m.reduce_op.NO_SUCH_OP  # noqa: B018  (the look-up is what raises)
+
+
+# ------------------------------------------------------------------ a custom loss scaler's kernel
+
+@pytest.mark.parametrize("values", [[[1.0, 2.0], [3.0, -4.0]], [[1.0, float("inf")], [3.0, 4.0]],
+                                    [[float("nan")], [2.0, 2.0]], []])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_amp_foreach_non_finite_check_and_unscale(values, dtype):
+    results = []
+    for m in (ember, torch):
+        tensors = [m.tensor(v, dtype=getattr(m, dtype)) for v in values]
+        found_inf, inv_scale = m.zeros(1), m.tensor([0.25])
+        assert m._amp_foreach_non_finite_check_and_unscale_(tensors, found_inf, inv_scale) is None
+        results.append((tensors, found_inf))
+    (e_tensors, e_found), (t_tensors, t_found) = results
+    assert_close(e_found, t_found)
+    for e, t in zip(e_tensors, t_tensors):
+        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        assert_close(e.float(), t.float())  # (NaNs compare equal; the oracle reads no bfloat16)
+
+
+def test_amp_foreach_non_finite_check_keeps_a_found_inf_already_set():
+    for m in (ember, torch):
+        found_inf = m.ones(1)
+        m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], found_inf, m.tensor([0.5]))
+        assert found_inf.item() == 1.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(2), m.tensor([0.5])),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), m.ones(2)),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1, dtype=m.float64), m.ones(1)),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2, dtype=m.int64)], m.zeros(1), m.ones(1)),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), 0.5),
+])
+def test_amp_foreach_non_finite_check_errors(call):
+    same_outcome(call, same_message=False)
