@@ -285,3 +285,15 @@ def test_amp_foreach_non_finite_check_keeps_a_found_inf_already_set():
 ])
 def test_amp_foreach_non_finite_check_errors(call):
     same_outcome(call, same_message=False)
+
+
+def test_pytorch_file_reader_under_its_c_name(tmp_path):
+    path = tmp_path / "weights.pt"
+    torch.save({"w": torch.arange(4.0)}, path)
+    names = []
+    for m in (ember, torch):
+        assert m._C.PyTorchFileReader is m.PyTorchFileReader
+        reader = m._C.PyTorchFileReader(str(path))
+        names.append(sorted(reader.get_all_records()))
+        assert reader.get_record("data.pkl") == torch._C.PyTorchFileReader(str(path)).get_record("data.pkl")
+    assert names[0] == names[1]
