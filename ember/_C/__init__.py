@@ -46,8 +46,8 @@ def _are_functorch_transforms_active() -> bool:
     return transforms_active()
 
 
-PROVIDED = ("PyTorchFileReader", "_LinAlgError", "_TensorMeta", "_are_functorch_transforms_active", "_log_api_usage_once",
-            "_nn._parse_to")
+PROVIDED = ("PyTorchFileReader", "_LinAlgError", "_TensorMeta", "_are_functorch_transforms_active",
+            "_log_api_usage_once", "_nn._parse_to")
 
 
 def refuse(module: str, name: str):
