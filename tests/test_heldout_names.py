@@ -297,3 +297,41 @@ def test_pytorch_file_reader_under_its_c_name(tmp_path):
         names.append(sorted(reader.get_all_records()))
         assert reader.get_record("data.pkl") == torch._C.PyTorchFileReader(str(path)).get_record("data.pkl")
     assert names[0] == names[1]
+
+
+def test_hash_store_as_pytorch_s():
+    import datetime
+
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    logs = []
+    for m in (dist, tdist):
+        s, log = m.HashStore(), []
+        log.append(s.timeout)
+        s.set("a", "x"), s.set("b", b"\x00y")
+        log += [s.get("a"), s.get("b"), s.add("n", 2), s.add("n", 3), s.get("n")]
+        log += [s.compare_set("a", "x", "z"), s.get("a"), s.compare_set("a", "q", "w"), s.compare_set("new", "", "v"),
+                s.compare_set("new2", "zz", "v"), s.check(["a"]), s.check(["a", "zz"]), s.num_keys()]
+        log += [s.delete_key("a"), s.delete_key("a"), s.num_keys()]
+        s.set_timeout(datetime.timedelta(seconds=0.05))
+        for name, args in (("get", ("missing",)), ("wait", (["missing"],)),
+                           ("wait", (["missing"], datetime.timedelta(seconds=0.05)))):
+            with pytest.raises(m.DistStoreError, match="Wait timeout") as info:
+                getattr(s, name)(*args)
+            assert isinstance(info.value, (m.DistError, RuntimeError))
+        with pytest.raises(ValueError):
+            s.add("b", 1)
+        logs.append(log)
+    assert logs[0] == logs[1]
+
+
+def test_hash_store_get_waits_for_another_thread():
+    import threading
+
+    import ember.distributed as dist
+
+    store = dist.HashStore()
+    threading.Timer(0.05, store.set, ("ready", "1")).start()
+    assert store.get("ready") == b"1"

@@ -68,6 +68,7 @@ from .process_group import (
 )
 from .reduce_op import ReduceOp
 from .reduce_op import reduce_op as reduce_op  # (PyTorch's deprecated spelling)
+from .store import DistError, DistStoreError, HashStore
 
 __all__ = [
     "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor", "all_gather_object",
@@ -80,7 +81,7 @@ __all__ = [
     "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "send",
     "set_collective_checks",
     "Backend", "get_default_backend_for_device", "new_subgroups", "new_subgroups_by_enumeration", "DeviceMesh",
-    "init_device_mesh", "all_to_all_single",
+    "init_device_mesh", "all_to_all_single", "DistError", "DistStoreError", "HashStore",
 ]
 
 
