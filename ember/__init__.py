@@ -14,7 +14,7 @@ import sys as _sys
 import typing as _typing
 
 # (_ops first: it imports ops, which imports Tensor, whose methods call ops when they run)
-from . import _missing, _ops, _parallel, version  # noqa: F401
+from . import __config__, _missing, _ops, _parallel, version  # noqa: F401
 from ._backend import xp as _xp
 from ._compile import compile
 from ._creation import (
@@ -48,7 +48,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import device
+from ._device import OutOfMemoryError, device
 from ._dtype import (
     bfloat16,
     cdouble,
@@ -301,6 +301,7 @@ from .ops.linalg_compat import (
     lu_unpack,
     matrix_exp,
     matrix_power,
+    matrix_rank,
     pinverse,
     qr,
     slogdet,
@@ -623,7 +624,7 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack",
          "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm",
          "svd_lowrank": "_lowrank", "pca_lowrank": "_lowrank", "PyTorchFileReader": "serialization._file_reader",
-         "ScriptModule": "jit"}
+         "ScriptModule": "jit", "_amp_foreach_non_finite_check_and_unscale_": "amp.grad_scaler"}
 # PyTorch's native neural-network operators that it also exposes at the top level (torch.embedding, torch.conv2d,
 # torch.layer_norm ...), in their native signatures (ember/_nn_toplevel.py)
 _NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",
@@ -635,6 +636,10 @@ _NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "
                 "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold",
                 "threshold_", "triplet_margin_loss")
 _LAZY.update(dict.fromkeys(_NN_TOPLEVEL, "_nn_toplevel"))
+# PyTorch's deprecated build flags: {name: (backends module, function)}; reading one warns, as PyTorch's, and
+# answers what the function answers
+_DEPRECATED_FLAGS = {"has_mps": ("mps", "is_built"), "has_cuda": ("cuda", "is_built"),
+                     "has_cudnn": ("cudnn", "is_available"), "has_mkldnn": ("mkldnn", "is_available")}
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -742,6 +747,12 @@ else:
         # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
         if name in _LAZY:
             return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        if name in _DEPRECATED_FLAGS:
+            backend, function = _DEPRECATED_FLAGS[name]
+            from . import _warnings
+
+            _warnings.warn(f"'{name}' is deprecated, please use 'torch.backends.{backend}.{function}()'")
+            return getattr(importlib.import_module(f"{__name__}.backends.{backend}"), function)()
         if name in ("_C", "_dynamo", "_inductor", "_functorch", "_subclasses"):  # as PyTorch loads them: on first use
             return importlib.import_module(f"{__name__}.{name}")
         return _module_getattr(name)
@@ -843,7 +854,8 @@ __all__ = [
     "signbit",
     "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
     "deg2rad", "rad2deg", "sinc", "i0", "renorm", "rsub",
-    "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "poisson", "symeig",
+    "set_deterministic_debug_mode", "OutOfMemoryError", "layout", "is_storage", "binomial", "poisson", "symeig",
+    "matrix_rank",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",

@@ -80,6 +80,29 @@ class _NoDeviceError(RuntimeError, AssertionError):
     CUDA enabled"), and a RuntimeError as its GPU build raises where no GPU is found."""
 
 
+class OutOfMemoryError(RuntimeError):
+    """``torch.OutOfMemoryError`` (also ``torch.cuda.OutOfMemoryError``): an accelerator's allocation failed.
+
+    Programs catch it around a step to retry with a smaller batch; ember computes on the CPU and never raises it
+    (a NumPy allocation that fails raises Python's ``MemoryError``)."""
+
+    __module__ = "ember"
+
+
+def needs_device(backend: str, name: str, error: type[Exception]):
+    """``torch.<backend>.<name>``, a function that needs an accelerator ember does not have: calling it raises
+    ``error`` (an AssertionError and a RuntimeError, the types PyTorch raises on a build without that backend)."""
+
+    def fn(*args, **kwargs):
+        raise error(f"torch.{backend}.{name}() needs a {backend.upper()} device: ember computes on the CPU only "
+                    f"(ember.{backend}.is_available() is False). Use device='cpu'.")
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Raises {error.__name__}: ``torch.{backend}.{name}`` needs a {backend.upper()} device, and ember "
+                  "has none.")
+    return fn
+
+
 def check_device(dev, allow_meta: bool = False) -> None:
     """Raise a clear error for any device other than the CPU (and the meta device where the caller makes meta
     tensors: ``allow_meta``)."""

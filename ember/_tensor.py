@@ -103,6 +103,29 @@ SCALAR_OF_GRAD_TENSOR = ("Converting a tensor with requires_grad=True to a scala
                          "Consider using tensor.detach() first.")
 
 
+# PyTorch's error for the pre-0.4 stochastic functions' Tensor.reinforce, which says what replaces it
+_REINFORCE_REMOVED = """reinforce() was removed.
+Use torch.distributions instead.
+See https://pytorch.org/docs/main/distributions.html
+
+Instead of:
+
+probs = policy_network(state)
+action = probs.multinomial()
+next_state, reward = env.step(action)
+action.reinforce(reward)
+action.backward()
+
+Use:
+
+probs = policy_network(state)
+# NOTE: categorical is equivalent to what used to be called multinomial
+m = torch.distributions.Categorical(probs)
+action = m.sample()
+next_state, reward = env.step(action)
+loss = -m.log_prob(action) * reward
+loss.backward()
+"""
 # PyTorch's warning for the pre-0.4 volatile flag (Variable(x, volatile=True), x.volatile = True)
 VOLATILE_REMOVED = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
 
@@ -644,6 +667,17 @@ class Tensor(
                 raise RuntimeError("CPU device type not an accelerator.")
             check_device(device)
         return self
+
+    def record_stream(self, stream) -> None:
+        """Raises NotImplementedError, as PyTorch for a CPU tensor: a tensor records the accelerator streams
+        that use it (so its memory is not reused early), and a CPU tensor has none."""
+        raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the 'CPU' backend: "
+                                  "a CPU tensor is used by no stream (ember computes on the CPU only).")
+
+    def reinforce(self, reward) -> None:
+        """Removed from PyTorch (before 0.4): raises its RuntimeError, which shows the ``torch.distributions``
+        replacement (``-m.log_prob(action) * reward``)."""
+        raise RuntimeError(_REINFORCE_REMOVED)
 
     def is_pinned(self, device=None) -> bool:
         """False: ember's tensors are ordinary CPU memory (``pin_memory`` has nothing to pin), as a tensor that

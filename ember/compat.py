@@ -20,7 +20,7 @@ From Python, before anything imports torch::
     import torch          # ember
 
 What ember lacks is reported under its PyTorch name: importing a missing
-module raises ModuleNotFoundError("torch.xpu is not implemented in ember ..."),
+module raises ModuleNotFoundError("torch.mtia is not implemented in ember ..."),
 a missing attribute of an ember package (``torch.nn``, ``torch.optim`` ...) raises AttributeError("torch.nn.X is
 not implemented in ember ..."), and ``from torch.nn import X`` for a missing X
 gets the same sentence appended to its ImportError (when run by ``python -m ember.compat``).

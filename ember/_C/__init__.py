@@ -13,6 +13,8 @@ paths, and each has a meaning ember can give exactly:
   class, so it is ``type``), which Lightning's checkpoint loader imports for its annotations.
 - ``_are_functorch_transforms_active()``: whether a ``torch.func`` transform (``grad``, ``vjp``, ``jvp``,
   ``vmap`` and those built on them) is running its function in this thread; kornia asks it before writing in place.
+- ``PyTorchFileReader``: the reader of a ``torch.save`` archive's records, ``torch.PyTorchFileReader`` (the same
+  class, as in PyTorch), which lazy checkpoint loaders (lit-gpt's) open under its ``torch._C`` name.
 - ``_nn._parse_to(*args, **kwargs)``: how ``Module.to`` reads its arguments, ``(device, dtype, non_blocking,
   memory_format)``; Lightning's and accelerate's overrides of ``to`` call it.
 
@@ -44,8 +46,8 @@ def _are_functorch_transforms_active() -> bool:
     return transforms_active()
 
 
-PROVIDED = ("_LinAlgError", "_TensorMeta", "_are_functorch_transforms_active", "_log_api_usage_once",
-            "_nn._parse_to")
+PROVIDED = ("PyTorchFileReader", "_LinAlgError", "_TensorMeta", "_are_functorch_transforms_active",
+            "_log_api_usage_once", "_nn._parse_to")
 
 
 def refuse(module: str, name: str):
@@ -59,6 +61,10 @@ def refuse(module: str, name: str):
 
 
 def __getattr__(name: str):
+    if name == "PyTorchFileReader":  # (its module loads the serialization code: on first use)
+        from ..serialization._file_reader import PyTorchFileReader
+
+        return PyTorchFileReader
     raise refuse("torch._C", name)
 
 

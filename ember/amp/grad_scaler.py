@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import _warnings
 from .._backend import xp
+from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -215,9 +216,43 @@ class GradScaler:
                         continue
                     if p.grad.dtype.name == "float16":
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    g = p.grad
-                    values = g._data.values if g.is_sparse else g._data  # a sparse gradient's entries
-                    found = bool(found) or not bool(xp.isfinite(values).all())
-                    if inv_scale != 1.0:
-                        g.mul_(inv_scale)
+                    found = _unscale_(p.grad, inv_scale) or bool(found)
         return found
+
+
+def _unscale_(grad: Tensor, inv_scale: float) -> bool:
+    """Multiply ``grad`` by ``inv_scale`` in place (by 1: left as it is); whether it held an inf or a NaN before
+    (checked on a sparse gradient's stored entries)."""
+    values = grad._data.values if grad.is_sparse else grad._data
+    found = not bool(xp.isfinite(values).all())
+    if inv_scale != 1.0:
+        grad.mul_(inv_scale)
+    return found
+
+
+def _amp_foreach_non_finite_check_and_unscale_(self: list[Tensor], found_inf: Tensor, inv_scale: Tensor) -> None:
+    """``torch._amp_foreach_non_finite_check_and_unscale_``, the kernel of PyTorch's GradScaler that custom scalers
+    call: each tensor of ``self`` multiplied in place by ``inv_scale`` (a one-element float tensor), and
+    ``found_inf`` (a one-element float tensor) set to 1 when any of them held an inf or a NaN (left as it was
+    otherwise). PyTorch's errors: a ``found_inf`` or ``inv_scale`` of another size, a ``found_inf`` that is not
+    float, a non-Tensor ``inv_scale`` (TypeError), an integer tensor or a sparse one (NotImplementedError)."""
+    for name, value in (("found_inf", found_inf), ("inv_scale", inv_scale)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"_amp_foreach_non_finite_check_and_unscale_(): argument '{name}' must be Tensor, "
+                            f"not {type(value).__name__}")
+        if value.numel() != 1:
+            raise RuntimeError(f"{name} must be a 1-element tensor.")
+    if found_inf.dtype.name != "float32":
+        raise RuntimeError("found_inf must be a float tensor.")
+    for t in self:
+        if t.is_sparse:
+            raise NotImplementedError("Could not run 'aten::_amp_foreach_non_finite_check_and_unscale_' with "
+                                      "arguments from the 'SparseCPU' backend.")
+        if not t.is_floating_point():
+            raise NotImplementedError(f"\"_amp_foreach_non_finite_check_and_unscale_cpu\" not implemented for "
+                                      f"'{SCALAR_TYPE_NAMES[t.dtype.name]}'")
+    factor = float(inv_scale.item())
+    with no_grad():
+        found = [_unscale_(t, factor) for t in self]
+        if any(found):
+            found_inf.fill_(1.0)

@@ -20,6 +20,7 @@ class _MatmulFlags:
         self.allow_tf32 = False
         self.allow_fp16_reduced_precision_reduction = True
         self.allow_bf16_reduced_precision_reduction = True
+        self.fp32_precision = "none"  # (PyTorch 2.9's TF32 switch: "tf32", "ieee" or "none"; read back as set)
 
     def __repr__(self) -> str:
         return f"<torch.backends.cuda.matmul (ember: no effect) allow_tf32={self.allow_tf32}>"

@@ -1,7 +1,7 @@
 """``ember.backends.cudnn``: cuDNN's flags, kept and never used (ember has no cuDNN).
 
 The defaults are PyTorch's: ``enabled`` True, ``benchmark`` False,
-``deterministic`` False, ``allow_tf32`` True. ember's results do not depend on
+``deterministic`` False, ``allow_tf32`` True, ``fp32_precision`` "none". ember's results do not depend on
 them (NumPy on the CPU is already deterministic).
 """
 
@@ -17,6 +17,7 @@ benchmark: bool = False
 benchmark_limit: int = 10
 deterministic: bool = False
 allow_tf32: bool = True
+fp32_precision: str = "none"  # (PyTorch 2.9's TF32 switch: "tf32", "ieee" or "none"; read back as set)
 
 
 def is_available() -> bool:

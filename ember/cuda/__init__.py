@@ -12,7 +12,8 @@ type PyTorch raises on a build without CUDA. Creating or moving tensors to
 
 from __future__ import annotations
 
-from .._device import check_device
+from .._device import OutOfMemoryError as OutOfMemoryError  # (torch.cuda.OutOfMemoryError is torch's)
+from .._device import needs_device
 from .._legacy import cuda_types
 from .._missing import module_getattr
 
@@ -101,6 +102,13 @@ def memory_stats(device=None) -> dict:
     return {}
 
 
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """Raises KeyError, as PyTorch's CPU build: the summary is built from ``memory_stats()``, which holds no
+    statistics without a GPU (its first look-up, ``"allocated_bytes.all.current"``, fails)."""
+    stats = memory_stats(device)
+    return stats["allocated_bytes.all.current"]
+
+
 def get_arch_list() -> list[str]:
     """No CUDA architectures: ember is not built for any."""
     return []
@@ -120,15 +128,7 @@ def set_rng_state_all(new_states) -> None:
 
 
 def _unavailable(name: str):
-    def fn(*args, **kwargs):
-        try:
-            check_device("cuda")
-        except RuntimeError as e:
-            raise CudaUnavailableError(f"torch.cuda.{name}() needs a CUDA device: {e}") from None
-
-    fn.__name__ = name
-    fn.__doc__ = f"Raises CudaUnavailableError: ``torch.cuda.{name}`` needs a GPU, and ember has none."
-    return fn
+    return needs_device("cuda", name, CudaUnavailableError)
 
 
 current_device = _unavailable("current_device")
@@ -138,6 +138,7 @@ get_device_name = _unavailable("get_device_name")
 get_device_properties = _unavailable("get_device_properties")
 get_device_capability = _unavailable("get_device_capability")
 current_stream = _unavailable("current_stream")
+default_stream = _unavailable("default_stream")
 mem_get_info = _unavailable("mem_get_info")
 get_rng_state = _unavailable("get_rng_state")
 initial_seed = _unavailable("initial_seed")

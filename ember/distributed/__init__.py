@@ -15,6 +15,9 @@ RuntimeError saying ``pip install mpi4py mpich``.
 
 from . import distributed_c10d  # noqa: F401  (an attribute of the package on import, as in PyTorch)
 from .collectives import (
+    _all_gather_base as _all_gather_base,  # (PyTorch's deprecated private name)
+)
+from .collectives import (
     all_gather,
     all_gather_into_tensor,
     all_reduce,
@@ -47,6 +50,7 @@ from .process_group import (
     destroy_process_group,
     get_backend,
     get_default_backend_for_device,
+    get_global_rank,
     get_process_group_ranks,
     get_rank,
     get_world_size,
@@ -63,18 +67,21 @@ from .process_group import (
     new_subgroups_by_enumeration,
 )
 from .reduce_op import ReduceOp
+from .reduce_op import reduce_op as reduce_op  # (PyTorch's deprecated spelling)
+from .store import DistError, DistStoreError, HashStore
 
 __all__ = [
     "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor", "all_gather_object",
     "all_reduce", "broadcast_object_list", "gather_object", "monitored_barrier", "scatter_object_list",
     "all_to_all", "barrier", "broadcast", "collective_checks_enabled", "default_group", "destroy_process_group",
-    "gather", "get_backend", "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
+    "gather", "get_backend", "get_global_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group",
+    "init_process_group",
     "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
     "is_torchelastic_launched", "isend",
     "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "send",
     "set_collective_checks",
     "Backend", "get_default_backend_for_device", "new_subgroups", "new_subgroups_by_enumeration", "DeviceMesh",
-    "init_device_mesh", "all_to_all_single",
+    "init_device_mesh", "all_to_all_single", "DistError", "DistStoreError", "HashStore",
 ]
 
 

@@ -172,6 +172,16 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     return _finish(work, async_op, [output_tensor])
 
 
+def _all_gather_base(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                     async_op: bool = False) -> Work | None:
+    """PyTorch's private, deprecated name of ``all_gather_into_tensor`` (it warns, FutureWarning, as PyTorch's)."""
+    from .. import _warnings
+
+    _warnings.warn("`torch.distributed._all_gather_base` is a private function and will be deprecated. Please use "
+                   "`torch.distributed.all_gather_single` instead.", FutureWarning)
+    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+
+
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM,
                           group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
     """Reduce ``input`` (``size`` blocks, concatenated or stacked) over the group; rank i gets block i."""

@@ -276,6 +276,18 @@ def get_process_group_ranks(group: ProcessGroup) -> list[int]:
     return list(resolve(group, "get_process_group_ranks").ranks)
 
 
+def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
+    """The global rank of rank ``group_rank`` of ``group`` (the world group: ``group_rank`` itself). A group that
+    is not a ProcessGroup (None included) and a rank the group lacks raise ValueError, as in PyTorch."""
+    if group is not None and group is GroupMember.WORLD:
+        return group_rank
+    if not isinstance(group, ProcessGroup):
+        raise ValueError(f"Group {group} is not registered, please create group with torch.distributed.new_group API")
+    if not 0 <= group_rank < group.size():
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return group.ranks[group_rank]
+
+
 class Backend(str):
     """``torch.distributed.Backend``: the backend names as constants (``Backend.GLOO == "gloo"``);
     ``Backend("GLOO")`` is the name in lower case. ember runs ``"mpi"`` and ``"gloo"`` (one CPU engine)."""

@@ -37,3 +37,22 @@ class ReduceOp(enum.Enum, metaclass=_ReduceOpMeta):
 
     def __repr__(self) -> str:
         return f"<ReduceOp.{self.name}>"
+
+
+class _DeprecatedReduceOp:
+    """``torch.distributed.reduce_op``, PyTorch's deprecated spelling of ``ReduceOp``: ``reduce_op.SUM`` is
+    ``ReduceOp.SUM``, with PyTorch's FutureWarning at each look-up."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # (protocol probes: copy, pickle, repr)
+            raise AttributeError(name)
+        from .. import _warnings
+
+        _warnings.warn("`torch.distributed.reduce_op` is deprecated, please use `torch.distributed.ReduceOp` "
+                       "instead", FutureWarning)
+        if name not in ReduceOp.__members__:
+            raise AttributeError(f"'_reduce_op' object has no attribute '{name}'")
+        return ReduceOp[name]
+
+
+reduce_op = _DeprecatedReduceOp()

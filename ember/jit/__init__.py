@@ -49,6 +49,13 @@ def script(obj: Any, optimize=None, _frames_up: int = 0, _rcb=None, example_inpu
     return obj
 
 
+def script_method(fn: Callable) -> Callable:
+    """Returns ``fn`` unchanged: a ``ScriptModule``'s method runs as the Python it is (PyTorch's
+    DeprecationWarning, as ``script``)."""
+    _deprecated("script_method", "_script")
+    return fn
+
+
 def trace(func: Any, example_inputs=None, *args: Any, **kwargs: Any) -> Any:
     """Returns ``func`` (a function or module) unchanged; ``example_inputs`` is not run."""
     _deprecated("trace", "_trace")

@@ -198,9 +198,11 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     return tensor._data.shape[1] * receptive, tensor._data.shape[0] * receptive
 
 
-def _fan(tensor: Tensor, mode: str) -> int:
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    """The fan ``mode`` names ("fan_in" or "fan_out", in any case, as PyTorch's) of a weight of shape ``tensor``'s."""
+    mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -222,7 +224,7 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
     if 0 in tensor._data.shape:
         _warnings.warn("Initializing zero-element tensors is a no-op")
         return None
-    return calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",

@@ -154,6 +154,14 @@ def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out
         "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
 
 
+def matrix_rank(input: Tensor, tol=None, symmetric: bool = False, *, out=None):
+    """Removed from PyTorch (since 1.9): raises its RuntimeError, which names ``torch.linalg.matrix_rank``."""
+    raise RuntimeError(
+        "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
+        "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+        "`torch.linalg.matrix_rank()` to 'hermitian'.")
+
+
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """``torch.svd`` (deprecated in PyTorch): ``(U, S, V)`` with V, not V^T; zeros for U and V without
     ``compute_uv``."""

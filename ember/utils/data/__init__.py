@@ -4,6 +4,7 @@
 """
 
 from ..._missing import module_getattr
+from . import _utils  # noqa: F401  (torch.utils.data._utils.collate is reachable after import torch)
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import (

@@ -9,22 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _warnings
-from .. import amp as _amp
-from .._missing import module_getattr
-from ..amp import custom_bwd, custom_fwd
+from ... import _warnings
+from ... import amp as _amp
+from ..._missing import module_getattr
+from ...amp import custom_bwd, custom_fwd
+from .grad_scaler import GradScaler
 
 __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
-
-
-class GradScaler(_amp.GradScaler):
-    """``ember.amp.GradScaler("cuda", ...)``: disabled (no GPU)."""
-
-    def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, enabled: bool = True) -> None:
-        _warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                       "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning)
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
 
 class autocast(_amp.autocast):

@@ -1,0 +1,107 @@
+"""``torch.distributed.HashStore``: PyTorch's key-value store held in this process's memory.
+
+PyTorch's stores are how ranks find one another (``init_process_group(store=...)``); ember's ranks find one
+another through MPI and take ``store=`` only for compatibility, so the one store here is the in-process one
+that single-process programs and tests build (``HashStore()``, ``world_size=1``). Its values are bytes; a
+``get`` or ``wait`` for a key no thread has set waits up to the store's timeout (five minutes by default, as
+PyTorch's), then raises ``DistStoreError``. Threads of the process may share one store.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+__all__ = ["DistError", "DistStoreError", "HashStore"]
+
+
+class DistError(RuntimeError):
+    """``torch.distributed.DistError``: an error of the distributed package."""
+
+
+class DistStoreError(DistError):
+    """``torch.distributed.DistStoreError``: a store's wait ran out of time."""
+
+
+def _as_bytes(value: str | bytes) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+class HashStore:
+    """An in-process key-value store, as PyTorch's ``HashStore``."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, bytes] = {}
+        self._changed = threading.Condition()
+        self._timeout = timedelta(minutes=5)
+
+    @property
+    def timeout(self) -> timedelta:
+        return self._timeout
+
+    def set_timeout(self, timeout: timedelta) -> None:
+        self._timeout = timeout
+
+    def set(self, key: str, value: str | bytes) -> None:
+        with self._changed:
+            self._values[key] = _as_bytes(value)
+            self._changed.notify_all()
+
+    def get(self, key: str) -> bytes:
+        """The value of ``key``, once it is set (DistStoreError after the timeout)."""
+        self.wait([key])
+        with self._changed:
+            return self._values[key]
+
+    def add(self, key: str, amount: int) -> int:
+        """Add ``amount`` to the integer ``key`` holds (0 if unset) and return the sum; a value that is not an
+        integer is PyTorch's ValueError."""
+        with self._changed:
+            current = self._values.get(key, b"0")
+            try:
+                total = int(current) + amount
+            except ValueError:
+                raise ValueError("stoll") from None  # (the C++ conversion PyTorch's store fails in)
+            self._values[key] = str(total).encode()
+            self._changed.notify_all()
+            return total
+
+    def compare_set(self, key: str, expected_value: str | bytes, desired_value: str | bytes) -> bytes:
+        """Set ``key`` to ``desired_value`` if it holds ``expected_value`` (or is unset and ``expected_value`` is
+        empty); return the value it holds afterwards (an unset key, not set: ``expected_value``)."""
+        expected, desired = _as_bytes(expected_value), _as_bytes(desired_value)
+        with self._changed:
+            current = self._values.get(key)
+            if current is None and expected:
+                return expected
+            if current is None or current == expected:
+                self._values[key] = desired
+                self._changed.notify_all()
+                return desired
+            return current
+
+    def check(self, keys: Sequence[str]) -> bool:
+        """Whether every key of ``keys`` is set (without waiting)."""
+        with self._changed:
+            return all(k in self._values for k in keys)
+
+    def wait(self, keys: Sequence[str], timeout: timedelta | None = None) -> None:
+        """Wait until every key of ``keys`` is set; DistStoreError after ``timeout`` (default: the store's)."""
+        deadline = time.monotonic() + (timeout or self._timeout).total_seconds()
+        with self._changed:
+            while not all(k in self._values for k in keys):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise DistStoreError("Wait timeout")
+                self._changed.wait(left)
+
+    def delete_key(self, key: str) -> bool:
+        """Remove ``key``; whether it was set."""
+        with self._changed:
+            return self._values.pop(key, None) is not None
+
+    def num_keys(self) -> int:
+        with self._changed:
+            return len(self._values)
