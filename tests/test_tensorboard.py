@@ -316,3 +316,29 @@ def test_add_hparams_records_values_as_pytorch(tmp_path):
     ember_records, torch_records = _hparams_records(tmp_path / "ember"), _hparams_records(tmp_path / "torch")
     assert ember_records == torch_records
     assert len(torch_records) == 2
+
+
+def test_add_graph_checks_the_output_container_as_pytorchs_strict_trace(tmp_path, capsys):
+    """A dict of outputs is refused (PyTorch's message printed, then "Error occurs, No graph saved", then its
+    RuntimeError), a list warned of with a TracerWarning; with use_strict_trace=False both are written."""
+    pytest.importorskip("tensorboardX")
+    import ember
+    from ember.utils.tensorboard import SummaryWriter
+
+    class Out(ember.nn.Module):
+        def __init__(self, container):
+            super().__init__()
+            self.fc, self.container = ember.nn.Linear(3, 2), container
+
+        def forward(self, x):
+            return self.container([("a", self.fc(x))]) if self.container is dict else self.container([self.fc(x), x])
+
+    x = ember.randn(4, 3)
+    with SummaryWriter(str(tmp_path)) as w:
+        with pytest.raises(RuntimeError, match="Encountering a dict at the output of the tracer"):
+            w.add_graph(Out(dict), x)
+        assert capsys.readouterr().out.splitlines()[-1] == "Error occurs, No graph saved"
+        with pytest.warns(ember.jit.TracerWarning, match="Encountering a list at the output"):
+            w.add_graph(Out(list), x)
+        w.add_graph(Out(dict), x, use_strict_trace=False)
+        w.add_graph(Out(tuple), x)

@@ -240,7 +240,7 @@ def _make_writer_class(base):
 
             from ._graph import build_graph
 
-            graph_def = build_graph(model, input_to_model, verbose)
+            graph_def = build_graph(model, input_to_model, verbose, use_strict_trace)
             self._get_file_writer().add_event(event_pb2.Event(graph_def=graph_def.SerializeToString()), None, None)
 
     own = ("add_hparams", "add_scalar", "add_scalars", "add_graph", "add_histogram", "add_image", "add_images",

@@ -18,14 +18,15 @@ differentiable ones autograd records, named after their backward nodes (a linear
 ``aten::t`` where PyTorch's trace shows ``aten::linear``; PyTorch's constants and list constructions do not appear);
 an op that returns its input as it is (dropout in eval mode, which PyTorch's trace shows as ``aten::dropout``)
 records nothing; operations on tensors that need no gradient (integer indices, a model without parameters) are not
-recorded, so they are absent; ``use_strict_trace`` has no effect (nothing is traced); the profiler's empty run
-metadata is not written.
+recorded, so they are absent; ``use_strict_trace`` keeps only PyTorch's checks of the output (a dict of outputs
+refused, a list warned of, unless it is False); the profiler's empty run metadata is not written.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from typing import Any
 
 from ..._tensor import Tensor
@@ -135,7 +136,28 @@ def _scope_of(seq: int | None, calls: list[tuple[int, int, str]]) -> str | None:
     return None if best is None else best[1]
 
 
-def build_graph(model, input_to_model: Any, verbose: bool = False):
+def _check_output_container(output: Any, strict: bool) -> None:
+    """PyTorch's strict trace on a mutable container of outputs: a dict is refused (its message printed, then
+    "Error occurs, No graph saved", then the RuntimeError), a list warned of (TracerWarning)."""
+    kind = "dict" if isinstance(output, dict) else "list" if isinstance(output, list) else None
+    if kind is None or not strict:
+        return
+    message = (f"Encountering a {kind} at the output of the tracer might cause the trace to be incorrect, this is "
+               "only valid if the container structure does not change based on the module's inputs. Consider using "
+               "a constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a "
+               "`NamedTuple` instead). If you absolutely need this and know the side effects, pass strict=False to "
+               "trace() to allow this behavior.")
+    if kind == "list":
+        from ...jit import TracerWarning
+
+        warnings.warn(message, TracerWarning, stacklevel=4)
+        return
+    print(message)
+    print("Error occurs, No graph saved")
+    raise RuntimeError(message)
+
+
+def build_graph(model, input_to_model: Any, verbose: bool = False, use_strict_trace: bool = True):
     """The ``GraphDef`` that ``SummaryWriter.add_graph(model, input_to_model)`` writes (see the module's
     docstring)."""
     from tensorboardX.proto.attr_value_pb2 import AttrValue
@@ -163,6 +185,7 @@ def build_graph(model, input_to_model: Any, verbose: bool = False):
             output, calls = _run_with_scopes(model, args)
     finally:
         model.train(training)
+    _check_output_container(output, use_strict_trace)
 
     root_scope = type(model).__name__
     leaf_names: dict[int, str] = {}  # id(tensor) -> node name, for the inputs and the parameters
