@@ -230,3 +230,19 @@ def test_forward_mode_tangent_at_branch_points_is_pytorchs(case, request):
         assert ours is None or not np.any(ours)
     else:
         np.testing.assert_allclose(ours, theirs, **TOL["float64"], equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_atan2_gradient_at_the_origin_is_pytorchs(dtype):
+    """atan2 at (0, 0): PyTorch takes 1 / (x^2 + y^2) as 0 there, so both gradients are zeros (-0 for x), also
+    under a zero upstream gradient (a complex max-pool gathers the phase of a few entries of relu'd zeros: the rest
+    get gradient 0, which used to turn into NaN and poison every weight)."""
+    grads = {}
+    for m in (torch, ember):
+        y = m.tensor([0.0, 0.0, -0.0, 1.0, 0.0], dtype=getattr(m, dtype), requires_grad=True)
+        x = m.tensor([0.0, -0.0, 0.0, 0.0, -1.0], dtype=getattr(m, dtype), requires_grad=True)
+        m.atan2(y, x).backward(m.tensor([1.0, 0.0, 2.0, 1.0, 2.0], dtype=getattr(m, dtype)))
+        grads[m] = [np.asarray(t.grad.detach().numpy()) for t in (y, x)]
+    for ours, theirs in zip(grads[ember], grads[torch], strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))

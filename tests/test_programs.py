@@ -94,6 +94,7 @@ CASES = [
     ("linalg-objectives-gp-cholesky-cov-eigh", ["linalg_loss.py"], 1),
     ("fno-2d-rfft2-cfloat-weights", ["fft_spectral.py"], 1),
     ("fits-complex-linear-forecast", ["freq_interp_forecast.py"], 1),
+    ("complex-cnn-phase-max-pool", ["complex_cnn.py"], 1),
     ("data-samplers-collate-iterable", ["data_pipeline.py"], 1),
     ("ctc-speech-bigru-greedy-decode", ["ctc_speech.py"], 1),
     ("seq2seq-packed-bahdanau-teacher-forcing", ["seq2seq_attention.py"], 1),

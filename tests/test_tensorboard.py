@@ -113,8 +113,65 @@ def test_writer_takes_ember_tensors_and_numpy_alike(tmp_path):
     w.add_histogram("h", [ember.tensor(1.0), 2.0], 0)
     w.close()
     assert [e.value for e in _read(tmp_path).Scalars("a")] == [3.0, 4.0]
-    with pytest.raises(NotImplementedError, match="add_graph.*JIT"):
-        w.add_graph(ember.nn.Linear(2, 2), ember.zeros(1, 2))
+
+
+def _graph_model(nn, F):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+            self.bn = nn.BatchNorm2d(4)
+            self.pool = nn.MaxPool2d(2)
+            self.head = nn.Sequential(nn.Dropout(0.5), nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 3))
+
+        def forward(self, x, scale):
+            x = self.pool(F.relu(self.bn(self.conv1(x))))
+            return self.head(x.reshape(x.shape[0], -1)) * scale, x
+
+    return Net()
+
+
+def _graph_summary(graph_def):
+    """What ember's graph shares with PyTorch's JIT trace: the IO nodes with their shapes, and the module scopes
+    that ran operations."""
+    def shape(n):
+        shapes = n.attr["_output_shapes"].list.shape
+        return [d.size for d in shapes[0].dim] if shapes else None
+
+    io = sorted((n.name.split("/")[0], shape(n)) for n in graph_def.node if n.op == "IO Node")
+    scopes = {n.name.rpartition("/")[0] for n in graph_def.node if n.op.startswith("aten::")}
+    return io, scopes
+
+
+def test_add_graph_writes_pytorchs_scopes_and_io_nodes(tmp_path):
+    """add_graph writes the model's operations under PyTorch's module scopes, with its input and output nodes, and
+    runs the model in eval mode (no running statistics updated, no dropout drawn), training mode restored."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard._pytorch_graph import graph as torch_graph
+
+    import ember
+    from ember.utils.tensorboard import SummaryWriter
+
+    x = np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32)
+    expected = _graph_summary(torch_graph(_graph_model(torch.nn, torch.nn.functional),
+                                          (torch.from_numpy(x), torch.tensor(2.0)))[0])
+    expected[1].remove("Net/Sequential[head]/Dropout[0]")  # in eval mode it returns its input: autograd records nothing
+    model = _graph_model(ember.nn, ember.nn.functional)
+    state = ember.get_rng_state()
+    with ember.no_grad(), SummaryWriter(str(tmp_path)) as w:
+        w.add_graph(model, (ember.from_numpy(x), ember.tensor(2.0)))
+    assert model.training and model.bn.num_batches_tracked.item() == 0
+    assert ember.equal(ember.get_rng_state(), state)
+    graph_def = _read(tmp_path).Graph()
+    assert _graph_summary(graph_def) == expected
+    assert ("Net/Conv2d[conv1]", "aten::convolution") in {(n.name.rpartition("/")[0], n.op) for n in graph_def.node}
+    nodes = {n.name: n for n in graph_def.node}
+    reached, todo = set(), ["output/output.1"]  # the first output reads back to the input and the parameters
+    while todo:
+        name = todo.pop()
+        reached.add(name)
+        todo.extend(i for i in nodes[name].input if i not in reached)
+    assert {"input/x", "input/scale", "Net/Conv2d[conv1]/weight", "Net/Sequential[head]/Linear[3]/bias"} <= reached
 
 
 def test_without_tensorboardx_the_import_names_the_package():
@@ -259,3 +316,29 @@ def test_add_hparams_records_values_as_pytorch(tmp_path):
     ember_records, torch_records = _hparams_records(tmp_path / "ember"), _hparams_records(tmp_path / "torch")
     assert ember_records == torch_records
     assert len(torch_records) == 2
+
+
+def test_add_graph_checks_the_output_container_as_pytorchs_strict_trace(tmp_path, capsys):
+    """A dict of outputs is refused (PyTorch's message printed, then "Error occurs, No graph saved", then its
+    RuntimeError), a list warned of with a TracerWarning; with use_strict_trace=False both are written."""
+    pytest.importorskip("tensorboardX")
+    import ember
+    from ember.utils.tensorboard import SummaryWriter
+
+    class Out(ember.nn.Module):
+        def __init__(self, container):
+            super().__init__()
+            self.fc, self.container = ember.nn.Linear(3, 2), container
+
+        def forward(self, x):
+            return self.container([("a", self.fc(x))]) if self.container is dict else self.container([self.fc(x), x])
+
+    x = ember.randn(4, 3)
+    with SummaryWriter(str(tmp_path)) as w:
+        with pytest.raises(RuntimeError, match="Encountering a dict at the output of the tracer"):
+            w.add_graph(Out(dict), x)
+        assert capsys.readouterr().out.splitlines()[-1] == "Error occurs, No graph saved"
+        with pytest.warns(ember.jit.TracerWarning, match="Encountering a list at the output"):
+            w.add_graph(Out(list), x)
+        w.add_graph(Out(dict), x, use_strict_trace=False)
+        w.add_graph(Out(tuple), x)

@@ -66,7 +66,8 @@ def trace(func: Any, example_inputs=None, *args: Any, **kwargs: Any) -> Any:
 
 class TracerWarning(Warning):
     """``torch.jit.TracerWarning``: PyTorch's warning that a traced value was turned into a constant. ember's
-    ``jit.trace`` runs nothing, so ember never emits it; programs filter or catch it by this class."""
+    ``jit.trace`` runs nothing, so ember emits it only where ``SummaryWriter.add_graph`` meets a list of outputs, as
+    PyTorch's trace does; programs filter or catch it by this class."""
 
     @staticmethod
     def ignore_lib_warnings() -> None:

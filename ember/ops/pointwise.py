@@ -321,7 +321,10 @@ class Atan2(Node):
     def backward(self, g):  # d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
         y, x = self.saved
         r2 = x * x + y * y
-        return g * x / r2, -g * y / r2
+        # At the origin (r2 == 0) PyTorch takes 1 / r2 as 0: both gradients are zeros (-0 for x), not NaN, so an
+        # angle taken of zeros (a complex max-pool's phase of relu'd values) leaves the gradients finite.
+        recip = xp.where(r2 == 0, 0, 1 / r2)
+        return g * x * recip, -g * y * recip
 
 
 tan, atan, asin, acos, sinh, cosh, asinh, acosh, atanh = (

@@ -5,13 +5,13 @@ TensorBoard's format that needs no TensorFlow; TensorBoard reads them as it read
 keeps PyTorch's signatures (``log_dir``, ``add_hparams(..., hparam_domain_discrete, run_name)``) and turns
 ember tensors into NumPy arrays before they are written, so every ``add_*`` takes what PyTorch's takes.
 
-Differences from PyTorch: ``add_graph`` raises NotImplementedError (it traces the model with PyTorch's JIT, which
-ember does not have); ``add_audio`` encodes its WAV with Python's ``wave`` module as PyTorch's does (tensorboardX's
-needs the soundfile package); the rest of the ``add_*`` methods are tensorboardX's, which PyTorch's were derived
-from, with PyTorch's tags (tensorboardX's summaries of scalars, histograms, images and videos replace characters
-such as spaces and brackets in a tag: ember writes the tag as given, as PyTorch) and PyTorch's event file names
-(``events.out.tfevents.<time>.<host>.<pid>.<n>``: processes writing to one folder in the same second write files of
-their own).
+Differences from PyTorch: ``add_graph`` reads the model's graph from autograd rather than PyTorch's JIT trace, so
+its nodes are the differentiable operations (``_graph.py``); ``add_audio`` encodes its WAV with Python's ``wave``
+module as PyTorch's does (tensorboardX's needs the soundfile package); the rest of the ``add_*`` methods are
+tensorboardX's, which PyTorch's were derived from, with PyTorch's tags (tensorboardX's summaries of scalars,
+histograms, images and videos replace characters such as spaces and brackets in a tag: ember writes the tag as
+given, as PyTorch) and PyTorch's event file names (``events.out.tfevents.<time>.<host>.<pid>.<n>``: processes
+writing to one folder in the same second write files of their own).
 """
 
 from __future__ import annotations
@@ -233,10 +233,15 @@ def _make_writer_class(base):
             self._get_file_writer().add_summary(_audio_summary(tag, snd_tensor, sample_rate), global_step, walltime)
 
         def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True):
-            raise NotImplementedError(
-                "SummaryWriter.add_graph is not implemented in ember: PyTorch traces the model with its JIT "
-                "(torch.jit.trace), which ember does not have. The other add_* methods work."
-            )
+            """As PyTorch: the graph of ``model`` run on ``input_to_model`` (a tensor or a tuple of them), for
+            TensorBoard's Graphs tab. ember reads it from the autograd graph of one forward pass in eval mode
+            (``_graph.py`` says how, and where its nodes differ from PyTorch's JIT trace)."""
+            from tensorboardX.proto import event_pb2
+
+            from ._graph import build_graph
+
+            graph_def = build_graph(model, input_to_model, verbose, use_strict_trace)
+            self._get_file_writer().add_event(event_pb2.Event(graph_def=graph_def.SerializeToString()), None, None)
 
     own = ("add_hparams", "add_scalar", "add_scalars", "add_graph", "add_histogram", "add_image", "add_images",
            "add_image_with_boxes", "add_video", "add_audio")
