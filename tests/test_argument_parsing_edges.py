@@ -48,6 +48,13 @@ CASES = {
     "index_put slice": lambda m: m.zeros(3).index_put((slice(None),), m.tensor(1.0)),
     "index_put_ a tensor": lambda m: m.zeros(3).index_put_(m.tensor([0]), m.tensor(1.0)),
     "index_put_ tensors": lambda m: m.zeros(3, 3).index_put_((m.tensor([0, 2]), m.tensor([1, 1])), m.tensor(5.0)),
+    # the function torch.index_put: its indices are argument 1, and tensors only as the methods'
+    "function index_put slice": lambda m: m.index_put(m.zeros(5), (slice(0, 2),), m.tensor(1.0)),
+    "function index_put later int": lambda m: m.index_put(m.zeros(3, 3), [m.tensor([0]), 1], m.tensor(1.0)),
+    "function index_put None": lambda m: m.index_put(m.zeros(3), (None,), m.tensor(1.0)),
+    "function index_put a tensor": lambda m: m.index_put(m.zeros(3), m.tensor([0]), m.tensor(1.0)),
+    "function index_put tensors": lambda m: m.index_put(m.zeros(3, 3), [m.tensor([0, 2]), m.tensor([1, 1])],
+                                                        m.tensor(5.0), accumulate=True),
 }
 
 
