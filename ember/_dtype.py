@@ -387,13 +387,15 @@ def method_scalars(method):
     return run
 
 
-def number_parameters(**expected: str):
+def number_parameters(shown_as: dict[str, str] | None = None, **expected: str):
     """A Tensor method whose parameters named in ``expected`` PyTorch's argument parser reads as numbers (their
     kinds as its messages name them: ``"Number"``, ``"float"``, ``"int"``): a tensor given for one is
     ``scalar_tensor_number``'s (a 0-d one that needs no gradient: its Python number; any other: PyTorch's
     TypeError, ``x.renorm(t, 0, 1.0)``: "renorm(): argument 'p' (position 1) must be Number, not Tensor", the
     position counted as a method's, the input not among them, and none for an argument given by keyword), before
-    the method reads it. Plain numbers pass with one look at their class."""
+    the method reads it. Plain numbers pass with one look at their class. ``shown_as``: PyTorch's names of
+    parameters that Python cannot spell (``uniform_``'s ``from``), for its messages."""
+    shown = shown_as or {}
 
     def decorate(method):
         op = method.__name__
@@ -405,13 +407,13 @@ def number_parameters(**expected: str):
             if args:
                 for name, i in positions.items():
                     if i < len(args) and args[i].__class__ not in _PLAIN and _is_tensor(args[i]):
-                        args = (*args[:i], scalar_tensor_number(args[i], op, name, expected[name], i + 1),
-                                *args[i + 1:])
+                        args = (*args[:i], scalar_tensor_number(args[i], op, shown.get(name, name), expected[name],
+                                                                i + 1), *args[i + 1:])
             if kwargs:
                 for name in expected:
                     value = kwargs.get(name)
                     if value.__class__ not in _PLAIN and _is_tensor(value):
-                        kwargs[name] = scalar_tensor_number(value, op, name, expected[name])
+                        kwargs[name] = scalar_tensor_number(value, op, shown.get(name, name), expected[name])
             return method(self, *args, **kwargs)
 
         return run

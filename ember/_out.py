@@ -65,7 +65,7 @@ logical_xor logit lt mvlgamma polygamma
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
-gcd lcm ldexp nextafter outer ger addcmul addcdiv cholesky_inverse hstack vstack kron angle
+gcd lcm ldexp nextafter outer ger addr addcmul addcdiv cholesky_inverse hstack vstack kron angle
 bitwise_left_shift bitwise_right_shift copysign
 """.split())
 # result dtype must equal out's

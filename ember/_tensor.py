@@ -58,6 +58,7 @@ from ._tensor_methods import (
     ViewInplaceMethods,
     named_as_tensor_methods,
 )
+from ._uninitialized import UnmaterializedArray, uninitialized_error
 
 
 class _AutogradHooks:
@@ -733,6 +734,9 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
             # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
             # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
             array = xp.array(array)
+        elif array.__class__ is UnmaterializedArray:
+            # an op's result derived from an uninitialised parameter's storage (a view, a copy): PyTorch's refusal
+            raise uninitialized_error(array.kind, "<built-in method of torch._C.TensorBase>")
     elif not array.size and array.ndim and not any(array.strides) and not (_meta_made[0] and is_meta(array)):
         array = _empty_strides(array)  # (a meta array's strides are all 0: its recorded layout is PyTorch's)
     t._data = array

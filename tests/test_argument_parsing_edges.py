@@ -1,7 +1,8 @@
 """Arguments at the edges of PyTorch's parser, against PyTorch: a NumPy array for ``roll``'s shifts (a 0-d one is
 its parser's RuntimeError, a 1-d one its TypeError), for ``resize_``'s sizes (a 0-d one read as its int), a 0-d
 bool tensor's ``kthvalue`` (its own value, before the kernel's dtype check), and ``index_put``/``index_put_``
-indices that hold anything but tensors (a slice, None, an int, Ellipsis: its TypeError)."""
+indices that hold anything but tensors (a slice, None, an int, Ellipsis: its TypeError), the random in-place
+methods' numbers given as tensors."""
 
 import numpy as np
 import pytest
@@ -17,6 +18,11 @@ def _outcome(lib, fn):
         return (isinstance(e, TypeError) and "TypeError" or isinstance(e, RuntimeError) and "RuntimeError"
                 or type(e).__name__), str(e) if "INTERNAL ASSERT" not in str(e) else None
     return "ok", [t.tolist() for t in out] if isinstance(out, tuple) else (out.tolist(), tuple(out.shape))
+
+
+def _seeded(lib):
+    lib.manual_seed(0)
+    return lib
 
 
 def _same(fn):
@@ -48,6 +54,29 @@ CASES = {
     "index_put slice": lambda m: m.zeros(3).index_put((slice(None),), m.tensor(1.0)),
     "index_put_ a tensor": lambda m: m.zeros(3).index_put_(m.tensor([0]), m.tensor(1.0)),
     "index_put_ tensors": lambda m: m.zeros(3, 3).index_put_((m.tensor([0, 2]), m.tensor([1, 1])), m.tensor(5.0)),
+    # the random in-place methods given tensors for their numbers: a 0-d one is its number (the same draws), any
+    # other PyTorch's TypeError naming the argument as PyTorch does (uniform_'s ``from`` and ``to``)
+    "uniform_ 0-d tensors": lambda m: _seeded(m).empty(4).uniform_(m.tensor(-1.0), m.tensor(2.0)),
+    "uniform_ two elements": lambda m: m.empty(3).uniform_(m.tensor([0.0, 1.0]), m.tensor(2.0)),
+    "uniform_ 1-d to": lambda m: m.empty(3).uniform_(0.0, m.tensor([2.0])),
+    "uniform_ to= 1-d": lambda m: m.empty(3).uniform_(to=m.tensor([2.0])),
+    "normal_ 0-d tensors": lambda m: _seeded(m).empty(4).normal_(m.tensor(1.0), m.tensor(2.0)),
+    "normal_ two elements": lambda m: m.empty(3).normal_(m.tensor([0.0, 1.0])),
+    "cauchy_ 0-d tensors": lambda m: _seeded(m).empty(4).cauchy_(m.tensor(1.0), m.tensor(2.0)),
+    "cauchy_ two elements": lambda m: m.empty(3).cauchy_(m.tensor(0.0), m.tensor([1.0, 2.0])),
+    "log_normal_ two elements": lambda m: m.empty(3).log_normal_(m.tensor([0.0, 1.0])),
+    "exponential_ 0-d tensor": lambda m: _seeded(m).empty(4).exponential_(m.tensor(2.0)),
+    "exponential_ two elements": lambda m: m.empty(3).exponential_(m.tensor([1.0, 2.0])),
+    "geometric_ 0-d tensor": lambda m: _seeded(m).empty(4).geometric_(m.tensor(0.25)),
+    "geometric_ two elements": lambda m: m.empty(3).geometric_(m.tensor([0.5, 0.2])),
+    "random_ 0-d tensors": lambda m: _seeded(m).empty(4).random_(m.tensor(2), m.tensor(9)),
+    # the function torch.index_put: its indices are argument 1, and tensors only as the methods'
+    "function index_put slice": lambda m: m.index_put(m.zeros(5), (slice(0, 2),), m.tensor(1.0)),
+    "function index_put later int": lambda m: m.index_put(m.zeros(3, 3), [m.tensor([0]), 1], m.tensor(1.0)),
+    "function index_put None": lambda m: m.index_put(m.zeros(3), (None,), m.tensor(1.0)),
+    "function index_put a tensor": lambda m: m.index_put(m.zeros(3), m.tensor([0]), m.tensor(1.0)),
+    "function index_put tensors": lambda m: m.index_put(m.zeros(3, 3), [m.tensor([0, 2]), m.tensor([1, 1])],
+                                                        m.tensor(5.0), accumulate=True),
 }
 
 

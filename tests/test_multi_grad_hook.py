@@ -99,3 +99,32 @@ def test_autograd_grad_of_leaves_under_an_all_hook_as_pytorch(inputs, mode):
     want = _grad_of_hooked_leaves(torch, inputs, mode)
     assert (want[0][0] == "RuntimeError") == (mode == "all")
     assert _grad_of_hooked_leaves(ember, inputs, mode) == want
+
+
+def test_all_mode_over_the_root_of_a_one_gradient_backward_is_not_called_as_pytorchs():
+    """PyTorch's ``mode="all"`` counts the tensors whose nodes its engine will run, which leaves out the node a
+    backward from one gradient starts at: a hook over that root alone is never called, one over it and another
+    tensor is called at each of their gradients (the count of one to come met at the first, then again);
+    ``mode="any"`` and a backward from two roots call it."""
+    import torch
+
+    seen = {}
+    for lib in (torch, ember):
+        calls = []
+        x = lib.ones(3, requires_grad=True)
+        y, z = x * 2, x * 3
+        lib.autograd.graph.register_multi_grad_hook([y], lambda grads, record=calls.append: record("all, root"))
+        lib.autograd.graph.register_multi_grad_hook([y], lambda grad, record=calls.append: record("any, root"), mode="any")
+        y.backward(lib.ones(3))
+        u = x * 4
+        v = u * 5
+        lib.autograd.graph.register_multi_grad_hook(
+            [v, u], lambda grads, record=calls.append: record(("root and inner", [g is None for g in grads])))
+        v.backward(lib.ones(3))
+        w = x * 6
+        lib.autograd.graph.register_multi_grad_hook([w, z], lambda grads, record=calls.append: record("two roots"))
+        lib.autograd.backward([w, z], [lib.ones(3), lib.ones(3)])
+        seen[lib.__name__] = calls
+    assert seen["ember"] == seen["torch"]
+    assert seen["torch"] == ["any, root", ("root and inner", [False, True]), ("root and inner", [True, False]),
+                             "two roots"]

@@ -207,3 +207,27 @@ def test_what_an_uninitialised_parameter_or_buffer_refuses_is_pytorchs(read):
             except Exception as error:  # noqa: BLE001 (the error compared with PyTorch's)
                 outcomes.append((type(error).__name__, re.sub(r" at 0x[0-9a-f]+", "", str(error))))
     assert outcomes[:2] == outcomes[2:]
+
+
+UNINITIALISED_OPS = {
+    "torch.add(w, 1)": lambda m, w, b: m.add(w, 1), "w * 2": lambda m, w, b: w * 2, "1 + w": lambda m, w, b: 1 + w,
+    "w.sum()": lambda m, w, b: w.sum(), "torch.relu(w)": lambda m, w, b: m.relu(w),
+    "w.clone()": lambda m, w, b: w.clone(), "w.detach()": lambda m, w, b: w.detach(),
+    "w.view(-1)": lambda m, w, b: w.view(-1), "torch.cat([w, w])": lambda m, w, b: m.cat([w, w]),
+    "w @ w": lambda m, w, b: w @ w, "torch.mean(b)": lambda m, w, b: m.mean(b), "b - 1": lambda m, w, b: b - 1,
+}
+
+
+@pytest.mark.parametrize("op", UNINITIALISED_OPS)
+def test_ops_on_an_uninitialised_parameter_or_buffer_raise_pytorchs_value_error(op):
+    """An op given an uninitialised parameter (a lazy module's weight before its first forward) or buffer is
+    PyTorch's ValueError, not a result computed on its empty storage; its data, dtype and the module's state dict
+    still answer."""
+    for m in (torch, ember):
+        w, b = m.nn.LazyLinear(3).weight, m.nn.LazyBatchNorm1d().running_mean
+        with pytest.raises(ValueError, match=r"^Attempted to use an uninitialized parameter in .*`torch\.nn\."
+                                             r"parameter\.Uninitialized(Parameter|Buffer)` objects\. When using "
+                                             r"LazyModules Call `forward`"):
+            UNINITIALISED_OPS[op](m, w, b)
+        assert tuple(w.data.shape) == (0,) and w.dtype == m.float32
+        assert list(m.nn.LazyLinear(3).state_dict()) == ["weight", "bias"]

@@ -1,6 +1,6 @@
 """out= of any/all (a bool or uint8 out), the bit shifts, copysign and float_power (its out exactly the result's
 dtype), and the refusals of complex input by erf/erfc (their kernels' NotImplementedError) and deg2rad/rad2deg
-(PyTorch's RuntimeError), against PyTorch: ember took no out= for these, or raised another error type."""
+(PyTorch's RuntimeError), addr's out=, against PyTorch: ember took no out= for these, or raised another error type."""
 
 import pytest
 import torch
@@ -29,6 +29,14 @@ CALLS = [
     lambda m: m.ones(3, dtype=m.complex64).erf_(), lambda m: m.deg2rad(m.ones(3, dtype=m.complex64)),
     lambda m: m.ones(3, dtype=m.complex64).rad2deg_(),
     lambda m: m.rad2deg(m.ones(3, dtype=m.complex64), out=m.empty(0, dtype=m.complex64)),
+    # addr's out=: resized, cast into a wider float, refused for an integer out, a partial overlap or a gradient
+    lambda m: m.addr(m.arange(6.0).reshape(2, 3), m.tensor([1.0, 2.0]), m.ones(3), beta=2, alpha=3, out=m.empty(0)),
+    lambda m: m.addr(m.tensor(1.0), m.tensor([1.0, 2.0]), m.ones(3), out=m.empty(0, dtype=m.float64)),
+    lambda m: m.addr(m.ones(2, 3), m.ones(2, dtype=m.int64), m.ones(3, dtype=m.int64), out=m.empty(0)),
+    lambda m: m.addr(m.ones(2, 3), m.ones(2), m.ones(3), out=m.empty(0, dtype=m.int64)),
+    lambda m: m.addr((z := m.zeros(3, 3))[:2], m.ones(2), m.ones(3), out=z[1:]),
+    lambda m: m.addr((z := m.ones(2, 3)), m.ones(2), m.ones(3), out=z),
+    lambda m: m.addr(m.ones(2, 3), m.ones(2, requires_grad=True), m.ones(3), out=m.empty(0)),
 ]
 
 

@@ -12,6 +12,7 @@ import collections
 import io
 import pickle
 import struct
+import warnings
 
 import numpy as np
 import pytest
@@ -495,3 +496,19 @@ def test_a_tuple_one_level_past_the_bound_is_no_value(use):
             assert ember.load(io.BytesIO(torch_file(pkl))) == pickle.loads(pkl)
         else:
             assert f"data.pkl nests deeper than {MAX_DEPTH} levels" in refused(torch_file(pkl)), (use, levels)
+
+
+@pytest.mark.parametrize("protocol", [1, 4, 5])
+def test_files_of_other_pickle_protocols_are_read_where_pytorchs_weights_only_loader_refuses(protocol):
+    """docs/api.md's documented leniency: PyTorch's weights-only unpickler knows the opcodes of protocols 2 and 3
+    only; ember's interpreter reads those of protocols 1, 4 and 5 too (text integers, short strings, frames, the
+    memo), under the same allowlist, with PyTorch's values."""
+    buf = io.BytesIO()
+    obj = {"w": torch.arange(3.0), "n": 3, "big": 2**70, "flags": [True, False], "name": "x"}
+    torch.save(obj, buf, pickle_protocol=protocol)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Detected pickle protocol")  # (PyTorch's, before it refuses)
+        torch.load(io.BytesIO(buf.getvalue()), weights_only=True)
+    out = ember.load(io.BytesIO(buf.getvalue()))
+    assert out["w"].tolist() == [0.0, 1.0, 2.0] and {k: out[k] for k in ("n", "big", "flags", "name")} == \
+        {"n": 3, "big": 2**70, "flags": [True, False], "name": "x"}

@@ -34,7 +34,7 @@ class IndexUpdateMethods:
 
     def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
         indices = ops.index_update.public_indices("index_put", indices)
-        return ops.index_update.index_put(self, indices, values, accumulate)
+        return ops.index_update.indexed_put(self, indices, values, accumulate)
 
     def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
         indices = ops.index_update.public_indices("index_put_", indices)

@@ -221,6 +221,7 @@ class InplaceMethods:
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.normal_(self, mean, std, generator=generator)
 
+    @number_parameters(shown_as={"a": "from", "b": "to"}, a="float", b="float")
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.uniform_(self, a, b, generator=generator)
 

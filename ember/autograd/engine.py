@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit, xp
-from . import lowp
+from . import graph, lowp
 from .grad_mode import _GradState, _ThreadGradState
 from .graph import AccumulateGrad, CastEdge, Node, add_to_grad, cast_gradient, short_name
 from .recorded import RecordedArray, check_hook_value, hook_argument, hooked_grad, run_recorded
@@ -217,8 +217,11 @@ def current_walk() -> _Walk | None:
 
 def will_run(walk: _Walk, node: Node | None) -> bool:
     """Whether ``node`` runs in the backward ``walk``: reached from its roots and, with inputs given, on a path to
-    them (PyTorch's ``_will_engine_execute_node``)."""
-    if node is None or (node not in walk.deps and node not in walk.roots):
+    them (PyTorch's ``_will_engine_execute_node``). As PyTorch's, a backward from one root gradient does not count
+    the root's own node (PyTorch's engine then starts at that node rather than at a graph root above the roots'
+    nodes, so the node is not among those it found in the graph): ``y.backward()`` runs no ``mode="all"``
+    multi-grad hook over ``y`` alone."""
+    if node is None or (node not in walk.deps and (node not in walk.roots or walk.one_root)):
         return False
     if walk.reach is None:
         return True
@@ -241,7 +244,7 @@ def inputs_given() -> bool:
 class _Walk:
     """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
 
-    __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "serial", "accumulates")
+    __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "one_root", "serial", "accumulates")
 
     def __init__(self, roots) -> None:
         self.reach: set | None = None  # with inputs given: the nodes on a path to them (``_reaching``)
@@ -251,6 +254,7 @@ class _Walk:
             self.add(node, nr, grad)
         root_nodes = list(self.buffers)
         self.roots = root_nodes
+        self.one_root = len(roots) == 1  # (one root gradient: PyTorch's engine has no graph root node above it)
         self.serial = next(_walk_serials)  # (tells one backward from the next, as PyTorch's graph task id)
         self.deps = _count_dependencies(root_nodes)
         self.order = itertools.count()  # tie-break for equal priorities, so the order stays deterministic
@@ -333,6 +337,8 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
     if node._packed:
         node.unpack_saved()
     node.check_saved_versions()
+    if graph._op_observer is not None:  # (a FlopCounterMode entered: the gradient's products counted)
+        graph._op_observer.backward(node, grads)
     started = trace.start() if traced else None
     if node.half_dtype is not None:  # a half-precision op computed in float32: so is its backward
         grads = lowp.to_float32(grads, node.half_dtype)

@@ -65,6 +65,9 @@ _dual_level = None
 # returns the DTensor result of an op that has a sharding rule (F.relu(dt), F.linear), None when no input is a
 # DTensor, and refuses any other op on a DTensor instead of computing on the local piece alone.
 _dtensor_dispatch = None
+# While a FlopCounterMode is entered (ember/utils/flop_counter.py): told of each op's inputs and result
+# (``forward(node, inputs, out)``) and, by the engine, of each node about to run its backward.
+_op_observer = None
 # ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history
 # (installed when ember.ops loads).
 refresh_view = None
@@ -326,6 +329,8 @@ class Node:
         finally:
             if quiet is not None:
                 quiet_exit(quiet)
+        if _op_observer is not None:
+            _op_observer.forward(node, inputs, out)
         if half is not None:
             wide = out
             out = lowp.narrow(out, half)

@@ -69,6 +69,8 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable[..., Any], 
             entry = pending.get(serial)
             if entry is None:
                 expected = len(tensors) if walk is None else sum(will_run(walk, _node_of(t)) for t in tensors)
+                if expected == 0:  # (over the root of a backward from one gradient alone: never called, as
+                    return  # PyTorch's, whose count of the nodes to come leaves that root out, ``will_run``)
                 entry = pending[serial] = [[None] * len(tensors), expected]
             entry[0][i] = grad
             entry[1] -= 1

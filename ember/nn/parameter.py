@@ -8,6 +8,7 @@ from .._creation import as_array
 from .._shown_name import shown_as_pytorchs
 from .._tensor import REFUSED_BY_FACTORY, Tensor, check_can_require_grad
 from .._tensor_pickle import deepcopy_array
+from .._uninitialized import uninitialized_error, unmaterialized
 
 
 @shown_as_pytorchs("torch.nn.parameter")
@@ -90,10 +91,7 @@ def materialize(tensor: Tensor, shape, dtype=None, device=None) -> None:
 def _refuse_uninitialized(tensor: Tensor, method: str) -> ValueError:
     """PyTorch's error for a tensor method (``method``, as PyTorch shows it) used on an uninitialised parameter or
     buffer."""
-    return ValueError(f"Attempted to use an uninitialized parameter in {method}. This error happens when you are "
-                      "using a `LazyModule` or explicitly manipulating "
-                      f"`torch.nn.parameter.{type(tensor).__name__}` objects. When using LazyModules Call `forward` "
-                      "with a dummy batch to initialize the parameters before calling torch functions")
+    return uninitialized_error(type(tensor).__name__, method)
 
 
 def _refused(method: str, python_level: bool = False):
@@ -114,9 +112,11 @@ class _UninitializedMethods:
     (``numel``: a parameter count before the first forward is PyTorch's ValueError, not 0; ``dim``, ``stride``,
     ``is_contiguous``, ``element_size``, ``len()``, iteration), reading its values (``item``, ``tolist``,
     ``numpy``, ``storage``, ``data_ptr``), ``requires_grad_`` and ``share_memory_``. Its ``size()``, ``dtype``,
-    ``device``, ``data``, ``ndim`` and the conversions (``to``, ``float``, ...) answer as PyTorch's do. Difference
-    from PyTorch: the ops (``torch.mean(p)``, ``p.clone()``) run on its empty storage (PyTorch refuses them all:
-    ember's own module code reads them)."""
+    ``device``, ``data``, ``ndim`` and the conversions (``to``, ``float``, ...) answer as PyTorch's do. The ops
+    (``torch.add(p, 1)``, ``p * 2``, ``p.clone()``) raise PyTorch's ValueError: its storage refuses them
+    (``ember/_uninitialized.py``). Difference from PyTorch: the error names the array operation that was refused
+    (``<built-in method add>``), not PyTorch's function, and an op that checks its arguments before computing
+    (an in-place op on a leaf, indexing out of its bounds) raises that check's error instead."""
 
     __slots__ = ()
 
@@ -145,6 +145,15 @@ class _UninitializedMethods:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         raise _refuse_uninitialized(self, "<method 'requires_grad_' of 'torch._C.TensorBase' objects>")
 
+    @property
+    def data(self) -> Tensor:
+        """A plain tensor of no elements, as PyTorch's (its storage, which ops refuse, stays this tensor's)."""
+        return Tensor._make(self._data.view(xp.ndarray))
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        Tensor.data.fset(self, value)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
@@ -170,6 +179,7 @@ class UninitializedParameter(_UninitializedMethods, Parameter):
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
         super().__init__(_creation.empty(0, dtype=dtype, device=device), requires_grad)
+        self._data = unmaterialized(self._data, "UninitializedParameter")  # (ops on it refuse: _uninitialized.py)
 
 
 
@@ -181,3 +191,4 @@ class UninitializedBuffer(_UninitializedMethods, Tensor):
 
     def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
         self._init(_creation.empty(0, dtype=dtype, device=device)._data, requires_grad)
+        self._data = unmaterialized(self._data, "UninitializedBuffer")

@@ -298,9 +298,16 @@ class IndexAccumulate(Node):
         return g, (g[self.indices] if self.needs_input_grad[1] else None)
 
 
-def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
-    """x with ``x[indices]`` set to ``values`` (added, with repeats accumulating, when ``accumulate``);
-    ``indices`` is a tuple of integer or bool tensors, one per leading dimension."""
+def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """``torch.index_put``: input with ``input[indices]`` set to ``values`` (added, with repeats accumulating, when
+    ``accumulate``); ``indices`` a tuple (or list) of integer or bool tensors, one per leading dimension (a slice,
+    an int or None among them is PyTorch's TypeError: its argument parser takes tensors only)."""
+    return indexed_put(input, public_indices("index_put", indices, function=True), values, accumulate)
+
+
+def indexed_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """``index_put`` of any index ``x[...]`` takes (slices, ints and None among the tensors): ember's own formulas
+    index so."""
     from .indexing import _index_tensors, convert_index, setitem, written_copy_of
 
     if not isinstance(indices, (tuple, list)):
@@ -380,22 +387,25 @@ def refuse_index_put_dtype(x: Tensor, indices, values: Tensor) -> None:
                        f"{SCALAR_TYPE_NAMES[values.dtype.name]} for the source.")
 
 
-def refuse_array_indices(indices, tensors_only: bool = False) -> None:
+def refuse_array_indices(indices, tensors_only: bool = False, argument: int = 0) -> None:
     """PyTorch's TypeError for an ``index_put`` index that is a NumPy array or a list: its argument parser takes a
-    tuple of tensors only. ``tensors_only`` (the Tensor methods, what a program calls): a slice, None, an int or an
-    Ellipsis is its TypeError too; ember's own formulas index with those through the functions here."""
+    tuple of tensors only. ``tensors_only`` (the Tensor methods and ``torch.index_put``, what a program calls): a
+    slice, None, an int or an Ellipsis is its TypeError too; ember's own formulas index with those through the
+    functions here. ``argument``: the indices' position as PyTorch's message counts it (a method's 0, the
+    function's 1)."""
     for position, index in enumerate(indices):
         if isinstance(index, (xp.ndarray, list)) or tensors_only and not isinstance(index, Tensor):
-            raise TypeError(f"expected Tensor as element {position} in argument 0, but got {c_type_name(index)}")
+            raise TypeError(f"expected Tensor as element {position} in argument {argument}, but got "
+                            f"{c_type_name(index)}")
 
 
-def public_indices(op: str, indices):
-    """``indices`` of the ``index_put``/``index_put_`` methods as PyTorch's parser takes them: a tuple or list of
-    tensors, else its TypeError."""
+def public_indices(op: str, indices, function: bool = False):
+    """``indices`` of the ``index_put``/``index_put_`` methods (``function``: of ``torch.index_put``) as PyTorch's
+    parser takes them: a tuple or list of tensors, else its TypeError."""
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"{op}(): argument 'indices' (position 1) must be tuple of Tensors, not "
+        raise TypeError(f"{op}(): argument 'indices' (position {1 + function}) must be tuple of Tensors, not "
                         f"{c_type_name(indices)}")
-    refuse_array_indices(indices, tensors_only=True)
+    refuse_array_indices(indices, tensors_only=True, argument=int(function))
     return indices
 
 
@@ -411,7 +421,7 @@ def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
             # position selected adds once, the shared locations as often as they are reached, as PyTorch's)
             from .indexing import convert_index
 
-            added = index_put(x, indices, values, accumulate=True)  # (PyTorch's checks, on a copy)
+            added = indexed_put(x, indices, values, accumulate=True)  # (PyTorch's checks, on a copy)
             check_inplace(x, False, overlap_ok=True)
             a, idx = x._data, convert_index(tuple(indices))
             write_expanded(a, idx, xp.broadcast_to(values._data if isinstance(values, Tensor) else values,
@@ -426,7 +436,7 @@ def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
             setitem(x, tuple(indices), values if isinstance(values, Tensor) else Tensor._make(
                 xp.asarray(values, dtype=x._data.dtype)))
             return x
-    return _write_back(x, lambda t: index_put(t, indices, values, accumulate), values)
+    return _write_back(x, lambda t: indexed_put(t, indices, values, accumulate), values)
 
 
 def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:

@@ -70,13 +70,3 @@ class LazyModuleMixin:
             if is_lazy(tensor) and key in state_dict and not is_lazy(state_dict[key]):
                 with no_grad():
                     materialize(tensor, state_dict[key].shape)
-
-    def state_dict(self: Any, *args, **kwargs):
-        """As the module's, except that an uninitialised parameter or buffer goes in as it is (not detached), so
-        loading it into another lazy module leaves that one uninitialised, as PyTorch's."""
-        destination = super().state_dict(*args, **kwargs)  # type: ignore[misc]
-        prefix = kwargs.get("prefix", args[1] if len(args) > 1 else "")
-        for name, tensor in (*self._parameters.items(), *self._buffers.items()):
-            if is_lazy(tensor) and prefix + name in destination:
-                destination[prefix + name] = tensor
-        return destination

@@ -643,10 +643,10 @@ class Module(HooksMixin):
             metadata[prefix[:-1]] = local_metadata
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
@@ -746,7 +746,7 @@ class Module(HooksMixin):
                 if is_param and not isinstance(value, Parameter):
                     value = Parameter(value, requires_grad=current.requires_grad)
                 setattr(self, name, value)
-            else:
+            elif not (is_lazy(current) and is_lazy(value)):  # (an uninitialised one into another: nothing to copy)
                 current.copy_(value)
 
     # ------------------------------------------------------------------ repr
