@@ -109,6 +109,25 @@ def test_has_aux_refuses_an_output_that_is_not_a_pair(transform, output, require
     same_error(lambda m: AUX_TRANSFORMS[transform](m, NOT_PAIRS[output], m.tensor(A, requires_grad=requires_grad)))
 
 
+def test_has_aux_of_a_pair():
+    """The aux (a pytree of tensors depending on the input) comes back beside each transform's result, detached
+    from the transform's input, as PyTorch's."""
+
+    def f(m):
+        return lambda x: ((x.sin() * x).sum(), {"h": [x.exp()], "s": x.sum()})
+
+    def call(m):
+        x = m.tensor(A)
+        t = m.ones_like(x)
+        out, fn, aux = m.func.vjp(f(m), x, has_aux=True)
+        return (m.func.grad(f(m), has_aux=True)(x), m.func.grad_and_value(f(m), has_aux=True)(x),
+                (out, fn(m.tensor(1.0, dtype=m.float64)), aux), m.func.jvp(f(m), (x,), (t,), has_aux=True),
+                m.func.jacrev(f(m), has_aux=True)(x), m.func.jacrev(f(m), has_aux=True, chunk_size=1)(x),
+                m.func.jacfwd(f(m), has_aux=True)(x))
+
+    assert_same(call(ember), call(torch))
+
+
 def test_has_aux_off_by_default():
     """Without ``has_aux`` a pair is the output itself: ``grad`` refuses it (not a tensor), the others
     differentiate both entries."""
