@@ -203,6 +203,9 @@ TARGETS = {
                                      "tests/test_functional_mixed_inputs.py"],
     "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py",
                                   "tests/test_func_transforms_edges.py",
+                                  # (every public function at its options and refusals: argnums forms, has_aux,
+                                  # outputs, keyword defaults, jvp on dual tensors without backward, vmap of each)
+                                  "tests/test_func_transform_options.py",
                                   # (jacrev's chunk_size: ceil(outputs / chunk_size) batched backward passes)
                                   "tests/test_func_jacrev_batched.py::test_jacrev_chunk_size",
                                   # (complex inputs and outputs refused with PyTorch's message, which side named)

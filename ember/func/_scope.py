@@ -17,6 +17,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.graph import AccumulateGrad
 from ..utils._pytree import tree_flatten, tree_leaves, tree_map
 
 ArgNums = int | tuple[int, ...]
@@ -133,9 +134,11 @@ class Scope:
                 nxt = None if edge is None else edge[0]
                 if nxt is None:
                     continue
-                leaf = getattr(nxt, "variable", None)
-                if leaf is not None:
-                    if id(leaf) not in own:
+                if type(nxt) is AccumulateGrad:
+                    # (an accumulator holds its leaf weakly: one no longer alive was a caller's, say a weight the
+                    # function captured and the caller let go of; the scope's own leaves are kept alive in _own)
+                    leaf = nxt.variable
+                    if leaf is None or id(leaf) not in own:
                         return True
                 else:
                     stack.append(nxt)

@@ -256,10 +256,13 @@ def _nest(blocks: list, flat_out: list, primals_spec, out_spec) -> Any:
     return tree_unflatten(per_output, out_spec)
 
 
-def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
-    """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names, built
-    from Jacobian-vector products (one per input element); shapes and structure as ``jacrev``'s; ``aux`` (with
-    ``has_aux``) is the first basis vector's, as PyTorch's.
+def jacfwd(func: Callable, argnums: ArgNums | None = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Callable:
+    """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names (None:
+    every positional argument, a tuple of Jacobians, as PyTorch's), built from Jacobian-vector products (one per
+    input element); shapes and structure as ``jacrev``'s; ``aux`` (with ``has_aux``) is the first basis vector's,
+    as PyTorch's. A negative ``argnums`` counts from the last argument, as ``grad``'s and ``jacrev``'s (PyTorch's
+    ``jacfwd`` gives zeros there).
 
     ``func`` runs once, under ``vmap`` over the basis with ``randomness`` (``'error'``: a random op raises, as
     PyTorch's), on dual tensors: every column in one forward-mode pass, no backward pass (``_basis.py``); where
@@ -281,7 +284,8 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
         api = "jvp(f, primals, tangents)"
 
         def call(flat: list) -> tuple[list, Any, Any]:
-            output = func(*replace_argnums(args, argnums, tree_unflatten(flat, primals_spec)))
+            diff = tree_unflatten(flat, primals_spec)
+            output = func(*(diff if argnums is None else replace_argnums(args, argnums, diff)))
             aux = None
             if has_aux:
                 output, aux = split_aux(output, api)
@@ -294,7 +298,7 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
             if batched is not None:
                 columns, out_spec, aux = batched.tangents, batched.out_spec, batched.aux
             else:
-                columns, out_spec, aux = _columns_one_by_one(func, args, argnums, flat_primals, has_aux)
+                columns, out_spec, aux = _columns_one_by_one(func, args, argnums, primals, flat_primals, has_aux)
         numels = [p.nelement() for p in flat_primals]
         blocks = [[part.movedim(0, -1).reshape(col.shape[1:] + p.shape) for col, part in
                    zip(columns, [col.split(numels, dim=0)[j] for col in columns])]
@@ -305,11 +309,12 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
     return wrapper
 
 
-def _columns_one_by_one(func: Callable, args: tuple, argnums: ArgNums, flat_primals: list, has_aux: bool):
+def _columns_one_by_one(func: Callable, args: tuple, argnums: ArgNums | None, primals: Any, flat_primals: list,
+                        has_aux: bool):
     """``jacfwd``'s columns where the batched forward mode does not apply (``_basis.py``): one Jacobian-vector
     product per input element through one recorded graph, by the double-backward trick, so that the Jacobian is
-    differentiable again. ``(columns, output structure, aux)``, column tensors shaped ``(n, *output.shape)``."""
-    primals = slice_argnums(args, argnums)
+    differentiable again. ``primals``: the arguments ``argnums`` names (all for None), ``flat_primals`` their
+    leaves. ``(columns, output structure, aux)``, column tensors shaped ``(n, *output.shape)``."""
     # primals stand in for tangents: only their structure is checked when the basis is pushed later
     flat_out, out_spec, push, aux, scope = _jvp(func, args, primals, argnums, False, has_aux, push_basis=True)
     error_if_complex("jacfwd", flat_out, is_input=False)
