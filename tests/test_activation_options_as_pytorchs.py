@@ -8,11 +8,12 @@ Each case is evaluated on points that sit on its switches (the limits, the thres
 and beyond them, in float64, float32, float16 and bfloat16, on the compiled kernels and on the NumPy path, with the
 input requiring grad and not (the forward differs: a kernel that skips f'(x), a shortcut without it), and against
 PyTorch element by element (its scalar kernel code: a vectorised kernel may answer otherwise at a switch); then the
-second derivative in float64 under create_graph, and the in-place forms: the result is the input, its version
-counter moves by one, the node's name and the ``_saved_*`` attributes PyTorch exposes, the gradient, and PyTorch's
-error when a form that reads its result has it changed again before backward.
+second derivative in float64 under create_graph; and each node, out of place and in place: the result is the input
+(in place), the input's version counter moves by one, the node's name, the ``_saved_*`` attributes PyTorch exposes
+(``_saved_result``, not ``_saved_self``, for the in-place forms that read their result) and the gradient.
 
-(The special values -inf, inf and NaN of each activation: ``tests/test_nonfinite_activations.py``.)
+(The special values -inf, inf and NaN of each activation: ``tests/test_nonfinite_activations.py``; PyTorch's error
+when an in-place form's result is changed again before backward: ``tests/test_saved_versions.py``.)
 """
 
 from __future__ import annotations
