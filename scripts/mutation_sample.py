@@ -366,7 +366,16 @@ TARGETS = {
                               "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
-    "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
+    "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py",
+                                    # (every option at its edges, each dtype and path, grad and no_grad, second
+                                    # order; each node's name, versions and _saved_ attributes: seconds, so early)
+                                    "tests/test_activation_options_as_pytorchs.py",
+                                    # (infinities, NaN, signed zeros and kinks element by element; the activations
+                                    # of activation_more.py, built on this module's nodes and kernels)
+                                    "tests/test_nonfinite_activations.py", "tests/test_nn_activations_more.py",
+                                    # (each node's _saved_<name> and _raw_saved_<name>)
+                                    "tests/test_grad_fn_saved_attributes.py",
+                                    _DECLARED_PATHS, _DEFAULTS,
                                     "tests/test_nn_layers.py", "tests/test_higher_order_pointwise.py",
                                     "tests/test_higher_order_nn.py", _HALF,
                                     _COMPILED_VS_NUMPY % "activation",

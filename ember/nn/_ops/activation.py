@@ -78,14 +78,30 @@ def _saved_param(position: int) -> property:
     return property(lambda node: node.params[position])
 
 
-def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tuple[str, ...] | None = None) -> type:
+class _NotSaved:
+    """Descriptor: a ``_saved_<name>`` that a node's other PyTorch form lacks (``_saved_self`` of ``EluBackward1``,
+    which saves its result instead): PyTorch's AttributeError."""
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __get__(self, node: Node | None, owner: type | None = None):
+        if node is None:
+            return self
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{self.attribute}'")
+
+
+def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tuple[str, ...] | None = None,
+               reads_result_in_place: bool = True) -> type:
     """The node class of one activation: ``SmoothPointwise`` (``Pointwise`` for a piecewise-linear one, not
     ``smooth``) under PyTorch's node name ``name`` (``GeluBackward0``), made once per activation so that its
     ``grad_fn`` reads as PyTorch's at no cost per call. ``own``: ember's class name (``__qualname__``, by which
     DTensor's sharding rules look ops up), the activation's where PyTorch's name is another op's (softsign's
     ``DivBackward0``); by default ``name`` without ``Backward0``. ``saved``: where PyTorch's node saves its input
     (``_saved_self``), the names of the parameters it saves too (``_saved_negative_slope``), those of the leading
-    activation parameters, in order."""
+    activation parameters, in order. Its in-place form (``EluBackward1``, ``_maybe_inplace``'s ``result_saved``)
+    reads its result, the input it overwrote: that entry shows as ``_saved_result``, as PyTorch's, and there is no
+    ``_saved_self`` (unless not ``reads_result_in_place``: threshold_'s ``ThresholdBackward1`` saves its input)."""
     base = SmoothPointwise if smooth else Pointwise
     own = own or name[:-len("Backward0")]
     namespace: dict = {"__module__": __name__, "__qualname__": own}
@@ -93,6 +109,11 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
         namespace["saves_input"] = True
         namespace["_saved_self"], namespace["_raw_saved_self"] = saved_tensor(1)
         namespace.update({f"_saved_{param}": _saved_param(k) for k, param in enumerate(saved)})
+    if saved is not None and reads_result_in_place:
+        result, raw_result = saved_tensor(1)  # (the input the in-place form overwrote with its result)
+        namespace["attributes_shown"] = {name[:-1] + "1": {
+            "_saved_result": result, "_raw_saved_result": raw_result,
+            "_saved_self": _NotSaved("_saved_self"), "_raw_saved_self": _NotSaved("_raw_saved_self")}}
     return torch_named(name)(type(own, (base,), namespace))
 
 
@@ -102,7 +123,7 @@ _SILU = node_named("SiluBackward0", saved=())
 _ELU = node_named("EluBackward0", saved=("alpha", "scale", "input_scale"))
 _SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
 _HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"))
-_LOG_SIGMOID = node_named("LogSigmoidBackward0")
+_LOG_SIGMOID = node_named("LogSigmoidBackward0", saved=())
 _LOG_SIGMOID.contiguous_result = True
 
 

@@ -46,8 +46,8 @@ _SOFTSIGN = node_named("DivBackward0", own="Softsign")
 _TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
 _SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False)
 _HARDSHRINK = node_named("HardshrinkBackward0", smooth=False)
-_THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",))
-_CELU = node_named("CeluBackward0")
+_THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False)
+_CELU = node_named("CeluBackward0", saved=("alpha",))
 _RRELU = node_named("RreluWithNoiseBackward0", smooth=False)
 
 
