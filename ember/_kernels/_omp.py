@@ -20,14 +20,23 @@ Available when all of these hold, else the kernels run as before (serial compile
 The decision is made once per process (the first parallel kernel that would run), and never warns: the fallback
 computes the same bits. How long numba's OpenMP workers spin before they sleep is GNU OpenMP's, set by
 ``OMP_WAIT_POLICY`` / ``GOMP_SPINCOUNT`` in the environment before the process starts.
+
+``run_chunks`` runs the chunks of ember's own pool (``_parallel.parallel_for``: the convolutions' bands, samples and
+GEMM blocks, layout copies, stacked products) on the same OpenMP threads under ``policy.omp_chunks``: one region
+whose ``prange`` iterations call back into Python (a ctypes callback takes the GIL for its chunk; the chunk's NumPy
+and compiled calls release it, as on ember's workers). Then a step at two threads has one set of threads, as
+PyTorch's: ember's Python workers are never woken, and no second set competes for the core that numba's workers
+spin on after each region.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
+from collections.abc import Callable
 
-from ._jit import load_numba
+from ._jit import kernel, load_numba, prange
 
 _available: bool | None = None  # None: not decided yet
 _policy = None  # ``policy.policy``, once ``region_threads`` first runs
@@ -101,4 +110,62 @@ def region_threads(rows: int, elements: int) -> int:
     return threads
 
 
-__all__ = ["available", "region_threads", "use_threads"]
+@kernel
+def _chunk_region(callback, count):
+    """``callback(i)`` for each chunk i, one ``prange`` iteration each (numba spreads them over its threads)."""
+    for i in prange(count):
+        callback(i)
+
+
+class _Chunks:
+    """The chunks of one ``run_chunks`` region: the ``ctypes`` callback every iteration calls, made once, reads the
+    region's work from here (one region at a time: ``_parallel.parallel_for`` holds its pool lock around it)."""
+
+    def __init__(self) -> None:
+        self.fn: Callable[[int, int], None] | None = None
+        self.bounds: list[int] = []
+        self.errors: list[BaseException] = []
+        self.callback = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self._run)
+
+    def _run(self, i: int) -> None:
+        # On one of numba's OpenMP threads (or the calling thread), holding the GIL ctypes took for the call. An
+        # exception cannot pass through the compiled region: it is kept and raised by ``run_chunks`` after it.
+        from .. import _parallel
+
+        try:
+            _parallel._run_in_worker(self.fn, self.bounds[i], self.bounds[i + 1])
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller once every chunk has finished
+            self.errors.append(exc)
+
+
+_chunks: _Chunks | None = None
+
+
+def run_chunks(fn: Callable[[int, int], None], bounds: list[int]) -> None:
+    """``fn(bounds[i], bounds[i + 1])`` for every chunk i, as one region on numba's OpenMP threads (one thread per
+    chunk where there are as many), returning when all are done; the first exception a chunk raised is raised here
+    after that. Each chunk runs as on ember's workers (``_parallel._run_in_worker``: floating-point errors quiet, a
+    nested ``parallel_for`` or region inline), and OpenBLAS is held to one thread meanwhile (``openblas.hold``: the
+    chunks' GEMMs are sized to run on one, as on ember's workers; two OpenMP threads calling a threaded OpenBLAS at
+    once stalled). The caller makes sure ``available()`` and holds ``_parallel``'s pool lock."""
+    global _chunks
+    from . import openblas
+
+    if _chunks is None:
+        _chunks = _Chunks()
+    chunks = _chunks
+    count = len(bounds) - 1
+    chunks.fn, chunks.bounds, chunks.errors = fn, bounds, []
+    held = openblas.hold()
+    try:
+        use_threads(count)
+        _chunk_region.parallel(chunks.callback, count)
+    finally:
+        if held:
+            openblas.release()
+        chunks.fn = None
+    if chunks.errors:
+        raise chunks.errors[0]
+
+
+__all__ = ["available", "region_threads", "run_chunks", "use_threads"]

@@ -78,6 +78,14 @@ class KernelPolicy:
     # loaded with them (docs/benchmarks.md, 2026-12-06, "one set of threads", "row kernels on OpenMP's spinning
     # threads").
     omp_gemm: bool = field(default_factory=_omp_gemm_from_env)
+    # With ``omp``, the chunks ember's own pool would run (``_parallel.parallel_for``: the convolutions' bands,
+    # samples and GEMM blocks, their layout copies and col2im, stacked products) run as one region on numba's OpenMP
+    # threads (``_omp.run_chunks``, each chunk a callback into Python, OpenBLAS held to one thread), so that a step
+    # at two threads wakes one set of threads only: ember's Python workers are never woken, and none competes with
+    # the OpenMP workers' spin after each region for the second core (idle, that spin made the convolution rows
+    # 40-60 % longer with ``omp`` on: docs/benchmarks.md, 2026-12-06, "one set of threads under omp"). The same
+    # chunks, so the same bits. Without ``omp`` nothing changes; False: ember's pool under ``omp`` too (the A/B).
+    omp_chunks: bool = True
     # With ``omp``, the row kernels (LayerNorm / RMSNorm forward and backward, softmax / log_softmax, softmax's and
     # attention's gradient, GELU / SiLU, the embedding's gather, the optimizers' updates) run as one ``prange``
     # region over their rows on numba's OpenMP threads from this many elements (``_omp.region_threads``), instead
