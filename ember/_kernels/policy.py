@@ -86,6 +86,16 @@ class KernelPolicy:
     # 40-60 % longer with ``omp`` on: docs/benchmarks.md, 2026-12-06, "one set of threads under omp"). The same
     # chunks, so the same bits. Without ``omp`` nothing changes; False: ember's pool under ``omp`` too (the A/B).
     omp_chunks: bool = True
+    # How long numba's OpenMP workers spin after a region before they sleep (GNU OpenMP's ``GOMP_SPINCOUNT``, in
+    # pauses), set while ember starts numba's OpenMP layer and only where the program set neither ``GOMP_SPINCOUNT``
+    # nor ``OMP_WAIT_POLICY`` (``_omp._spin_env``; read once, when libgomp loads: changing it later changes
+    # nothing). The gaps between a convolution step's regions under ``omp`` with ``omp_chunks`` (loaded machine):
+    # median 0.2-0.4 ms, 94-99 % under 1 ms; 20,000 pauses spin about that long here, GNU OpenMP's default (300,000)
+    # a few ms and on after the step. ResNet-style step at two threads, alternating in one process (load 16-17,
+    # raised), ms of CPU a step, calling thread / OpenMP worker: 72.8-83.9 / 68.5-79.0 at 20,000, 113.7-117.5 /
+    # 104.2-104.4 at the default; wall clock within the load's noise (docs/benchmarks.md, 2026-12-06, "one set of
+    # threads under omp"). None: GNU OpenMP's default.
+    omp_spin_count: int | None = 20000
     # With ``omp``, the row kernels (LayerNorm / RMSNorm forward and backward, softmax / log_softmax, softmax's and
     # attention's gradient, GELU / SiLU, the embedding's gather, the optimizers' updates) run as one ``prange``
     # region over their rows on numba's OpenMP threads from this many elements (``_omp.region_threads``), instead
