@@ -134,8 +134,8 @@ CASES = [
 
 
 @omp_only
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("kind, x_shape, w_shape", CASES)
+@pytest.mark.parametrize("kind, x_shape, w_shape, dtype", [(*case, np.float32) for case in CASES]
+                         + [(*CASES[0], np.float64), (*CASES[-1], np.float64)])
 def test_convolutions_with_chunks_on_omp_threads_give_the_one_thread_bits(kind, x_shape, w_shape, dtype, threads,
                                                                           monkeypatch):
     rng = np.random.default_rng(sum(x_shape))
