@@ -64,7 +64,8 @@ class KernelPolicy:
     # 156-177 ms and 0.5-0.9 s with ember's pool (GNU OpenMP's workers spin after each region, on the core ember's
     # own workers and OpenBLAS's need; PyTorch's OpenMP slowed the same way there: torch.exp at two threads 21 ms
     # against 0.12 at one). Idle (2026-12-06, both switches): the GPT-style step a fifth shorter, LLaMA-style a tenth,
-    # the ResNet-style, WGAN-GP and per-sample rows 40-60 % longer (its workers spin on the convolutions' core).
+    # the ResNet-style, WGAN-GP and per-sample rows 40-60 % longer (its workers spin on the convolutions' core: since
+    # then the convolutions' chunks run on the same threads, ``omp_chunks``, and the spin is ``omp_spin_count``).
     # With it on, the row kernels (LayerNorm, softmax, GELU, Adam, ...) run as regions from ``omp_min_elements``;
     # with ``omp_gemm`` too, the GPT-style and LLaMA-style steps at two threads took 33.5 / 90.0 ms of wall clock
     # against 61.3 / 186.7 off, in one process alternating (load 18, ``nice -15``), GPT inference at batch 1 3.25
