@@ -128,12 +128,17 @@ def _run_in_worker(fn: Callable[[int, int], None], start: int, stop: int) -> Non
         _in_worker.active = False
 
 
+def in_worker() -> bool:
+    """Whether this thread is running a chunk of ``parallel_for`` (on ember's workers or numba's OpenMP threads)."""
+    return getattr(_in_worker, "active", False)
+
+
 def chunks_for(rows: int, elements: int, min_elements: int | None = None) -> int:
     """How many chunks a kernel over ``rows`` rows and ``elements`` elements in all should use
     (one below ``min_elements``, default ``policy.min_parallel_elements``)."""
     threads = _num_threads
     least = policy.min_parallel_elements if min_elements is None else min_elements
-    if threads <= 1 or rows < 2 or elements < least or getattr(_in_worker, "active", False):
+    if threads <= 1 or rows < 2 or elements < least or in_worker():
         return 1
     return min(threads, rows, max(1, elements // (least // 2)))
 
@@ -145,16 +150,24 @@ def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_e
     it runs on the calling thread. Chunk boundaries depend on the thread count, so ``fn`` must
     compute each row independently of the others. An exception in any chunk is raised here after
     every chunk has finished. While the workers run another thread's chunks, a second calling thread runs all of
-    its own inline (the same bits: they never depend on the split).
+    its own inline (the same bits: they never depend on the split). Under ``policy.omp_chunks`` (with
+    ``policy.omp``) the chunks run as one region on numba's OpenMP threads instead (``_omp.run_chunks``): the same
+    chunks, so the same bits, and ember's workers stay asleep.
     """
     k = chunks_for(rows, elements, min_elements)
     if k == 1 or not _pool_lock.acquire(blocking=False):  # small, or the workers serve another caller: inline
         fn(0, rows)
         return
+    bounds = [rows * i // k for i in range(k + 1)]
+    if policy.omp and policy.omp_chunks and policy.use_omp():
+        try:
+            _omp.run_chunks(fn, bounds)
+        finally:
+            _pool_lock.release()
+        return
     error: BaseException | None = None
     submitted: list[_Worker] = []
     try:
-        bounds = [rows * i // k for i in range(k + 1)]
         for i, worker in enumerate(_get_workers(k - 1)):
             worker.submit(fn, bounds[i], bounds[i + 1])
             submitted.append(worker)
@@ -493,7 +506,7 @@ def stack_matmul(a, b):
     return out.reshape(shape)
 
 
-__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
+__all__ = ["chunks_for", "gemm_block", "get_num_threads", "in_worker", "matmul", "matmul_blocks", "multiply",
            "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
            "parallel_for_all", "parallel_kernel", "parallel_rows", "run_rows", "Rows", "set_num_threads",
            "stack_matmul"]

@@ -10,10 +10,12 @@ import pytest
 
 import ember
 from ember import _parallel
+from ember._kernels import policy
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
-def test_parallel_for_all_runs_every_row_of_every_kernel_once(threads, n):
+def test_parallel_for_all_runs_every_row_of_every_kernel_once(threads, n, monkeypatch):
+    monkeypatch.setattr(policy, "omp_chunks", False)  # ember's pool's named workers (under omp: numba's threads)
     ember.set_num_threads(n)
     seen = [np.zeros(rows, dtype=np.int64) for rows in (7, 40, 1)]
     names = [[] for _ in seen]

@@ -38,8 +38,10 @@ def test_im2col_convolution_pads_and_crops_on_the_threads_that_compute_the_sampl
     each half of the batch on the thread that then runs its im2col and GEMMs, and its backward crops each half's
     input gradient there too; one hand-off each way. (Before: the whole input padded, and the whole input gradient
     cropped, on the calling thread alone, outside the split.)"""
+    from ember._kernels import policy
     from ember.nn._ops import conv_nchw
 
+    monkeypatch.setattr(policy, "omp_chunks", False)  # ember's pool's workers (under omp: tests/test_omp_chunks.py)
     ember.set_num_threads(2)
     pads = _threads_calling(monkeypatch, conv_nchw, "pad_spatial_into")
     crops = _threads_calling(monkeypatch, conv_nchw, "crop_spatial")

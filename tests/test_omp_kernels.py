@@ -436,6 +436,7 @@ def test_max_pooling_takes_one_region_under_omp(layout_t, kwargs, threads, monke
     x[1, 3, 4, 4] = np.nan  # NaN wins its windows
     ember.set_num_threads(2)
     monkeypatch.setattr(policy, "omp", True)
+    monkeypatch.setattr(policy, "omp_chunks", False)  # (the NumPy passes' splits on ember's pool: not counted)
     with_omp = _pool_step(x, layout_t, kwargs)
     # the backward's kernel takes any window; the forward's NCHW 3x3 windows are NumPy's per-offset passes
     assert len(omp_requests) == (2 if layout_t or kwargs["kernel_size"] == 2 else 1)

@@ -18,16 +18,34 @@ Available when all of these hold, else the kernels run as before (serial compile
   the serial kernels (``os.register_at_fork``).
 
 The decision is made once per process (the first parallel kernel that would run), and never warns: the fallback
-computes the same bits. How long numba's OpenMP workers spin before they sleep is GNU OpenMP's, set by
-``OMP_WAIT_POLICY`` / ``GOMP_SPINCOUNT`` in the environment before the process starts.
+computes the same bits.
+
+How long numba's OpenMP workers spin after a region before they sleep is GNU OpenMP's ``GOMP_SPINCOUNT``, which
+libgomp reads once, when it loads. Where the program set neither ``GOMP_SPINCOUNT`` nor ``OMP_WAIT_POLICY``,
+ember sets ``GOMP_SPINCOUNT`` to ``policy.omp_spin_count`` while numba's layer loads libgomp and removes it right
+after (``_spin_env``): the process's environment, and so its children's and PyTorch's own OpenMP runtime (its own
+copy of libgomp), are left as they were. The gaps between a step's regions are short (a ResNet-style step's: median
+0.2-0.4 ms, 94-99 % under 1 ms), which 20,000 pauses cover; GNU OpenMP's default (300,000) spins several ms after
+each region and after the step. Where libgomp was loaded already (another library's OpenMP), its spin stays as that
+load set it.
+
+``run_chunks`` runs the chunks of ember's own pool (``_parallel.parallel_for``: the convolutions' bands, samples and
+GEMM blocks, layout copies, stacked products) on the same OpenMP threads under ``policy.omp_chunks``: one region
+whose ``prange`` iterations call back into Python (a ctypes callback takes the GIL for its chunk; the chunk's NumPy
+and compiled calls release it, as on ember's workers). Then a step at two threads has one set of threads, as
+PyTorch's: ember's Python workers are never woken, and no second set competes for the core that numba's workers
+spin on after each region.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import threading
+from collections.abc import Callable, Iterator
 
-from ._jit import load_numba
+from ._jit import kernel, load_numba, prange
 
 _available: bool | None = None  # None: not decided yet
 _policy = None  # ``policy.policy``, once ``region_threads`` first runs
@@ -43,9 +61,25 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_in_child)
 
 
+@contextlib.contextmanager
+def _spin_env(count: int | None) -> Iterator[None]:
+    """``GOMP_SPINCOUNT=count`` in the environment for the block (libgomp loading inside it reads it), removed after;
+    nothing where ``count`` is None or the program set ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` itself."""
+    if count is None or "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ:
+        yield
+        return
+    os.environ["GOMP_SPINCOUNT"] = str(count)
+    try:
+        yield
+    finally:
+        os.environ.pop("GOMP_SPINCOUNT", None)
+
+
 def _choose_layer() -> bool:
-    """Select numba's ``omp`` layer where the program left the choice to numba, start it, and say whether ``omp`` is
-    the layer numba runs."""
+    """Select numba's ``omp`` layer where the program left the choice to numba, start it (libgomp loaded with
+    ``policy.omp_spin_count``: ``_spin_env``), and say whether ``omp`` is the layer numba runs."""
+    from .policy import policy
+
     numba = load_numba()
     if numba is None:
         return False
@@ -53,12 +87,13 @@ def _choose_layer() -> bool:
         from numba.np.ufunc import parallel
         if not parallel._is_initialized:
             layer = str(numba.config.THREADING_LAYER).lower()
-            if layer == "default" and not os.environ.get("NUMBA_THREADING_LAYER"):
-                from numba.np.ufunc import omppool  # noqa: F401 - ImportError where libgomp.so.1 is missing
-                numba.config.THREADING_LAYER = "omp"
-            elif layer not in ("omp", "threadsafe"):
-                return False  # the program's own choice, which is not OpenMP: numba's threads are left unstarted
-            parallel._launch_threads()
+            with _spin_env(policy.omp_spin_count):
+                if layer == "default" and not os.environ.get("NUMBA_THREADING_LAYER"):
+                    from numba.np.ufunc import omppool  # noqa: F401 - ImportError where libgomp.so.1 is missing
+                    numba.config.THREADING_LAYER = "omp"
+                elif layer not in ("omp", "threadsafe"):
+                    return False  # the program's own choice, not OpenMP: numba's threads are left unstarted
+                parallel._launch_threads()
         return numba.threading_layer() == "omp"
     except Exception:  # noqa: BLE001 - a layer that does not load is as absent: ember's own pool runs the kernels
         return False
@@ -101,4 +136,62 @@ def region_threads(rows: int, elements: int) -> int:
     return threads
 
 
-__all__ = ["available", "region_threads", "use_threads"]
+@kernel
+def _chunk_region(callback, count):
+    """``callback(i)`` for each chunk i, one ``prange`` iteration each (numba spreads them over its threads)."""
+    for i in prange(count):
+        callback(i)
+
+
+class _Chunks:
+    """The chunks of one ``run_chunks`` region: the ``ctypes`` callback every iteration calls, made once, reads the
+    region's work from here (one region at a time: ``_parallel.parallel_for`` holds its pool lock around it)."""
+
+    def __init__(self) -> None:
+        self.fn: Callable[[int, int], None] | None = None
+        self.bounds: list[int] = []
+        self.errors: list[BaseException] = []
+        self.callback = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self._run)
+
+    def _run(self, i: int) -> None:
+        # On one of numba's OpenMP threads (or the calling thread), holding the GIL ctypes took for the call. An
+        # exception cannot pass through the compiled region: it is kept and raised by ``run_chunks`` after it.
+        from .. import _parallel
+
+        try:
+            _parallel._run_in_worker(self.fn, self.bounds[i], self.bounds[i + 1])
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller once every chunk has finished
+            self.errors.append(exc)
+
+
+_chunks: _Chunks | None = None
+
+
+def run_chunks(fn: Callable[[int, int], None], bounds: list[int]) -> None:
+    """``fn(bounds[i], bounds[i + 1])`` for every chunk i, as one region on numba's OpenMP threads (one thread per
+    chunk where there are as many), returning when all are done; the first exception a chunk raised is raised here
+    after that. Each chunk runs as on ember's workers (``_parallel._run_in_worker``: floating-point errors quiet, a
+    nested ``parallel_for`` or region inline), and OpenBLAS is held to one thread meanwhile (``openblas.hold``: the
+    chunks' GEMMs are sized to run on one, as on ember's workers; two OpenMP threads calling a threaded OpenBLAS at
+    once stalled). The caller makes sure ``available()`` and holds ``_parallel``'s pool lock."""
+    global _chunks
+    from . import openblas
+
+    if _chunks is None:
+        _chunks = _Chunks()
+    chunks = _chunks
+    count = len(bounds) - 1
+    chunks.fn, chunks.bounds, chunks.errors = fn, bounds, []
+    held = openblas.hold()
+    try:
+        use_threads(count)
+        _chunk_region.parallel(chunks.callback, count)
+    finally:
+        if held:
+            openblas.release()
+        chunks.fn = None
+    if chunks.errors:
+        raise chunks.errors[0]
+
+
+__all__ = ["available", "region_threads", "run_chunks", "use_threads"]

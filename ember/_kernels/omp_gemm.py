@@ -92,7 +92,7 @@ def matmul(a, b):
     thread), with NumPy's one-thread bits; None where it does not apply (blocks of fewer than ``_ROW_UNIT`` rows or
     ``_SMALL_MNK`` multiply-adds, one ember thread, one column (NumPy's GEMV), another dtype (float64: above),
     operands whose rows and columns are both strided, no OpenBLAS GEMM found, numba's ``omp`` layer unavailable or a
-    forked child): the caller computes the product then."""
+    forked child, inside a chunk of ember's pool): the caller computes the product then."""
     global _sgemm
     from .. import _parallel  # (imported by now: ``ember`` loads it before any product runs)
 
@@ -100,8 +100,8 @@ def matmul(a, b):
     n = b.shape[1]
     least = -(-(_SMALL_MNK + 1) // max(1, k * n))  # the fewest rows a block may have
     threads = min(_parallel.get_num_threads(), m // (-(-least // _ROW_UNIT) * _ROW_UNIT))
-    if threads < 2 or a.dtype != xp.float32 or b.dtype != xp.float32 or n < 2:
-        return None
+    if threads < 2 or a.dtype != xp.float32 or b.dtype != xp.float32 or n < 2 or _parallel.in_worker():
+        return None  # (inside a chunk of ember's pool or of ``_omp.run_chunks``: no region nested in a region)
     if not policy.use_compiled() or not _omp.available():
         return None
     if _sgemm is None:

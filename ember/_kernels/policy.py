@@ -64,7 +64,8 @@ class KernelPolicy:
     # 156-177 ms and 0.5-0.9 s with ember's pool (GNU OpenMP's workers spin after each region, on the core ember's
     # own workers and OpenBLAS's need; PyTorch's OpenMP slowed the same way there: torch.exp at two threads 21 ms
     # against 0.12 at one). Idle (2026-12-06, both switches): the GPT-style step a fifth shorter, LLaMA-style a tenth,
-    # the ResNet-style, WGAN-GP and per-sample rows 40-60 % longer (its workers spin on the convolutions' core).
+    # the ResNet-style, WGAN-GP and per-sample rows 40-60 % longer (its workers spin on the convolutions' core: since
+    # then the convolutions' chunks run on the same threads, ``omp_chunks``, and the spin is ``omp_spin_count``).
     # With it on, the row kernels (LayerNorm, softmax, GELU, Adam, ...) run as regions from ``omp_min_elements``;
     # with ``omp_gemm`` too, the GPT-style and LLaMA-style steps at two threads took 33.5 / 90.0 ms of wall clock
     # against 61.3 / 186.7 off, in one process alternating (load 18, ``nice -15``), GPT inference at batch 1 3.25
@@ -78,6 +79,24 @@ class KernelPolicy:
     # loaded with them (docs/benchmarks.md, 2026-12-06, "one set of threads", "row kernels on OpenMP's spinning
     # threads").
     omp_gemm: bool = field(default_factory=_omp_gemm_from_env)
+    # With ``omp``, the chunks ember's own pool would run (``_parallel.parallel_for``: the convolutions' bands,
+    # samples and GEMM blocks, their layout copies and col2im, stacked products) run as one region on numba's OpenMP
+    # threads (``_omp.run_chunks``, each chunk a callback into Python, OpenBLAS held to one thread), so that a step
+    # at two threads wakes one set of threads only: ember's Python workers are never woken, and none competes with
+    # the OpenMP workers' spin after each region for the second core (idle, that spin made the convolution rows
+    # 40-60 % longer with ``omp`` on: docs/benchmarks.md, 2026-12-06, "one set of threads under omp"). The same
+    # chunks, so the same bits. Without ``omp`` nothing changes; False: ember's pool under ``omp`` too (the A/B).
+    omp_chunks: bool = True
+    # How long numba's OpenMP workers spin after a region before they sleep (GNU OpenMP's ``GOMP_SPINCOUNT``, in
+    # pauses), set while ember starts numba's OpenMP layer and only where the program set neither ``GOMP_SPINCOUNT``
+    # nor ``OMP_WAIT_POLICY`` (``_omp._spin_env``; read once, when libgomp loads: changing it later changes
+    # nothing). The gaps between a convolution step's regions under ``omp`` with ``omp_chunks`` (loaded machine):
+    # median 0.2-0.4 ms, 94-99 % under 1 ms; 20,000 pauses spin about that long here, GNU OpenMP's default (300,000)
+    # a few ms and on after the step. ResNet-style step at two threads, alternating in one process (load 16-17,
+    # raised), ms of CPU a step, calling thread / OpenMP worker: 72.8-83.9 / 68.5-79.0 at 20,000, 113.7-117.5 /
+    # 104.2-104.4 at the default; wall clock within the load's noise (docs/benchmarks.md, 2026-12-06, "one set of
+    # threads under omp"). None: GNU OpenMP's default.
+    omp_spin_count: int | None = 20000
     # With ``omp``, the row kernels (LayerNorm / RMSNorm forward and backward, softmax / log_softmax, softmax's and
     # attention's gradient, GELU / SiLU, the embedding's gather, the optimizers' updates) run as one ``prange``
     # region over their rows on numba's OpenMP threads from this many elements (``_omp.region_threads``), instead
