@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import platform
 
-import numpy
+# (through ember's array module, which tunes OpenBLAS's threads before NumPy loads it: a plain ``import numpy`` here,
+# the first module ``ember/__init__`` imports, would load it untuned)
+from ._backend import xp
 
 
 def show() -> str:
@@ -16,9 +18,9 @@ def show() -> str:
     from . import _parallel, version
 
     lines = ["ember built with:", f"  - ember {version.EMBER_VERSION} (PyTorch API {version.__version__})",
-             f"  - Python {platform.python_version()}", f"  - NumPy {numpy.__version__}"]
+             f"  - Python {platform.python_version()}", f"  - NumPy {xp.__version__}"]
     try:
-        dependencies = numpy.show_config(mode="dicts").get("Build Dependencies", {})
+        dependencies = xp.show_config(mode="dicts").get("Build Dependencies", {})
     except TypeError:  # (NumPy before 1.26 prints its configuration and has no dicts mode)
         dependencies = {}
     for library in ("blas", "lapack"):
