@@ -102,6 +102,10 @@ _BRANCH_POINTS = "tests/test_branch_points.py"
 # batch_norm): PyTorch's error type and message for each target, mode and parameter given
 _RANK_ERRORS = "tests/test_class_loss_and_norm_rank_errors.py"
 
+# the losses' own elementwise nodes (binary_cross_entropy's slope under create_graph, a probability loss's mean) take
+# forward-mode AD's diagonal path, their tangents PyTorch's
+_LOSS_DECLARED_PATHS = "tests/test_forward_ad.py::test_the_losses_elementwise_nodes_take_their_declared_path"
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
@@ -253,7 +257,9 @@ TARGETS = {
                                  "tests/test_scalar_argument_errors.py::test_message_as_pytorchs",
                                  # (grad_fn._saved_<name> against PyTorch's, and each _raw_saved_<name> reading the same
                                  # entry: the saved_tensor positions of Pow's nodes)
-                                 "tests/test_grad_fn_saved_attributes.py"],
+                                 "tests/test_grad_fn_saved_attributes.py",
+                                 # (x ** e's gradient at the pow kernel's special points, e - 1 = -0.5 or not: _power)
+                                 "tests/test_pow_number_exponent_gradients.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
@@ -330,7 +336,7 @@ TARGETS = {
                               # (a weight or pos_weight that is no tensor: PyTorch's TypeError, its position)
                               "tests/test_loss_weight_arguments.py",
                               # (binary_cross_entropy's derivative at its 1e-12 clamp, in float32 and float64)
-                              "tests/test_norm_dtypes_and_loss_epsilon.py"],
+                              "tests/test_norm_dtypes_and_loss_epsilon.py", _LOSS_DECLARED_PATHS],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                                         _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
                                         # (a 0-d input against each kind of target, and probabilities with an
@@ -344,7 +350,7 @@ TARGETS = {
                                         # (a weight that is no tensor: PyTorch's TypeError, its position)
                                         "tests/test_loss_weight_arguments.py",
                                         # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
-                                        _RANK_ERRORS],
+                                        _RANK_ERRORS, _LOSS_DECLARED_PATHS],
     # (first, as it takes seconds: batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
     "ember/nn/_ops/norm.py": [_RANK_ERRORS, _DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,

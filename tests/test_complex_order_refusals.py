@@ -85,3 +85,26 @@ def test_the_same_calls_on_real_and_bool_tensors_as_pytorch(call, dtype):
     """Beside the refusals, each call on a real, integer or bool tensor: PyTorch's value or error (floor, ceil and
     trunc of bool kept the bools; PyTorch's kernels have no bool version)."""
     assert_same_outcome(lambda m: REAL[call](m, m.tensor([[1.5, -2.0], [3.0, 0.0]]).to(getattr(m, dtype))))
+
+
+IN_PLACE_COMPARISONS = {
+    "complex lt_ number": lambda m: _complex(m).lt_(1),
+    "complex le_ real tensor": lambda m: _complex(m).le_(m.ones(2)),
+    "complex128 gt_ complex": lambda m: _complex(m, "complex128").gt_(1j),
+    "real ge_ complex number": lambda m: m.ones(2, 2).ge_(1j),
+    "real lt_ complex tensor": lambda m: m.ones(2, 2).lt_(_complex(m)),
+    "float64 gt_ complex number": lambda m: m.ones(2, dtype=m.float64).gt_(2 + 1j),
+    "complex requiring grad le_": lambda m: (_complex(m).requires_grad_() * 1).le_(1),
+}
+
+
+@pytest.mark.parametrize("call", list(IN_PLACE_COMPARISONS))
+def test_in_place_ordering_comparisons_refuse_complex_as_pytorch(call):
+    """lt_, le_, gt_, ge_ with a complex tensor or number on either side: PyTorch's NotImplementedError naming the
+    promoted dtype, as the out-of-place comparison (NumPy would compare lexicographically)."""
+    assert_same_error(IN_PLACE_COMPARISONS[call])
+
+
+@pytest.mark.parametrize("name", ["eq_", "ne_"])
+def test_in_place_equality_of_complex_tensors_as_pytorch(name):
+    assert_same_outcome(lambda m: getattr(_complex(m), name)(m.tensor([1 + 2j, 1j])))

@@ -405,3 +405,46 @@ def test_tangents_pass_through_bfloat16_casts_as_pytorch(name):
     assert results[0][0] == results[1][0]
     for e, t in zip(results[1][1:], results[0][1:]):
         np.testing.assert_allclose(e, t, rtol=1e-2)
+
+
+LOSS_DECLARED_PATHS = {
+    # binary_cross_entropy's derivative recorded under create_graph (its slope, _BceSlope), forward over reverse, in
+    # x and in the target
+    "bce_slope": (lambda m, x, t, w: m.autograd.grad(_f(m).binary_cross_entropy(x, t, reduction="none"), (x, t), w,
+                                                     create_graph=True),
+                  [np.array([[0.2, 0.7, 0.5], [0.9, 0.1, 0.35]]), np.array([[0.0, 1.0, 0.3], [0.6, 0.05, 1.0]]),
+                   np.array([[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]])]),
+    # the mean of a cross entropy of class probabilities (a division by the row count: _OverNumber)
+    "probability_mean": (lambda m, a, p: _f(m).cross_entropy(a, p) + _f(m).cross_entropy(a, p, label_smoothing=0.2),
+                         [np.array([[0.3, -1.2, 2.0], [0.5, 0.1, -0.4]]), np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])]),
+}
+
+
+def test_the_losses_elementwise_nodes_take_their_declared_path(monkeypatch):
+    """The losses' own elementwise nodes (binary_cross_entropy's slope recorded under create_graph, a probability
+    loss's division by its row count) declare ``diagonal_jacobian`` and take forward-mode AD's diagonal path, one
+    backward of the node, never the recorded (transposed) one; their tangents are PyTorch's. The list is every such
+    class of the loss modules."""
+    from ember.autograd import forward_ad
+    from ember.nn._ops import classification, loss
+
+    diagonal, transposed, seen, refused = forward_ad._diagonal, forward_ad._transposed, set(), set()
+
+    def spy(node, *args):
+        seen.add(type(node))
+        return diagonal(node, *args)
+
+    def spy_transposed(node, *args):  # (the losses' own nodes, BinaryCrossEntropyBackward0 ..., take this one)
+        refused.add(type(node))
+        return transposed(node, *args)
+
+    monkeypatch.setattr(forward_ad, "_diagonal", spy)
+    monkeypatch.setattr(forward_ad, "_transposed", spy_transposed)
+    for fn, arrays in LOSS_DECLARED_PATHS.values():
+        check_forward(fn, None, arrays=arrays, requires_grad=True)
+    elementwise = {loss._BceSlope, classification._OverNumber}
+    assert elementwise <= seen and not elementwise & refused, (elementwise - seen, elementwise & refused)
+    declared = {cls for module in (loss, classification) for cls in vars(module).values()
+                if isinstance(cls, type) and issubclass(cls, ember.autograd.graph.Node)
+                and cls.__module__ == module.__name__ and cls.diagonal_jacobian}
+    assert declared == elementwise

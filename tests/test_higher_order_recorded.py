@@ -60,6 +60,15 @@ FORMS = {
     "ravel": (lambda a: np.ravel(a), lambda t: t.reshape(-1)),
     "max, all": (lambda a: np.max(a), lambda t: t.amax()),
     "min, axis 0, keepdims": (lambda a: np.min(a, axis=0, keepdims=True), lambda t: t.amin(0, keepdim=True)),
+    # over no axes (NumPy's axis=(): each element its own result, where PyTorch's dim=() reduces over every dim)
+    "sum method, no axes": (lambda a: a.sum(axis=()), lambda t: t.clone()),
+    "sum, no axes, keepdims": (lambda a: np.sum(a, axis=(), keepdims=True), lambda t: t.clone()),
+    "mean method, no axes": (lambda a: a.mean(axis=()), lambda t: t.clone()),
+    "mean, no axes, keepdims": (lambda a: np.mean(a, axis=(), keepdims=True), lambda t: t.clone()),
+    "max method, no axes": (lambda a: a.max(axis=()), lambda t: t.clone()),
+    "min, no axes, keepdims": (lambda a: np.min(a, axis=(), keepdims=True), lambda t: t.clone()),
+    "amax, no axes": (lambda a: np.amax(a, axis=()), lambda t: t.clone()),
+    "var, no axes": (lambda a: np.var(a, axis=()), lambda t: (t - t) ** 2),
 }
 
 

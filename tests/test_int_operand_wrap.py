@@ -31,8 +31,10 @@ def _same(fn):
         return
     got = fn(ember)
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    if want.is_floating_point():  # (atan2, xlogy: the last bit is NumPy's)
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    if want.is_floating_point() or want.is_complex():  # (atan2, xlogy: the last bit is NumPy's)
+        wide = "complex128" if want.is_complex() else "float64"  # (bfloat16 has no NumPy dtype in PyTorch)
+        np.testing.assert_allclose(got.to(getattr(ember, wide)).numpy(), want.to(getattr(torch, wide)).numpy(),
+                                   rtol=1e-6)
     else:
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
@@ -131,3 +133,32 @@ def test_a_tensor_bound_is_compared_in_the_result_dtype():
     _same(lambda m: m.clamp(_x(m, "int8"), min=m.tensor(300)))
     _same(lambda m: m.clamp(_x(m, "int8"), max=m.tensor([300, 2, 3, 4, 5])))
     _same(lambda m: _x(m, "uint8").clamp(m.tensor(-1), None))
+
+
+FLOATING = ["float32", "float64", "float16", "bfloat16", "complex64"]
+# ints a floating tensor takes as they are (PyTorch reads each as an int64, or a uint64 from 2**63 on), and the first
+# ones past that range (its OverflowError)
+FLOATING_VALUES = [-1, -300, 7, -(2**63), 2**63, 2**64 - 1, 2**64, -(2**63) - 1]
+
+
+def _floating(m, dtype):
+    return m.tensor([-7.0, 0.0, 1.5, 5.0], dtype=getattr(m, dtype))
+
+
+@pytest.mark.parametrize("value", FLOATING_VALUES)
+@pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_", "lt_", "eq_", "ge_"])
+@pytest.mark.parametrize("dtype", FLOATING)
+def test_an_int_operand_beside_a_floating_tensor_keeps_its_value_in_place(dtype, name, value):
+    """In place, a Python int beside a floating or complex tensor is the number itself (no wrapping into a width), or
+    PyTorch's error past int64/uint64."""
+    _same(lambda m: getattr(_floating(m, dtype), name)(value))
+
+
+@pytest.mark.parametrize("value", [-1, -300, 7, -(2**63), 2**63 - 1])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "lt", "eq"])
+@pytest.mark.parametrize("dtype", FLOATING)
+def test_a_numpy_int_beside_a_floating_tensor_keeps_its_value(dtype, op, value):
+    """A NumPy int64 number beside a floating or complex tensor, on either side: the number itself."""
+    _same(lambda m: OPERATORS[op](_floating(m, dtype), np.int64(value)))
+    if op in ("add", "sub", "mul"):
+        _same(lambda m: OPERATORS[op](np.int64(value), _floating(m, dtype)))

@@ -291,12 +291,14 @@ class RecordedArray:
     # ------------------------------------------------------------ array methods
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         t = self.t if dtype is None else self.t.to(_np_dtype_to_ember(dtype))
-        if axis is None or axis == ():
+        if axis is None or _no_axes(axis):
             r = t.sum() if axis is None else t
             return RecordedArray(r.reshape((1,) * self.ndim) if keepdims and axis is None else r)
         return RecordedArray(t.sum(dim=_dims(axis), keepdim=keepdims))
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        if _no_axes(axis):
+            return RecordedArray(self.t)
         if axis is None:
             r = self.t.mean()
             return RecordedArray(r.reshape((1,) * self.ndim) if keepdims else r)
@@ -374,7 +376,15 @@ class RecordedArray:
         return _binary("matmul", self, other)
 
 
+def _no_axes(axis) -> bool:
+    """Whether ``axis`` is NumPy's empty sequence of axes: a reduction over none, each element its own result, where
+    PyTorch's (and ember's) ``dim=()`` reduces over every dim."""
+    return axis is not None and xp.size(axis) == 0
+
+
 def _extreme(a: RecordedArray, name: str, axis, keepdims: bool) -> RecordedArray:
+    if _no_axes(axis):
+        return RecordedArray(a.t)
     fn = getattr(_E(), name)
     if axis is None:
         r = fn(a.t.reshape(-1), dim=0)
@@ -583,6 +593,9 @@ def _flip(a, axis=None):
 
 
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    if _no_axes(axis):  # (each element its own mean: zeros over 1 - ddof, NaN from ddof 1 on, as NumPy's)
+        t = _tensor(a)
+        return _wrap((t - t) ** 2 / (1 - ddof))
     return _wrap(_E().var(_tensor(a), dim=_dims(axis), correction=ddof, keepdim=keepdims))
 
 

@@ -480,7 +480,7 @@ class Pow(Node):
         if a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
             out = a ** half_scalar(b, a.dtype)
         else:
-            out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else a**b
+            out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else _power(a, b)
         if out.dtype.kind == "c":
             out = _complex_zero_base(a, b, out)
         # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as

@@ -355,9 +355,13 @@ def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     if isinstance(o, xp.ndarray) and xp.broadcast_shapes(o.shape, x._data.shape) != x._data.shape:
         raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
                            f"{list(xp.broadcast_shapes(o.shape, x._data.shape))}")
+    if name[0] in "lg" and (x._data.dtype.kind == "c" or isinstance(o, complex)
+                            or o.__class__ is xp.ndarray and o.dtype.kind == "c"):
+        op(x, other)  # (lt_, le_, gt_, ge_: complex numbers have no order, the out-of-place comparison's error)
     if o.__class__ is int:  # (int8's lt_(300) compares with 44, as the out-of-place comparison)
         o = ew.operand_int(o, x._data.dtype)
-    ufunc(x._data, o, out=x._data, casting="unsafe")
+    with quiet():  # (float16's lt_(2**63): the int past its range compares as inf, silently, as PyTorch)
+        ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
     return x
 
