@@ -163,6 +163,7 @@ class Node:
         "needs_input_grad",
         "seq",
         "_saved_versions",
+        "output_meta",
         "__dict__",
         "__weakref__",
     )
@@ -394,6 +395,7 @@ class Node:
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:
+            node.output_meta = ((result._data.shape, result._data.dtype),)
             if result._data is not out and node.saved:
                 # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
                 # must be that array, for create_graph to read it as the output (recorded.py)
@@ -433,6 +435,7 @@ class Node:
         self.seq = _next_seq()
         self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
         self.input_shapes = shapes
+        self.output_meta = _output_meta(outputs)
         saved = self.saved
         # an entry with no reader at all (a one-operand einsum's operand) is unread even when every gradient is
         if saved and self.saved_for is not None and (False in needs or () in self.saved_for):
@@ -489,6 +492,13 @@ class Node:
             from .anomaly import record_creation
 
             record_creation(self)
+
+    def output_metadata(self, output_nr: int) -> tuple | None:
+        """The (shape, dtype) of this node's output ``output_nr`` when it was made (PyTorch's input metadata of
+        a node, which ``autograd.grad`` reads to make a scalar output's gradient from its ``GradientEdge``), or
+        None where it was not recorded. Kept without the output itself, which may be gone by then."""
+        meta = getattr(self, "output_meta", None)
+        return meta[output_nr] if meta is not None and output_nr < len(meta) else None
 
     def _saved_unrounded(self, wide, result: Tensor) -> None:
         """A half-precision op computed in float32 (lowp.py) that saved its float32 result ``wide`` before it was
@@ -748,6 +758,17 @@ def hooks_may_keep(var: Tensor) -> bool:
     return hooks is not None and any(not getattr(hook, "reads_only", False) for hook in hooks)
 
 
+def _output_meta(outputs) -> tuple:
+    """(shape, dtype) of each output by its output number (None for a number no output took): a tensor, or a
+    list of them."""
+    if isinstance(outputs, Tensor):
+        return ((outputs._data.shape, outputs._data.dtype),)
+    meta = [None] * (max((t._output_nr for t in outputs), default=-1) + 1)
+    for t in outputs:
+        meta[t._output_nr] = (t._data.shape, t._data.dtype)
+    return tuple(meta)
+
+
 class MultiOutputNode(Node):
     """A node with several outputs: ``forward`` returns a tuple of arrays (None for an output not produced),
     ``backward(*grads)`` gets one gradient per output (None for an output that received none)."""
@@ -913,6 +934,7 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
         return result
     result._grad_fn = node
     result._requires_grad = True
+    node.output_meta = ((shape, out.dtype),)
     if ra and rb:
         needs = node.needs_input_grad = _BOTH_NEED
         shapes = [shape, shape]
@@ -1003,6 +1025,7 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
         return result
     result._grad_fn = node
     result._requires_grad = True
+    node.output_meta = ((out.shape, out.dtype),)
     node.needs_input_grad = needs = (True,)
     saved = node.saved
     if saved and (saved.__class__ is not tuple or len(saved) != 1 or saved[0] is not out or cls.saved_for is not None
