@@ -257,7 +257,7 @@ class Function:
 
         ctx_style = cls.setup_context is Function.setup_context
         if ctx_style and transforms_active():
-            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+            raise NoVmapSupport("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
                                "jacrev, ...), it must override the setup_context staticmethod. For more details, "
                                "please see https://pytorch.org/docs/main/notes/extending.func.html")
         level = _batched.top_level(args, kwargs)
@@ -373,9 +373,10 @@ class Function:
 
 
 class NoVmapSupport(RuntimeError):
-    """PyTorch's error for vmap over a ``Function`` with neither a ``vmap`` staticmethod nor ``generate_vmap_rule``
-    (a RuntimeError, as PyTorch's); ``autograd.functional``'s forward-mode Jacobian, whose batching PyTorch runs
-    through its legacy vmap that takes every Function, computes the columns one at a time instead."""
+    """PyTorch's error for vmap over a ``Function`` with neither a ``vmap`` staticmethod nor ``generate_vmap_rule``,
+    or for any function transform over one without ``setup_context`` (a RuntimeError, as PyTorch's);
+    ``autograd.functional``'s forward-mode Jacobian, whose batching PyTorch runs through its legacy vmap that takes
+    every Function, computes the columns one at a time instead."""
 
 
 class _DelayedError(Function):

@@ -259,10 +259,13 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool, rec
         return list(outputs), is_outputs_tuple, None
 
     with set_grad_enabled(True if differentiable else is_grad_enabled()):
-        batched = forward_columns(call, inputs, "error", differentiable=False) \
+        # (differentiable where grad is enabled: columns that depend on a tensor ``func`` captures, which requires
+        # grad, keep that history, as PyTorch's tangents do)
+        batched = forward_columns(call, inputs, "error", differentiable=grad_mode) \
             if forward_mode_applies(inputs) and not differentiable else None
         if batched is not None:
             columns, is_outputs_tuple = batched.tangents, batched.out_spec
+            differentiable = any(col.requires_grad for col in columns)
         elif unbatched_function:
             columns, is_outputs_tuple = _forward_columns_one_by_one(func, inputs)
         else:
