@@ -210,6 +210,10 @@ class Node:
     # applies forward itself to one tangent at a time.
     multilinear = False
     bias_input: int | None = None
+    # Positions of inputs the op's result does not depend on (a derivative identically zero, as copysign's sign
+    # source): backward gives them zeros, as PyTorch's, and forward-mode AD takes no tangent from them, so a result
+    # whose only tangent came from one has none, as PyTorch's forward formula leaves it undefined.
+    tangent_free_inputs: tuple[int, ...] = ()
     # True for an op linear in its floating inputs jointly (sums, concatenation, gathers, average pooling):
     # forward-mode AD applies forward to the tangents (zeros for an input without one).
     linear = False
