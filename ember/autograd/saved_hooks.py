@@ -12,6 +12,7 @@ As in PyTorch, they belong to the thread that entered them.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -44,12 +45,36 @@ class _Packed:
         self.value, self.unpack = value, unpack
 
 
-def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type) -> tuple:
+def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type, order: tuple[int, ...] = ()) -> tuple:
     """``saved`` with every array replaced by its packed form (not the stand-ins, of type ``unread``, for
-    entries that no computed gradient reads: PyTorch does not save those)."""
+    entries that no computed gradient reads: PyTorch does not save those). The pack hook sees the entries at
+    the positions in ``order`` first (``pack_order``), then the others in ``saved``'s order."""
     pack, unpack = hooks
-    return tuple(_Packed(pack(Tensor._make(a)), unpack) if isinstance(a, xp.ndarray) and type(a) is not unread
-                 else a for a in saved)
+    packed = list(saved)
+    for k in (*order, *(k for k in range(len(saved)) if k not in order)):
+        a = saved[k]
+        if isinstance(a, xp.ndarray) and type(a) is not unread:
+            packed[k] = _Packed(pack(Tensor._make(a)), unpack)
+    return tuple(packed)
+
+
+_PACK_ORDERS: dict[type, tuple[int, ...]] = {}
+
+
+def pack_order(cls: type) -> tuple[int, ...]:
+    """The positions in ``saved`` of a node class's declared saved tensors (its ``_saved_<name>`` descriptors,
+    ``saved_attributes.saved_tensor``) in the order of their names, the order in which PyTorch's generated nodes
+    save their variables, so that its pack hooks see them: ``mm``'s ``mat2`` before ``self``, ``clamp``'s ``max``,
+    ``min``, ``self``. Worked out once per class."""
+    order = _PACK_ORDERS.get(cls)
+    if order is None:
+        positions = []
+        for name in sorted(n for n in dir(cls) if n.startswith("_saved_")):
+            position = getattr(inspect.getattr_static(cls, name), "position", None)
+            if type(position) is int and position not in positions:
+                positions.append(position)
+        order = _PACK_ORDERS[cls] = tuple(positions)
+    return order
 
 
 def unpack_saved(saved: tuple) -> tuple:
