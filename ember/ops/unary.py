@@ -356,7 +356,8 @@ def _saved_of_clamp(*names: str) -> dict:
     (``self``, ``min``, ``max``: positions 0, 1, 2 of its ``saved``): clamp_min's and clamp_max's save one bound."""
     attributes = {}
     for name in names:
-        attributes[f"_saved_{name}"], attributes[f"_raw_saved_{name}"] = saved_tensor(("self", "min", "max").index(name))
+        position = ("self", "min", "max").index(name)
+        attributes[f"_saved_{name}"], attributes[f"_raw_saved_{name}"] = saved_tensor(position)
     return attributes
 
 
