@@ -399,7 +399,6 @@ class Node:
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:
-            node.output_meta = ((result._data.shape, result._data.dtype),)
             if result._data is not out and node.saved:
                 # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
                 # must be that array, for create_graph to read it as the output (recorded.py)
@@ -412,6 +411,7 @@ class Node:
                 node.seq = _next_seq()
                 node.next_edges = edges
                 node.input_shapes = shapes
+                node.output_meta = ((result._data.shape, result._data.dtype),)
                 node._saved_versions = ()
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
@@ -439,7 +439,8 @@ class Node:
         self.seq = _next_seq()
         self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
         self.input_shapes = shapes
-        self.output_meta = _output_meta(outputs)
+        self.output_meta = ((outputs._data.shape, outputs._data.dtype),) if outputs.__class__ is Tensor \
+            else _output_meta(outputs)
         saved = self.saved
         # an entry with no reader at all (a one-operand einsum's operand) is unread even when every gradient is
         if saved and self.saved_for is not None and (False in needs or () in self.saved_for):
