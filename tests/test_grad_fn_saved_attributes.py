@@ -93,6 +93,9 @@ CASES = {
     "clamp_tensor_max_constant": lambda lib, t: lib.clamp(t["x"] * 2, max=t["w"].detach()),
     "clamp_min_tensor": lambda lib, t: t["x"].clamp_min(t["w"]),
     "clamp_max_tensor": lambda lib, t: t["x"].clamp_max(t["w"] * 2),
+    "prelu": lambda lib, t: lib.nn.functional.prelu(t["m"], t["w"]),
+    "prelu_one_slope": lambda lib, t: lib.nn.functional.prelu(t["m"].unsqueeze(2), t["b"][:1]),
+    "prelu_1d": lambda lib, t: lib.nn.functional.prelu(t["x"], t["w"][:1]),
 }
 
 
