@@ -209,6 +209,9 @@ PACKING_CASES = {
     "div": lambda lib, t: t["x"] / t["w"],
     "clamp_tensors": lambda lib, t: t["x"].clamp(t["w"] - 1, t["w"] + 1),
     "clamp_min_tensor": lambda lib, t: t["x"].clamp_min(t["w"] * 3),
+    "linear": lambda lib, t: lib.nn.functional.linear(t["m"][:2] * 2, t["m"], t["b"]),
+    "linear_no_bias": lambda lib, t: lib.nn.functional.linear(t["m"] * 2, t["m"]),
+    "linear_module": lambda lib, t: lib.nn.Linear(3, 2)(t["m"]),
 }
 
 
@@ -218,8 +221,10 @@ def _packed(lib, case):
     hook observes."""
     t = _inputs(lib)
     seen = []
+    lib.manual_seed(0)  # (a module's parameters)
     with lib.autograd.graph.saved_tensors_hooks(
-            lambda a: seen.append((tuple(a.shape), a.detach().double().numpy().round(5).tolist())) or a, lambda a: a):
+            lambda a: seen.append((tuple(a.shape), a.detach().double().numpy().round(5).tolist())) or a.clone(),
+            lambda a: a):
         out = PACKING_CASES[case](lib, t)
     grads = lib.autograd.grad(out.sum(), [t["x"], t["w"], t["m"]], allow_unused=True)
     return seen, [None if g is None else g.double().numpy().round(5).tolist() for g in grads]

@@ -522,7 +522,8 @@ class Node:
         hooks = saved_hooks.active()
         if hooks is None:
             return
-        self.saved = saved_hooks.pack_saved(self.saved, hooks, Unread, saved_hooks.pack_order(type(self)))
+        self.saved = saved_hooks.pack_saved(self.saved, hooks, Unread, saved_hooks.pack_order(type(self)),
+                                            self.saved_transposed)
         self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape), source)
                                      for c, v, a, source in self._saved_versions)
         self._packed = True

@@ -39,22 +39,29 @@ def active():
 class _Packed:
     """What a node keeps for one saved array while hooks are active: the pack hook's result and its unpacker."""
 
-    __slots__ = ("value", "unpack")
+    __slots__ = ("value", "unpack", "transposed")
 
-    def __init__(self, value: Any, unpack: Callable) -> None:
-        self.value, self.unpack = value, unpack
+    def __init__(self, value: Any, unpack: Callable, transposed: bool = False) -> None:
+        # transposed: what was packed is the array's transpose, as PyTorch's node saves it (``weight.t()``)
+        self.value, self.unpack, self.transposed = value, unpack, transposed
 
 
-def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type, order: tuple[int, ...] = ()) -> tuple:
+def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type, order: tuple[int, ...] = (),
+               transposed: tuple[int, ...] = ()) -> tuple:
     """``saved`` with every array replaced by its packed form (not the stand-ins, of type ``unread``, for
     entries that no computed gradient reads: PyTorch does not save those). The pack hook sees the entries at
-    the positions in ``order`` first (``pack_order``), then the others in ``saved``'s order."""
+    the positions in ``order`` first (``pack_order``), then the others in ``saved``'s order; an entry at a
+    position in ``transposed`` as its transpose (a view), as PyTorch's node saves ``weight.t()`` (``Linear``),
+    transposed back when unpacked."""
     pack, unpack = hooks
     packed = list(saved)
     for k in (*order, *(k for k in range(len(saved)) if k not in order)):
         a = saved[k]
         if isinstance(a, xp.ndarray) and type(a) is not unread:
-            packed[k] = _Packed(pack(Tensor._make(a)), unpack)
+            if k in transposed:
+                packed[k] = _Packed(pack(Tensor._make(a.T)), unpack, True)
+            else:
+                packed[k] = _Packed(pack(Tensor._make(a)), unpack)
     return tuple(packed)
 
 
@@ -85,7 +92,7 @@ def unpack_saved(saved: tuple) -> tuple:
             t = item.unpack(item.value)
             if not isinstance(t, Tensor):
                 raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got {type(t).__name__}")
-            item = t._data
+            item = t._data.T if item.transposed else t._data
         out.append(item)
     return tuple(out)
 
