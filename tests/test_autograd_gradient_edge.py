@@ -122,3 +122,29 @@ def _edge_outputs(lib):
 
 def test_gradient_edge_among_outputs_as_torch():
     assert _edge_outputs(ember) == _edge_outputs(torch)
+
+
+def _scalar_output_edges(lib):
+    """``autograd.grad`` from the edge of a one-element result (the tensor itself gone) with no ``grad_outputs``:
+    ones of the output's shape and dtype, as PyTorch's; the shape check and the complex error read that output."""
+    gge = lib.autograd.graph.get_gradient_edge
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    xd = x.double()
+    makers = [lambda: (x * 2).sum(), lambda: (x * 2)[:1], lambda: x.max(),
+              lambda: (xd * xd).sum().reshape(1, 1), lambda: lib.stack([x, x]).sum(0)[1:2],
+              lambda: lib.linalg.eigh(lib.eye(2) * x[0])[0][1]]
+    grads = []
+    for make in makers:
+        edge = gge(make())
+        grads.append(lib.autograd.grad(edge, x)[0].tolist())
+    errors = []
+    for edge, given in [(gge((x * 2).sum()), lib.ones(2)), (gge(x * 2), None),
+                        (gge((lib.tensor([1j], requires_grad=True) * 2).sum()), None)]:
+        with pytest.raises(RuntimeError) as err:
+            lib.autograd.grad(edge, x, grad_outputs=given, allow_unused=True)
+        errors.append(str(err.value).replace("torch.", "").replace("ember.", "").split(":")[0])
+    return grads, errors
+
+
+def test_scalar_output_edge_needs_no_grad_outputs_as_torch():
+    assert _scalar_output_edges(ember) == _scalar_output_edges(torch)

@@ -448,3 +448,26 @@ def test_the_losses_elementwise_nodes_take_their_declared_path(monkeypatch):
                 if isinstance(cls, type) and issubclass(cls, ember.autograd.graph.Node)
                 and cls.__module__ == module.__name__ and cls.diagonal_jacobian}
     assert declared == elementwise
+
+
+def _copysign_tangents(lib):
+    """copysign's tangent comes from its input's alone: only the sign source carrying one leaves the result without
+    a tangent (PyTorch's forward formula reads self's tangent only); torch.func's jvp and jacfwd see zeros."""
+    fw = lib.autograd.forward_ad
+    a = lib.tensor([1.0, -2.0, 0.0, 3.0])
+    b = lib.tensor([-1.0, 2.0, -0.0, -3.0])
+    ta = lib.tensor([0.5, 1.0, 2.0, -1.0])
+    tb = lib.ones(4)
+    seen = []
+    with fw.dual_level():
+        for x, y in [(fw.make_dual(a, ta), b), (a, fw.make_dual(b, tb)), (fw.make_dual(a, ta), fw.make_dual(b, tb))]:
+            for out in (lib.copysign(x, y), x.copysign(y)):
+                tangent = fw.unpack_dual(out).tangent
+                seen.append(None if tangent is None else tangent.tolist())
+    seen.append(lib.func.jvp(lambda y: lib.copysign(a, y), (b,), (tb,))[1].tolist())
+    seen.append(lib.func.jacfwd(lambda y: lib.copysign(a, y))(b).tolist())
+    return seen
+
+
+def test_copysign_sign_source_gives_no_tangent_as_torch():
+    assert _copysign_tangents(ember) == _copysign_tangents(torch)

@@ -76,3 +76,28 @@ CASES = [_case(c, f, cg, xg, vg, gm) for c in CALLS for f in FUNCS
 def test_functional_results_history_as_pytorch(call, func, create_graph, x_grad, v_grad, grad_mode):
     got, want = (_run(m, call, func, create_graph, x_grad, v_grad, grad_mode) for m in (ember, torch))
     assert got == want
+
+
+def _captured_weight_columns(lib, grad_mode):
+    """``jacobian(..., strategy="forward-mode", vectorize=True)`` of functions that capture a weight requiring grad:
+    PyTorch's blocks are the tangents as computed, so with grad enabled they keep their history back to the weight
+    (whose gradient through them is checked); under no_grad, and for a block that does not depend on the weight,
+    none."""
+    w = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], requires_grad=True)
+    x = lib.tensor([1.0, 2.0, -1.0])
+    weights = lib.arange(6.0).reshape(2, 3)
+    seen = []
+    with lib.set_grad_enabled(grad_mode):
+        for func in (lambda v: w @ v, lambda v: lib.tanh(w @ v), lambda v: (w @ v, v * 2)):
+            jac = lib.autograd.functional.jacobian(func, x, strategy="forward-mode", vectorize=True)
+            blocks = jac if isinstance(jac, (tuple, list)) else (jac,)
+            seen.append([(b.requires_grad, b.grad_fn is None) for b in blocks])
+            if blocks[0].requires_grad:
+                grad = lib.autograd.grad((blocks[0] * weights).sum(), w)[0]
+                seen.append(np.round(grad.detach().numpy(), 5).tolist())
+    return seen
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_forward_mode_jacobian_keeps_a_captured_weights_history_as_pytorch(grad_mode):
+    assert _captured_weight_columns(ember, grad_mode) == _captured_weight_columns(torch, grad_mode)

@@ -88,6 +88,14 @@ CASES = {
     "clamp_max_only": lambda lib, t: t["x"].clamp(max=1),
     "clamp_min": lambda lib, t: t["x"].clamp_min(0.25),
     "clamp_max": lambda lib, t: t["x"].clamp_max(-0.25),
+    "clamp_tensors": lambda lib, t: t["x"].clamp(t["w"] - 1, t["w"] + 1),
+    "clamp_tensor_min_leaf": lambda lib, t: lib.clamp(t["x"], min=t["w"]),
+    "clamp_tensor_max_constant": lambda lib, t: lib.clamp(t["x"] * 2, max=t["w"].detach()),
+    "clamp_min_tensor": lambda lib, t: t["x"].clamp_min(t["w"]),
+    "clamp_max_tensor": lambda lib, t: t["x"].clamp_max(t["w"] * 2),
+    "prelu": lambda lib, t: lib.nn.functional.prelu(t["m"], t["w"]),
+    "prelu_one_slope": lambda lib, t: lib.nn.functional.prelu(t["m"].unsqueeze(2), t["b"][:1]),
+    "prelu_1d": lambda lib, t: lib.nn.functional.prelu(t["x"], t["w"][:1]),
 }
 
 
@@ -191,6 +199,40 @@ def test_through_saved_tensor_hooks():
         with lib.autograd.graph.saved_tensors_hooks(lambda t: ("packed", t), lambda p: p[1] + 10):
             y = x * x
         assert y.grad_fn._saved_self.tolist() == [10.0, 11.0, 12.0]
+
+
+PACKING_CASES = {
+    "mm": lambda lib, t: t["m"].mm(t["m"].t() * 2),
+    "matmul": lambda lib, t: t["m"] @ t["x"].unsqueeze(1),
+    "bmm": lambda lib, t: lib.bmm(t["m"].unsqueeze(0), (t["m"].t() * 3).unsqueeze(0)),
+    "mul": lambda lib, t: t["x"] * (t["w"] * 2),
+    "div": lambda lib, t: t["x"] / t["w"],
+    "clamp_tensors": lambda lib, t: t["x"].clamp(t["w"] - 1, t["w"] + 1),
+    "clamp_min_tensor": lambda lib, t: t["x"].clamp_min(t["w"] * 3),
+    "linear": lambda lib, t: lib.nn.functional.linear(t["m"][:2] * 2, t["m"], t["b"]),
+    "linear_no_bias": lambda lib, t: lib.nn.functional.linear(t["m"] * 2, t["m"]),
+    "linear_module": lambda lib, t: lib.nn.Linear(3, 2)(t["m"]),
+}
+
+
+def _packed(lib, case):
+    """What a saved-tensor pack hook sees, in order (each tensor's shape and values): PyTorch's nodes save their
+    variables in the order of their names (``mm``: ``mat2``, then ``self``), which an offloading or byte-counting
+    hook observes."""
+    t = _inputs(lib)
+    seen = []
+    lib.manual_seed(0)  # (a module's parameters)
+    with lib.autograd.graph.saved_tensors_hooks(
+            lambda a: seen.append((tuple(a.shape), a.detach().double().numpy().round(5).tolist())) or a.clone(),
+            lambda a: a):
+        out = PACKING_CASES[case](lib, t)
+    grads = lib.autograd.grad(out.sum(), [t["x"], t["w"], t["m"]], allow_unused=True)
+    return seen, [None if g is None else g.double().numpy().round(5).tolist() for g in grads]
+
+
+@pytest.mark.parametrize("case", sorted(PACKING_CASES))
+def test_pack_hook_sees_saved_tensors_in_torch_order(case):
+    assert _packed(ember, case) == _packed(torch, case)
 
 
 def test_unknown_name_is_attribute_error():

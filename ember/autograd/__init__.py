@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 
 from .. import _meta
 from .._backend import xp
+from .._dtype import from_np
 from .._size import Size
 from .._sparse import SparseCOO, as_tensor
 from .._tensor import Tensor, install_autograd
@@ -106,21 +108,28 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
 
 def _edge_root(i: int, edge: GradientEdge, g, create_graph: bool) -> tuple:
     """The root of a walk that starts at a ``GradientEdge`` among the outputs, as PyTorch's: ``g`` enters the graph
-    at ``edge.node``'s output ``edge.output_nr``. Where ember knows the output's shape (a leaf's accumulator) it
-    checks ``g`` against it, or makes ones for a one-element leaf; another node does not record its outputs'
-    shapes, so ``g`` must be given there (PyTorch also makes ones for a one-element output)."""
+    at ``edge.node``'s output ``edge.output_nr``, checked against that output's shape (a leaf's, or what the node
+    recorded of it: ``Node.output_metadata``); without ``g``, a one-element output's gradient is ones of its
+    shape and dtype, as PyTorch's."""
     node = edge.node
-    leaf = node.variable if type(node) is AccumulateGrad else None
+    if type(node) is AccumulateGrad:
+        leaf = node.variable
+        meta = None if leaf is None else (leaf._data.shape, leaf._data.dtype)
+    else:
+        meta = node.output_metadata(edge.output_nr) if isinstance(node, Node) else None
     if g is None:
-        if leaf is None or leaf._data.size != 1:
+        if meta is None or math.prod(meta[0]) != 1:
             raise RuntimeError(f"grad can be implicitly created only for scalar outputs: pass the gradient of "
                                f"output {i} (a GradientEdge) in grad_outputs")
-        g = xp.ones(leaf._data.shape, dtype=leaf._data.dtype)
+        if meta[1].kind == "c":
+            raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                               f"{from_np(meta[1])}")
+        g = xp.ones(meta[0], dtype=meta[1])
     user = g
     g = g._data if isinstance(g, Tensor) else xp.asarray(g)
-    if leaf is not None and g.shape != leaf._data.shape:
+    if meta is not None and g.shape != meta[0]:
         raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} and "
-                           f"output[{i}] has a shape of {Size(leaf._data.shape)!r}.")
+                           f"output[{i}] has a shape of {Size(meta[0])!r}.")
     if create_graph:
         g = RecordedArray(user if isinstance(user, Tensor) and user._data is g else Tensor._make(g))
     return (node, edge.output_nr), g

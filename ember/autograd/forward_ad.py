@@ -121,11 +121,13 @@ class _Level:
 
     # ------------------------------------------------------------ an op's tangents (Node.apply)
     def tangents_of(self, node, inputs) -> list | None:
-        """The inputs' tangent arrays (None per input without one), or None when no input has one. Marks the
-        inputs with tangents as needing gradients, so that forward keeps what the backward formula reads."""
+        """The inputs' tangent arrays (None per input without one, or that the result does not depend on: the node's
+        ``tangent_free_inputs``), or None when no input has one. Marks the inputs with tangents as needing
+        gradients, so that forward keeps what the backward formula reads."""
         found = None
+        free = node.tangent_free_inputs
         for i, t in enumerate(inputs):
-            if isinstance(t, Tensor):
+            if isinstance(t, Tensor) and i not in free:
                 tangent = self.get(t)
                 if tangent is not None:
                     if found is None:

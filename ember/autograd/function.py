@@ -257,7 +257,7 @@ class Function:
 
         ctx_style = cls.setup_context is Function.setup_context
         if ctx_style and transforms_active():
-            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+            raise NoVmapSupport("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
                                "jacrev, ...), it must override the setup_context staticmethod. For more details, "
                                "please see https://pytorch.org/docs/main/notes/extending.func.html")
         level = _batched.top_level(args, kwargs)
@@ -296,7 +296,6 @@ class Function:
         node.ctx, node.fn_class = ctx, cls
         ctx._node = node
         node.num_outputs = len(outs)
-        node.output_meta = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs]
         to_save = getattr(ctx, "_to_save", ())
         node.saved = tuple(None if t is None else t._data for t in to_save)
         non_diff = getattr(ctx, "_non_differentiable", set())
@@ -332,6 +331,9 @@ class Function:
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
         node._record(args, needs, [r for r in results if isinstance(r, Tensor)], edges, shapes)
+        # every output by number (what _record keeps of the tensor ones, with the others' stand-ins): backward
+        # makes zeros of it for an output that received no gradient
+        node.output_meta = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs]
         if not node._packed:  # (through saved-tensor hooks, what the unpack hook gives)
             node.saved_inputs = tuple(_saved_as(t, tensor_args, outs, non_diff) for t in to_save)
         for i, view, res in dirty_views:  # (as an in-place op on a view: CopySlices on the base, the view read from it)
@@ -371,9 +373,10 @@ class Function:
 
 
 class NoVmapSupport(RuntimeError):
-    """PyTorch's error for vmap over a ``Function`` with neither a ``vmap`` staticmethod nor ``generate_vmap_rule``
-    (a RuntimeError, as PyTorch's); ``autograd.functional``'s forward-mode Jacobian, whose batching PyTorch runs
-    through its legacy vmap that takes every Function, computes the columns one at a time instead."""
+    """PyTorch's error for vmap over a ``Function`` with neither a ``vmap`` staticmethod nor ``generate_vmap_rule``,
+    or for any function transform over one without ``setup_context`` (a RuntimeError, as PyTorch's);
+    ``autograd.functional``'s forward-mode Jacobian, whose batching PyTorch runs through its legacy vmap that takes
+    every Function, computes the columns one at a time instead."""
 
 
 class _DelayedError(Function):

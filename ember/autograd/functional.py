@@ -5,8 +5,10 @@ or a tuple of tensors) and returns results shaped as PyTorch's: a single tensor 
 tensors, tuples where they were tuples (the Jacobian of output ``i`` with respect to input ``j`` is
 ``result[i][j]``, of shape ``output_i.shape + input_j.shape``). As PyTorch's:
 
-- ``create_graph=False`` (the default) returns results detached; ``True`` records the computation so the results
-  can be differentiated again (with respect to ``inputs`` that require grad and to tensors ``func`` captures).
+- ``create_graph=False`` (the default) returns results detached (but for ``jacobian``'s forward mode, whose
+  columns are the tangents as computed: with grad enabled, differentiable with respect to the inputs and the
+  tensors ``func`` captures that require grad); ``True`` records the computation so the results can be
+  differentiated again (with respect to ``inputs`` that require grad and to tensors ``func`` captures).
 - ``strict=True`` raises where a result would be all zeros because an output does not depend on an input (with
   PyTorch's messages); ``strict=False`` returns the zeros.
 - ``hvp`` uses the double-backward trick (PyTorch's does too), so it needs ``func`` twice differentiable; so does
@@ -259,10 +261,13 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool, rec
         return list(outputs), is_outputs_tuple, None
 
     with set_grad_enabled(True if differentiable else is_grad_enabled()):
-        batched = forward_columns(call, inputs, "error", differentiable=False) \
+        # (differentiable where grad is enabled: columns that depend on a tensor ``func`` captures, which requires
+        # grad, keep that history, as PyTorch's tangents do)
+        batched = forward_columns(call, inputs, "error", differentiable=grad_mode) \
             if forward_mode_applies(inputs) and not differentiable else None
         if batched is not None:
             columns, is_outputs_tuple = batched.tangents, batched.out_spec
+            differentiable = any(col.requires_grad for col in columns)
         elif unbatched_function:
             columns, is_outputs_tuple = _forward_columns_one_by_one(func, inputs)
         else:

@@ -166,6 +166,7 @@ class Node:
         "needs_input_grad",
         "seq",
         "_saved_versions",
+        "output_meta",
         "__dict__",
         "__weakref__",
     )
@@ -212,6 +213,10 @@ class Node:
     # applies forward itself to one tangent at a time.
     multilinear = False
     bias_input: int | None = None
+    # Positions of inputs the op's result does not depend on (a derivative identically zero, as copysign's sign
+    # source): backward gives them zeros, as PyTorch's, and forward-mode AD takes no tangent from them, so a result
+    # whose only tangent came from one has none, as PyTorch's forward formula leaves it undefined.
+    tangent_free_inputs: tuple[int, ...] = ()
     # True for an op linear in its floating inputs jointly (sums, concatenation, gathers, average pooling):
     # forward-mode AD applies forward to the tangents (zeros for an input without one).
     linear = False
@@ -411,6 +416,7 @@ class Node:
                 node.seq = _next_seq()
                 node.next_edges = edges
                 node.input_shapes = shapes
+                node.output_meta = ((result._data.shape, result._data.dtype),)
                 node._saved_versions = ()
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
@@ -438,6 +444,8 @@ class Node:
         self.seq = _next_seq()
         self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
         self.input_shapes = shapes
+        self.output_meta = ((outputs._data.shape, outputs._data.dtype),) if outputs.__class__ is Tensor \
+            else _output_meta(outputs)
         saved = self.saved
         # an entry with no reader at all (a one-operand einsum's operand) is unread even when every gradient is
         if saved and self.saved_for is not None and (False in needs or () in self.saved_for):
@@ -495,6 +503,13 @@ class Node:
 
             record_creation(self)
 
+    def output_metadata(self, output_nr: int) -> tuple | None:
+        """The (shape, dtype) of this node's output ``output_nr`` when it was made (PyTorch's input metadata of
+        a node, which ``autograd.grad`` reads to make a scalar output's gradient from its ``GradientEdge``), or
+        None where it was not recorded. Kept without the output itself, which may be gone by then."""
+        meta = getattr(self, "output_meta", None)
+        return meta[output_nr] if meta is not None and output_nr < len(meta) else None
+
     def _saved_unrounded(self, wide, result: Tensor) -> None:
         """A half-precision op computed in float32 (lowp.py) that saved its float32 result ``wide`` before it was
         rounded to ``result``: that entry stands for ``result``, as PyTorch saves the result itself, so changing
@@ -512,7 +527,8 @@ class Node:
         hooks = saved_hooks.active()
         if hooks is None:
             return
-        self.saved = saved_hooks.pack_saved(self.saved, hooks, Unread)
+        self.saved = saved_hooks.pack_saved(self.saved, hooks, Unread, saved_hooks.pack_order(type(self)),
+                                            self.saved_transposed)
         self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape), source)
                                      for c, v, a, source in self._saved_versions)
         self._packed = True
@@ -753,6 +769,17 @@ def hooks_may_keep(var: Tensor) -> bool:
     return hooks is not None and any(not getattr(hook, "reads_only", False) for hook in hooks)
 
 
+def _output_meta(outputs) -> tuple:
+    """(shape, dtype) of each output by its output number (None for a number no output took): a tensor, or a
+    list of them."""
+    if isinstance(outputs, Tensor):
+        return ((outputs._data.shape, outputs._data.dtype),)
+    meta = [None] * (max((t._output_nr for t in outputs), default=-1) + 1)
+    for t in outputs:
+        meta[t._output_nr] = (t._data.shape, t._data.dtype)
+    return tuple(meta)
+
+
 class MultiOutputNode(Node):
     """A node with several outputs: ``forward`` returns a tuple of arrays (None for an output not produced),
     ``backward(*grads)`` gets one gradient per output (None for an output that received none)."""
@@ -918,6 +945,7 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
         return result
     result._grad_fn = node
     result._requires_grad = True
+    node.output_meta = ((shape, out.dtype),)
     if ra and rb:
         needs = node.needs_input_grad = _BOTH_NEED
         shapes = [shape, shape]
@@ -1008,6 +1036,7 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
         return result
     result._grad_fn = node
     result._requires_grad = True
+    node.output_meta = ((out.shape, out.dtype),)
     node.needs_input_grad = needs = (True,)
     saved = node.saved
     if saved and (saved.__class__ is not tuple or len(saved) != 1 or saved[0] is not out or cls.saved_for is not None

@@ -130,6 +130,16 @@ def saved_tensor(position: int, number_as_tensor: bool = False) -> tuple[_SavedV
     return _SavedValue(position, number_as_tensor), _RawSaved(position)
 
 
+class saved_property(property):  # noqa: N801 (a property, named as one)
+    """A ``_saved_<name>`` attribute read by a function of the node (``fget``), not as ``saved[position]`` is, for
+    the entry at ``position`` of ``saved`` (a weight PyTorch's node saves transposed): its ``position`` places
+    the entry in the order saved-tensor hooks pack (``saved_hooks.pack_order``)."""
+
+    def __init__(self, position: int, fget) -> None:
+        super().__init__(fget)
+        self.position = position
+
+
 def input_sizes(node: Node) -> tuple:
     """PyTorch's ``_saved_self_sym_sizes`` of an op of one tensor input: the input's shape (kept after backward)."""
     return tuple(node.input_shapes[0])

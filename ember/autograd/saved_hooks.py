@@ -12,6 +12,7 @@ As in PyTorch, they belong to the thread that entered them.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -38,18 +39,49 @@ def active():
 class _Packed:
     """What a node keeps for one saved array while hooks are active: the pack hook's result and its unpacker."""
 
-    __slots__ = ("value", "unpack")
+    __slots__ = ("value", "unpack", "transposed")
 
-    def __init__(self, value: Any, unpack: Callable) -> None:
-        self.value, self.unpack = value, unpack
+    def __init__(self, value: Any, unpack: Callable, transposed: bool = False) -> None:
+        # transposed: what was packed is the array's transpose, as PyTorch's node saves it (``weight.t()``)
+        self.value, self.unpack, self.transposed = value, unpack, transposed
 
 
-def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type) -> tuple:
+def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type, order: tuple[int, ...] = (),
+               transposed: tuple[int, ...] = ()) -> tuple:
     """``saved`` with every array replaced by its packed form (not the stand-ins, of type ``unread``, for
-    entries that no computed gradient reads: PyTorch does not save those)."""
+    entries that no computed gradient reads: PyTorch does not save those). The pack hook sees the entries at
+    the positions in ``order`` first (``pack_order``), then the others in ``saved``'s order; an entry at a
+    position in ``transposed`` as its transpose (a view), as PyTorch's node saves ``weight.t()`` (``Linear``),
+    transposed back when unpacked."""
     pack, unpack = hooks
-    return tuple(_Packed(pack(Tensor._make(a)), unpack) if isinstance(a, xp.ndarray) and type(a) is not unread
-                 else a for a in saved)
+    packed = list(saved)
+    for k in (*order, *(k for k in range(len(saved)) if k not in order)):
+        a = saved[k]
+        if isinstance(a, xp.ndarray) and type(a) is not unread:
+            if k in transposed:
+                packed[k] = _Packed(pack(Tensor._make(a.T)), unpack, True)
+            else:
+                packed[k] = _Packed(pack(Tensor._make(a)), unpack)
+    return tuple(packed)
+
+
+_PACK_ORDERS: dict[type, tuple[int, ...]] = {}
+
+
+def pack_order(cls: type) -> tuple[int, ...]:
+    """The positions in ``saved`` of a node class's declared saved tensors (its ``_saved_<name>`` descriptors,
+    ``saved_attributes.saved_tensor``) in the order of their names, the order in which PyTorch's generated nodes
+    save their variables, so that its pack hooks see them: ``mm``'s ``mat2`` before ``self``, ``clamp``'s ``max``,
+    ``min``, ``self``. Worked out once per class."""
+    order = _PACK_ORDERS.get(cls)
+    if order is None:
+        positions = []
+        for name in sorted(n for n in dir(cls) if n.startswith("_saved_")):
+            position = getattr(inspect.getattr_static(cls, name), "position", None)
+            if type(position) is int and position not in positions:
+                positions.append(position)
+        order = _PACK_ORDERS[cls] = tuple(positions)
+    return order
 
 
 def unpack_saved(saved: tuple) -> tuple:
@@ -60,7 +92,7 @@ def unpack_saved(saved: tuple) -> tuple:
             t = item.unpack(item.value)
             if not isinstance(t, Tensor):
                 raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got {type(t).__name__}")
-            item = t._data
+            item = t._data.T if item.transposed else t._data
         out.append(item)
     return tuple(out)
 

@@ -631,6 +631,7 @@ class Hypot(Node):
 class Copysign(Node):
     diagonal_jacobian = True
     saved_for = ((0,), (0,))  # the input and the result, both for the input's gradient (the sign source gets zeros)
+    tangent_free_inputs = (1,)  # (only the sign source's sign is read)
 
     def forward(self, a, b):
         out = xp.copysign(a, b)

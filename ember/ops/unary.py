@@ -329,16 +329,16 @@ class _ClampByTensors(Node):
     gradient where it lies within the bounds, a bound's where it is the result (max's where min > max)."""
 
     diagonal_jacobian = True
+    # saved: x and both bounds (None for an absent one), as PyTorch's node saves them (``_saved_self``,
+    # ``_saved_min``, ``_saved_max`` below): saved-tensor hooks pack them
 
     def forward(self, x, *bounds, lo, hi, dtype):
         x = x.astype(dtype, copy=False)  # (the result type of x and its bounds)
-        self.saved = (x,)
-        self.lo, self.hi = lo, hi
+        self.saved = (x, lo, hi)
         return xp.clip(x, lo, hi).astype(x.dtype, copy=False)
 
     def backward(self, g):
-        x = self.saved[0]
-        lo, hi = self.lo, self.hi
+        x, lo, hi = self.saved
         needs = self.needs_input_grad
         keep = x >= lo if hi is None else x <= hi if lo is None else (x >= lo) & (x <= hi)
         gx = xp.where(keep, g, 0) if needs[0] else None
@@ -351,9 +351,22 @@ class _ClampByTensors(Node):
         return (gx, glo, ghi) if len(needs) == 3 else (gx, glo if lo is not None else ghi)
 
 
-ClampTensors = torch_named("ClampBackward0")(type("ClampTensors", (_ClampByTensors,), {}))
-ClampMinTensor = torch_named("ClampMinBackward1")(type("ClampMinTensor", (_ClampByTensors,), {}))
-ClampMaxTensor = torch_named("ClampMaxBackward1")(type("ClampMaxTensor", (_ClampByTensors,), {}))
+def _saved_of_clamp(*names: str) -> dict:
+    """The ``_saved_<name>``/``_raw_saved_<name>`` attributes of a tensor-bound clamp node that saves ``names``
+    (``self``, ``min``, ``max``: positions 0, 1, 2 of its ``saved``): clamp_min's and clamp_max's save one bound."""
+    attributes = {}
+    for name in names:
+        position = ("self", "min", "max").index(name)
+        attributes[f"_saved_{name}"], attributes[f"_raw_saved_{name}"] = saved_tensor(position)
+    return attributes
+
+
+ClampTensors = torch_named("ClampBackward0")(type("ClampTensors", (_ClampByTensors,),
+                                                  _saved_of_clamp("self", "min", "max")))
+ClampMinTensor = torch_named("ClampMinBackward1")(type("ClampMinTensor", (_ClampByTensors,),
+                                                       _saved_of_clamp("self", "min")))
+ClampMaxTensor = torch_named("ClampMaxBackward1")(type("ClampMaxTensor", (_ClampByTensors,),
+                                                       _saved_of_clamp("self", "max")))
 _SAVED_MIN = property(lambda node: node.lo)
 _SAVED_MAX = property(lambda node: node.hi)
 Clamp = torch_named("ClampBackward1")(type("Clamp", (_ClampByNumbers,), {"_saved_min": _SAVED_MIN,

@@ -15,6 +15,7 @@ from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
+from ...autograd.saved_attributes import saved_tensor
 from ...ops.activation import log_softmax as _log_softmax
 from ...ops.activation import softmax as _softmax
 from ...ops.elementwise import not_implemented_for
@@ -319,6 +320,9 @@ class PReLU(Node):
     """max(0, x) + w * min(0, x), w one slope or one per channel (dim 1); the weight gradient is the sum of
     g * x over the non-positive x (of each channel)."""
 
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_weight, _raw_saved_weight = saved_tensor(1)
+
     def forward(self, x, w):
         pos = x > 0
         self.saved, self.pos = (x, w), pos
@@ -355,4 +359,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         if channels != n:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
                                f"and channel size = {channels}.")
+    if input.ndim >= 2:  # as PyTorch's, the kernel gets the weight viewed against the input (1, C, 1, ...): its
+        # node saves that view, whose ViewBackward0 leads to the weight
+        weight = weight.view((1, n) + (1,) * (input.ndim - 2))
     return PReLU.apply(input, weight)

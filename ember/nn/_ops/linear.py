@@ -15,7 +15,7 @@ from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import AccumulateGrad, Node, Unread, show_node_as, shown_as
 from ...autograd.recorded import RecordedArray, formula_tensor
-from ...autograd.saved_attributes import saved_value
+from ...autograd.saved_attributes import saved_property, saved_value
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
 from ...ops.linalg import column_major, mm_mat1_backward, mm_mat2_backward, strides_of
@@ -71,11 +71,11 @@ class Linear(Node):
     # PyTorch's saved tensors and next functions of a 2-D input's node: addmm(bias, input, weight.t()), mm without a
     # bias (its operands in ember's order already)
     attributes_shown = {
-        "AddmmBackward0": {"_saved_mat1": property(lambda self: saved_value(self, 0)),
-                           "_saved_mat2": property(_weight_transposed),
+        "AddmmBackward0": {"_saved_mat1": saved_property(0, lambda self: saved_value(self, 0)),
+                           "_saved_mat2": saved_property(1, _weight_transposed),
                            "_saved_alpha": 1, "_saved_beta": 1, "next_functions": property(_addmm_next_functions)},
-        "MmBackward0": {"_saved_self": property(lambda self: saved_value(self, 0)),
-                        "_saved_mat2": property(_weight_transposed),
+        "MmBackward0": {"_saved_self": saved_property(0, lambda self: saved_value(self, 0)),
+                        "_saved_mat2": saved_property(1, _weight_transposed),
                         "next_functions": property(lambda self: (Node.next_functions.fget(self)[0],
                                                                  self._through_transpose(
                                                                      Node.next_functions.fget(self)[1])))},
