@@ -109,3 +109,15 @@ def test_the_function_form_counts_the_input_among_positions(call):
             call(m)
         messages.append(str(err.value))
     assert messages[1] == messages[0]
+
+
+@pytest.mark.parametrize("args", [(None,), (None, 5)], ids=str)
+def test_random_from_none_is_pytorchs_type_error(args):
+    """random_(0, None) draws up to the dtype's largest value; from is an int, never None."""
+    messages = []
+    for m in (torch, ember):
+        with pytest.raises(TypeError) as err:
+            m.zeros(3, dtype=m.int64).random_(*args)
+        messages.append(str(err.value).splitlines()[0])
+    assert messages[1].startswith(messages[0].rstrip(":"))
+    ember.zeros(3, dtype=ember.int64).random_(0, None)

@@ -229,7 +229,7 @@ class InplaceMethods:
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         return ops.inplace.bernoulli_(self, p, generator=generator)
 
-    def random_(self, low: int | None = None, to: int | None | EllipsisType = ..., *, generator=None,
+    def random_(self, low: int | EllipsisType = ..., to: int | None | EllipsisType = ..., *, generator=None,
                 from_: int | None | EllipsisType = ...) -> Tensor:
         return ops.inplace.random_(self, low, to, generator=generator, from_=from_)
 
