@@ -53,3 +53,31 @@ def _linearized(m, func):
 def test_linearize_returns_constant_leaves_as_they_are(func):
     theirs, mine = _linearized(torch, func), _linearized(ember, func)
     assert_same(mine, theirs)
+
+
+def _grad_with_a_leaf_made_inside(m, x):
+    def f(t):
+        w = m.ones(3, dtype=m.float64, requires_grad=True)  # at grad's level in PyTorch: none of the caller's
+        return (t * w * t).sum()
+
+    return m.func.grad(f)(x)
+
+
+@pytest.mark.parametrize("outer", [False, True], ids=["input-needs-no-grad", "input-requires-grad"])
+def test_a_leaf_made_inside_grads_function_is_not_the_callers(outer):
+    """The gradient 2 * t * w requires grad outside only through an input that does (PyTorch's)."""
+    theirs = _grad_with_a_leaf_made_inside(torch, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64,
+                                                               requires_grad=outer))
+    mine = _grad_with_a_leaf_made_inside(ember, ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64,
+                                                             requires_grad=outer))
+    assert theirs.requires_grad is outer
+    assert_same(mine, theirs)
+
+
+def test_a_caller_leaf_told_to_require_grad_before_the_transform_stays_the_callers():
+    for m in (torch, ember):
+        w = m.ones(3, dtype=m.float64).requires_grad_()
+        g = m.func.grad(lambda t, w=w: (t * w * t).sum())(m.tensor([1.0, 2.0, 3.0], dtype=m.float64))
+        assert g.requires_grad
+        g.sum().backward()
+        assert w.grad.tolist() == [2.0, 4.0, 6.0]

@@ -7,7 +7,9 @@ to ``x`` or to weights ``f`` captures). ember has one autograd graph and gets th
 each input becomes a new tensor (a differentiable alias where the caller's graph must reach it, else a detached
 leaf that requires grad), the function runs with grad enabled, and gradients are taken with ``create_graph=True``
 only when the output reaches something outside the scope that requires grad. Results that reach nothing outside
-are returned detached, as PyTorch's are.
+are returned detached, as PyTorch's are. A leaf made to require grad while the function runs is the scope's own
+too (PyTorch makes it at the transform's level): ``Tensor.requires_grad``'s setter tells the innermost scope
+(``ember/_transform_scopes.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 from typing import Any
 
 from .._tensor import Tensor
+from .._transform_scopes import scopes
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.graph import AccumulateGrad
 from ..utils._pytree import tree_flatten, tree_leaves, tree_map
@@ -80,9 +83,11 @@ class Scope:
     def __enter__(self) -> Scope:
         self._grad_mode.__enter__()
         _active.count += 1
+        scopes.stack.append(self)  # (a leaf made to require grad inside is the scope's own: ``own_new_leaf``)
         return self
 
     def __exit__(self, *exc) -> None:
+        scopes.stack.pop()
         _active.count -= 1
         self._grad_mode.__exit__(*exc)
 
