@@ -67,7 +67,7 @@ OTHERS = {"swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "broadcast_to": {"size
           "resize_as_": {"the_template": "other"},
           # from= is a Python keyword: written only as random_(**{"from": 2, "to": 9}); it works, but no signature
           # can list it
-          "random_": {"from": "from_"}, "uniform_": {"from": "a", "to": "b"},
+          "random_": {"from": "from_"}, "uniform_": {"from": "from_"},
           "tensor_split": {"sections": "indices_or_sections", "indices": "indices_or_sections",
                            "tensor_indices_or_sections": "indices_or_sections"},
           **{name: {"sections": "indices_or_sections", "indices": "indices_or_sections"}

@@ -3,9 +3,16 @@ a shape and a dtype and no data (``ember/_meta.py``)."""
 
 from __future__ import annotations
 
+# the device types PyTorch's ``torch.device`` parses (its CPU build too): a device of any of them can be named,
+# and only the CPU (and meta, in the factories) holds tensors (``check_device``: PyTorch's CPU build refuses the
+# others when a tensor is made or moved there)
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
 
 class device:
-    """A device name, like ``torch.device``. Only ``cpu`` can hold tensors in ember."""
+    """A device name, like ``torch.device`` (any of PyTorch's device types). Only ``cpu`` can hold tensors in
+    ember."""
 
     __slots__ = ("type", "index")
 
@@ -16,10 +23,9 @@ class device:
         if not isinstance(type, str):
             raise TypeError(f"device() expects a string like 'cpu' or 'cuda:0', got {type!r}")
         name, _, idx = type.partition(":")
-        if name not in ("cpu", "cuda", "mps", "meta"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, mps, meta device type at start of device string: {type}"
-            )
+        if name not in DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device string: "
+                               f"{name}")
         self.type = name
         self.index = int(idx) if idx else index
 
@@ -115,7 +121,7 @@ def check_device(dev, allow_meta: bool = False) -> None:
                    "parameters ...), Tensor.new_*, Tensor.to, Module.to and Module.to_empty: create this one on the "
                    "CPU")
         else:
-            probe = {"cuda": "cuda", "mps": "backends.mps"}.get(d.type)
+            probe = {"cuda": "cuda", "mps": "backends.mps", "xpu": "xpu"}.get(d.type)
             why = f"no {d.type.upper()} is available to ember. Use device='cpu'" + (
                 f" (ember.{probe}.is_available() is False)" if probe else "")
         raise _NoDeviceError(f"ember computes on the CPU only, but device '{d}' was requested: {why}.")

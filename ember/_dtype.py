@@ -393,27 +393,42 @@ def number_parameters(shown_as: dict[str, str] | None = None, **expected: str):
     ``scalar_tensor_number``'s (a 0-d one that needs no gradient: its Python number; any other: PyTorch's
     TypeError, ``x.renorm(t, 0, 1.0)``: "renorm(): argument 'p' (position 1) must be Number, not Tensor", the
     position counted as a method's, the input not among them, and none for an argument given by keyword), before
-    the method reads it. Plain numbers pass with one look at their class. ``shown_as``: PyTorch's names of
-    parameters that Python cannot spell (``uniform_``'s ``from``), for its messages."""
+    the method reads it. Anything else that is not a number of that kind (a string, a ``Fraction``, a complex for
+    a ``"float"``, None where the parameter's annotation does not admit it) is PyTorch's TypeError ("normal_():
+    argument 'mean' (position 1) must be float, not str"); NumPy scalars pass, as PyTorch's parser reads them.
+    Plain numbers pass with one look at their class. ``shown_as``: PyTorch's names of parameters that Python cannot
+    spell (``uniform_``'s ``from``), for its messages."""
     shown = shown_as or {}
 
     def decorate(method):
         op = method.__name__
-        parameters = list(inspect.signature(method).parameters)[1:]  # (after self: position 1 is the first)
+        signature = inspect.signature(method)
+        parameters = list(signature.parameters)[1:]  # (after self: position 1 is the first)
         positions = {name: parameters.index(name) for name in expected}
+        optional = {name for name in expected if "None" in str(signature.parameters[name].annotation)}
+
+        def checked(name: str, value, position: int | None):
+            if value.__class__ in _PLAIN and (value is not None or name in optional):
+                return value
+            if _is_tensor(value):
+                return scalar_tensor_number(value, op, shown.get(name, name), expected[name], position)
+            if isinstance(value, xp.generic) or (expected[name] == "Number" and isinstance(value, _builtins.complex)):
+                return value
+            from ._size import c_type_name  # (ember._size imports this module)
+
+            raise TypeError(f"{op}(): {described_argument(shown.get(name, name), position)} must be "
+                            f"{expected[name]}, not {c_type_name(value)}")
 
         @functools.wraps(method)
         def run(self, *args, **kwargs):
             if args:
                 for name, i in positions.items():
-                    if i < len(args) and args[i].__class__ not in _PLAIN and _is_tensor(args[i]):
-                        args = (*args[:i], scalar_tensor_number(args[i], op, shown.get(name, name), expected[name],
-                                                                i + 1), *args[i + 1:])
+                    if i < len(args) and (args[i].__class__ not in _PLAIN or args[i] is None):
+                        args = (*args[:i], checked(name, args[i], i + 1), *args[i + 1:])
             if kwargs:
                 for name in expected:
-                    value = kwargs.get(name)
-                    if value.__class__ not in _PLAIN and _is_tensor(value):
-                        kwargs[name] = scalar_tensor_number(value, op, shown.get(name, name), expected[name])
+                    if name in kwargs:
+                        kwargs[name] = checked(name, kwargs[name], None)
             return method(self, *args, **kwargs)
 
         return run

@@ -54,6 +54,8 @@ def _method_form(name: str, operands: tuple[str, str] | None = None) -> Callable
     return function
 
 
+# the position an argument parser's TypeError names: "normal_(): argument 'mean' (position 1) must be float, ..."
+_POSITION = re.compile(r"^(\w+\(\): argument '\w+' )\(position (\d+)\)")
 # Python's own refusal of a call's arguments, which names the method it bound them to ("Tensor.trunc_() takes 1
 # positional argument but 2 were given", for fix_ too); the count includes the input, as the function's does
 _BINDING_ERROR = re.compile(r"Tensor\.\w+\(\)(?= takes | got an unexpected | got multiple | missing )")
@@ -69,9 +71,12 @@ def _as_function_error(name: str, error: TypeError) -> TypeError:
     whose parser sees the input as the first argument of each overload: Python's binding errors name ``name()``
     (PyTorch's "sqrt_() takes 1 positional argument but 2 were given", not the method's ``Tensor.sqrt_()``); a
     list of overloads ("received an invalid combination of arguments") gains the input: "got (Tensor, str)",
-    " * (Tensor input, Number min = None, ...)", "invalid types: (Tensor, !str!)". Any other error is returned
+    " * (Tensor input, Number min = None, ...)", "invalid types: (Tensor, !str!)"; an argument's position counts
+    the input ("argument 'indices' (position 2)" where the method's is position 1). Any other error is returned
     as it is."""
     message = str(error)
+    if message.startswith(f"{name}(): ") and _POSITION.match(message):
+        return TypeError(_POSITION.sub(lambda m: f"{m[1]}(position {int(m[2]) + 1})", message, count=1))
     if _BINDING_ERROR.match(message):
         return TypeError(_BINDING_ERROR.sub(f"{name}()", message, count=1))
     if message.startswith(f"{name}() received an invalid combination of arguments - got ("):

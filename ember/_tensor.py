@@ -58,6 +58,7 @@ from ._tensor_methods import (
     ViewInplaceMethods,
     named_as_tensor_methods,
 )
+from ._transform_scopes import scopes as _transform_scopes
 from ._uninitialized import UnmaterializedArray, uninitialized_error
 
 
@@ -311,6 +312,10 @@ class Tensor(
             # no_grad view for PyTorch's in-place errors. (torchdiffeq's states are such views: autograd.grad
             # w.r.t. them must not call them history-less)
             _autograd.leaf_edge(self)
+        if value and not self._requires_grad and self._grad_fn is None and _transform_scopes.stack:
+            # a leaf made inside a torch.func transform's function: at the transform's level in PyTorch, none of
+            # the caller's tensors (the scope's own: its gradient's results do not depend on it outside)
+            _transform_scopes.stack[-1].own([self])
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

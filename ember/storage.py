@@ -140,9 +140,25 @@ class UntypedStorage:
 
 
 class TypedStorage:
-    """A tensor's storage seen as elements of the tensor's dtype."""
+    """A tensor's storage seen as elements of the tensor's dtype. ``TypedStorage(wrap_storage=untyped,
+    dtype=dtype, device=None, _internal=True)`` (PyTorch's form, which programs use to retype a storage) views an
+    ``UntypedStorage``'s bytes as elements of ``dtype``, sharing its memory; no deprecation warning (see
+    docs/api.md, storages)."""
 
-    def __init__(self, root, dtype: _dtype.dtype) -> None:
+    def __init__(self, root=None, dtype: _dtype.dtype | None = None, *, wrap_storage: UntypedStorage | None = None,
+                 device=None, _internal: bool = False) -> None:
+        if wrap_storage is not None:
+            reason = ("\nArgument 'device' should not be specified when 'wrap_storage' is given"
+                      if device is not None else "")
+            if root is not None or not isinstance(wrap_storage, UntypedStorage) or \
+                    not isinstance(dtype, _dtype.dtype) or reason:
+                raise RuntimeError("TypedStorage.__init__ received an invalid combination of arguments. Expected one "
+                                   "of:\n * (*, torch.device device, torch.dtype dtype)\n * (int size, *, torch.device"
+                                   " device, torch.dtype dtype)\n * (Sequence data, *, torch.device device, torch.dtype"
+                                   " dtype)\n * (*, UntypedStorage wrap_storage, torch.dtype dtype)" + reason)
+            root = wrap_storage._root
+        elif root is None or dtype is None:
+            raise TypeError("TypedStorage() takes a storage to wrap: TypedStorage(wrap_storage=untyped, dtype=dtype)")
         self._root, self.dtype = root, dtype
 
     @property

@@ -46,11 +46,11 @@ def test_second_walk_stops_at_inner_nodes():
     from ember.func._scope import Scope
 
     x = ember.randn(4)  # (not requiring grad: the scope's input is its own leaf, not an alias of x)
+    w = ember.randn(4, requires_grad=True)  # a tensor outside the scope (one made inside would be the scope's own)
     with Scope() as scope:
         t = scope.differentiable(x)
         y = (t * 2).sin().sum()
         assert not scope.reaches_outer([y])
         assert y.grad_fn in scope._inner
         assert not scope.reaches_outer([y])
-        w = ember.randn(4, requires_grad=True)  # a tensor outside the scope
         assert scope.reaches_outer([y + (t * w).sum()])

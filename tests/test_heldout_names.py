@@ -335,3 +335,16 @@ def test_hash_store_get_waits_for_another_thread():
     store = dist.HashStore()
     threading.Timer(0.05, store.set, ("ready", "1")).start()
     assert store.get("ready") == b"1"
+
+
+@pytest.mark.parametrize("value, exc", [("bogus", RuntimeError), ("bf16", RuntimeError), (3, TypeError),
+                                        (None, TypeError)], ids=str)
+def test_cuda_matmul_fp32_precision_refuses_what_pytorch_refuses(value, exc):
+    messages = []
+    for m in (torch, ember):
+        before = m.backends.cuda.matmul.fp32_precision
+        with pytest.raises(exc) as err:
+            m.backends.cuda.matmul.fp32_precision = value
+        assert m.backends.cuda.matmul.fp32_precision == before
+        messages.append(str(err.value))
+    assert messages[1] == messages[0]

@@ -221,14 +221,15 @@ class InplaceMethods:
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.normal_(self, mean, std, generator=generator)
 
-    @number_parameters(shown_as={"a": "from", "b": "to"}, a="float", b="float")
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-        return ops.inplace.uniform_(self, a, b, generator=generator)
+    @number_parameters(shown_as={"from_": "from"}, from_="float", to="float")
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+        """(``from_``: PyTorch's ``from``, a Python keyword, given as ``uniform_(**{"from": 0.0})``.)"""
+        return ops.inplace.uniform_(self, from_, to, generator=generator)
 
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         return ops.inplace.bernoulli_(self, p, generator=generator)
 
-    def random_(self, low: int | None = None, to: int | None | EllipsisType = ..., *, generator=None,
+    def random_(self, low: int | EllipsisType = ..., to: int | None | EllipsisType = ..., *, generator=None,
                 from_: int | None | EllipsisType = ...) -> Tensor:
         return ops.inplace.random_(self, low, to, generator=generator, from_=from_)
 
@@ -343,7 +344,7 @@ class InplaceMethods:
         return ops.inplace.pointwise_(self, ops.pointwise.frac)
 
     @number_parameters(nan="float", posinf="float", neginf="float")
-    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    def nan_to_num_(self, nan: float | None = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
         return ops.inplace.pointwise_(self, ops.pointwise.nan_to_num, nan, posinf, neginf)
 
     @number_parameters(eps="float")

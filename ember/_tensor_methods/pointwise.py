@@ -142,7 +142,7 @@ class PointwiseMethods:
         return _in_place(self, ops.pointwise.clamp_max, max, out_names=ops.inplace.clamp_cast_names(max))
 
     @number_parameters(nan="float", posinf="float", neginf="float")
-    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    def nan_to_num(self, nan: float | None = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
         return ops.pointwise.nan_to_num(self, nan, posinf, neginf)
 
     def logaddexp(self, other: Tensor) -> Tensor:

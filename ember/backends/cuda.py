@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from .._missing import module_getattr
 from .._warnings import warn_in
+from ._precision import checked_fp32_precision
 
 
 class _MatmulFlags:
@@ -20,7 +21,17 @@ class _MatmulFlags:
         self.allow_tf32 = False
         self.allow_fp16_reduced_precision_reduction = True
         self.allow_bf16_reduced_precision_reduction = True
-        self.fp32_precision = "none"  # (PyTorch 2.9's TF32 switch: "tf32", "ieee" or "none"; read back as set)
+        self._fp32_precision = "none"
+
+    @property
+    def fp32_precision(self) -> str:
+        """PyTorch 2.9's TF32 switch: "tf32", "ieee" or "none" (the default), read back as set; any other value is
+        PyTorch's error (``checked_fp32_precision``)."""
+        return self._fp32_precision
+
+    @fp32_precision.setter
+    def fp32_precision(self, value: str) -> None:
+        self._fp32_precision = checked_fp32_precision("cuda", "matmul", value)
 
     def __repr__(self) -> str:
         return f"<torch.backends.cuda.matmul (ember: no effect) allow_tf32={self.allow_tf32}>"

@@ -7,7 +7,9 @@ to ``x`` or to weights ``f`` captures). ember has one autograd graph and gets th
 each input becomes a new tensor (a differentiable alias where the caller's graph must reach it, else a detached
 leaf that requires grad), the function runs with grad enabled, and gradients are taken with ``create_graph=True``
 only when the output reaches something outside the scope that requires grad. Results that reach nothing outside
-are returned detached, as PyTorch's are.
+are returned detached, as PyTorch's are. A leaf made to require grad while the function runs is the scope's own
+too (PyTorch makes it at the transform's level): ``Tensor.requires_grad``'s setter tells the innermost scope
+(``ember/_transform_scopes.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 from typing import Any
 
 from .._tensor import Tensor
+from .._transform_scopes import scopes
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.graph import AccumulateGrad
 from ..utils._pytree import tree_flatten, tree_leaves, tree_map
@@ -80,9 +83,11 @@ class Scope:
     def __enter__(self) -> Scope:
         self._grad_mode.__enter__()
         _active.count += 1
+        scopes.stack.append(self)  # (a leaf made to require grad inside is the scope's own: ``own_new_leaf``)
         return self
 
     def __exit__(self, *exc) -> None:
+        scopes.stack.pop()
         _active.count -= 1
         self._grad_mode.__exit__(*exc)
 
@@ -150,12 +155,14 @@ class Scope:
         return tree_map(lambda t: t if isinstance(t, Tensor) and self.reaches_outer([t]) else
                         _detached(t) if isinstance(t, Tensor) else t, tree)
 
-    def grad(self, outputs: list, inputs: list, cotangents: list | None = None, *, retain_graph: bool = False,
+    def grad(self, outputs: list, inputs: list, cotangents: list | None = None, *, retain_graph: bool | None = None,
              create_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
         """d(outputs)/d(inputs), zeros for an input the outputs do not reach (PyTorch's transforms never give
         None). ``create_graph=None``: record only if the outputs or cotangents reach outside the scope.
-        ``is_grads_batched``: the cotangents hold a batch of ``n`` along their first dim, and each gradient has it
-        (``autograd.grad``'s, one backward pass over the whole batch)."""
+        ``retain_graph=None``: keep the graph only when recording (``autograd.grad``'s rule); an explicit False frees
+        it even then, as PyTorch's ``vjp_fn(..., retain_graph=False)``. ``is_grads_batched``: the cotangents hold a
+        batch of ``n`` along their first dim, and each gradient has it (``autograd.grad``'s, one backward pass over
+        the whole batch)."""
         from .. import zeros
         from ..autograd import grad
 
@@ -167,8 +174,8 @@ class Scope:
                 create_graph = self.reaches_outer([o for o, _ in pairs] + [c for _, c in pairs])
             if _under_vmap():  # one backward for the whole batch, each example's gradient its own slice
                 from ._batched_grad import autograd_grad as grad
-            grads = grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=retain_graph or
-                         create_graph, create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
+            grads = grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=retain_graph,
+                         create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
         else:
             grads = (None,) * len(inputs)
         return tuple(zeros((*lead, *i.shape), dtype=i.dtype) if g is None else g for g, i in zip(grads, inputs))

@@ -87,16 +87,17 @@ def grad(func: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callabl
 
 
 def _call(scope: Scope, func: Callable, args: tuple, argnums: ArgNums | None, flat_diff: list, diff_spec,
-          has_aux: bool, api: str) -> tuple[list, Any, Any]:
+          has_aux: bool, api: str, flatten: Callable = tensor_outputs) -> tuple[list, Any, Any]:
     """``func`` run on ``args`` with the scope's differentiable tensors in place of the arguments ``argnums`` names
-    (all for None): ``(flat outputs, their structure, aux)``, with PyTorch's checks of the output."""
+    (all for None): ``(flat outputs, their structure, aux)``, the output flattened by ``flatten`` (by default with
+    PyTorch's checks that it is a non-empty tree of tensors)."""
     diff = tree_unflatten(flat_diff, diff_spec)
     output = func(*(diff if argnums is None else replace_argnums(args, argnums, diff)))
     aux = None
     if has_aux:
         output, aux = split_aux(output, api)
         aux = scope.unwrap(aux)
-    flat_out, out_spec = tensor_outputs(output, api)
+    flat_out, out_spec = flatten(output, api)
     return flat_out, out_spec, aux
 
 
@@ -139,9 +140,9 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
 
 
 def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, strict: bool, has_aux: bool,
-         push_basis: bool = False):
+         push_basis: bool = False, flatten: Callable = tensor_outputs):
     """``jvp`` for the arguments ``argnums`` names; with ``push_basis``, returns ``(flat outputs, spec, push, aux,
-    scope)`` so that ``jacfwd`` pushes many tangents through one recorded graph."""
+    scope)`` so that ``jacfwd`` pushes many tangents through one recorded graph. ``flatten``: as ``_call``'s."""
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
@@ -166,11 +167,13 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
                         and not scope.reaches_outer(flat_tangents))
         if forward_mode:  # the function runs on dual inputs: each op computes its tangent (_jvp.py)
             with dual_inputs(flat_diff, flat_tangents) as duals:
-                flat_out, out_spec, aux = _call(scope, func, primals, argnums, duals, primals_spec, has_aux, api)
+                flat_out, out_spec, aux = _call(scope, func, primals, argnums, duals, primals_spec, has_aux, api,
+                                                flatten)
                 out_tangents = [tangent_of(o) for o in flat_out]
         else:  # inputs made to require grad, where PyTorch's forward mode gives dual tensors: float() of them is silent
             with muted(SCALAR_OF_GRAD_TENSOR):
-                flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
+                flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api,
+                                                flatten)
         outputs_outer = scope.reaches_outer(flat_out)
         if not forward_mode or outputs_outer:  # tangents that must be differentiable: the double-backward trick
             products = forward_products(flat_out, flat_diff)
@@ -330,12 +333,29 @@ def hessian(func: Callable, argnums: ArgNums = 0) -> Callable:
     return jacfwd(jacrev(func, argnums), argnums)
 
 
+def _split_constants(output: Any, api: str) -> tuple[list, tuple[list, Any]]:
+    """``linearize``'s flattening of ``func``'s output: its tensors, and ``(all leaves, structure)``. PyTorch's
+    ``linearize`` traces ``func``, so a leaf that is not a tensor (a number, a string) is a constant of the trace,
+    returned as it is by both the output and ``jvp_fn`` (no refusal, unlike ``jvp``)."""
+    leaves, spec = tree_flatten(output)
+    return [t for t in leaves if isinstance(t, Tensor)], (leaves, spec)
+
+
+def _with_constants(tensors: list, structure: tuple[list, Any]) -> Any:
+    """The output ``_split_constants`` flattened, with ``tensors`` in place of its tensors."""
+    leaves, spec = structure
+    it = iter(tensors)
+    return tree_unflatten([next(it) if isinstance(leaf, Tensor) else leaf for leaf in leaves], spec)
+
+
 def linearize(func: Callable, *primals) -> tuple[Any, Callable]:
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` returns the Jacobian-vector product at ``primals``
-    without running ``func`` again (the recorded graph is reused)."""
+    without running ``func`` again (the recorded graph is reused). Leaves of the output that are not tensors are
+    returned as they are by both, as PyTorch's (which traces ``func``, making them constants)."""
     flat_primals, primals_spec = tree_flatten(primals)
-    flat_out, out_spec, push, _, scope = _jvp(func, primals, primals, None, False, False, push_basis=True)
-    output = scope.unwrap(tree_unflatten(flat_out, out_spec))
+    flat_out, out_spec, push, _, scope = _jvp(func, primals, primals, None, False, False, push_basis=True,
+                                              flatten=_split_constants)
+    output = scope.unwrap(_with_constants(flat_out, out_spec))
 
     def jvp_fn(*tangents):
         flat_tangents, tangents_spec = tree_flatten(tangents)
@@ -348,6 +368,6 @@ def linearize(func: Callable, *primals) -> tuple[Any, Callable]:
                     raise RuntimeError(f"tangent:{idx} with {what} {getattr(t, what)} in flattened pytree doesn't "
                                        f"match the {what} {getattr(p, what)} of the corresponding primal.")
         with scope:
-            return tree_unflatten(push(flat_tangents), out_spec)
+            return _with_constants(push(flat_tangents), out_spec)
 
     return output, jvp_fn

@@ -736,17 +736,17 @@ def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
     return _fill_with(x, draws.in_memory_order(draws.bernoulli_scalar(g, a.size, p), a))
 
 
-def random_(x: Tensor, low: int | None = None, to: int | None | EllipsisType = ..., *, generator=None,
+def random_(x: Tensor, low: int | EllipsisType = ..., to: int | None | EllipsisType = ..., *, generator=None,
             from_: int | None | EllipsisType = ...) -> Tensor:
     """Integers drawn uniformly (PyTorch's numbers), as PyTorch's overloads: ``random_()`` 0 to the dtype's bound
     inclusive (2**mantissa digits for a floating dtype, the largest value for an integer one, 1 for bool);
     ``random_(to)`` 0 to ``to - 1``; ``random_(from, to)`` ``from`` to ``to - 1``; ``random_(from, None)``
     ``from`` to the dtype's largest value (2**mantissa digits for a floating dtype).
-    Bounds the dtype cannot hold are PyTorch's errors (``random_range``). (``to=...``: not given, ``to=None``:
-    up to the dtype's largest value; ``from_``: the keyword ``from=``, a Python keyword, which PyTorch takes only
-    together with ``to``.)"""
+    Bounds the dtype cannot hold are PyTorch's errors (``random_range``). (``...``: not given; ``to=None``:
+    up to the dtype's largest value, where ``from`` None is PyTorch's TypeError; ``from_``: the keyword ``from=``,
+    a Python keyword, which PyTorch takes only together with ``to``.)"""
     if from_ is not ...:
-        if low is not None or to is ...:
+        if low is not ... or to is ...:
             raise TypeError("random_() received an invalid combination of arguments: from= is accepted only with "
                             "to= (random_(from, to)); random_(to) draws from 0 to to - 1")
         low = from_

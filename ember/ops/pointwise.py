@@ -557,10 +557,12 @@ class NanToNum(Node):
         return (g * self.keep,)
 
 
-def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+def nan_to_num(x: Tensor, nan: float | None = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: 0 and the dtype's
-    largest and lowest finite values), in the real and the imaginary part of a complex tensor apart; integer tensors
-    are returned unchanged."""
+    largest and lowest finite values; ``nan=None`` is 0, as PyTorch's), in the real and the imaginary part of a
+    complex tensor apart; integer tensors are returned unchanged."""
+    if nan is None:
+        nan = 0.0
     if isinstance(nan, xp.ndarray) or isinstance(posinf, xp.ndarray) or isinstance(neginf, xp.ndarray):
         refuse_numpy_numbers("nan_to_num", "float", nan=(2, nan), posinf=(3, posinf), neginf=(4, neginf))
     if not (x.is_floating_point() or x.is_complex()):

@@ -165,9 +165,9 @@ def _update_to(high: int, np_dtype, digits: int) -> int:
     return high
 
 
-def random_range(x: Tensor, args: tuple, low, high) -> tuple[int, int] | None:  # (high ...: not given)
-    """The inclusive range [from, to_inc] of ``x.random_(...)``, with PyTorch's checks: ``random_()`` (both None:
-    the dtype's own range, returned as None), ``random_(to)`` (``high`` only), ``random_(from, to)``, and
+def random_range(x: Tensor, args: tuple, low, high) -> tuple[int, int] | None:  # (low, high ...: not given)
+    """The inclusive range [from, to_inc] of ``x.random_(...)``, with PyTorch's checks: ``random_()`` (neither
+    given: the dtype's own range, returned as None), ``random_(to)`` (``high`` only), ``random_(from, to)``, and
     ``random_(from, None)`` (from ``from`` to the dtype's largest value: 2**mantissa digits for a floating dtype).
     For a floating dtype, a bound the dtype cannot hold is moved to one it can, and a bound past 2**digits is
     PyTorch's warning (the draws are no longer uniform there)."""
@@ -179,14 +179,16 @@ def random_range(x: Tensor, args: tuple, low, high) -> tuple[int, int] | None:  
     type_name = _C_TYPE_NAMES.get(name)
     floating = kind == "f"
     digits = int(xp.finfo(np_dtype).nmant) + 1 if floating else 0
-    if low is None and high is ...:  # random_()
+    if low is None:  # (PyTorch's parser: from is an int, never None)
+        _as_int64(low, args)
+    if low is ... and high is ...:  # random_()
         if kind not in "fiub" or name in ("uint16", "uint32", "uint64"):
             raise _dtype.not_implemented_for("random_kernel_cpu", _dtype.from_np(np_dtype))
         return None
     if type_name is None:
         raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
-    if high is ... or low is None:  # random_(to)
-        low, high = 0, _as_int64(high if low is None else low, args)
+    if high is ... or low is ...:  # random_(to)
+        low, high = 0, _as_int64(high if low is ... else low, args)
     else:
         low = _as_int64(low, args)
         high = None if high is None else _as_int64(high, args)
