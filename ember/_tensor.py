@@ -674,7 +674,7 @@ class Tensor(
             check_device(device)
         return self
 
-    def record_stream(self, stream) -> None:
+    def record_stream(self, s) -> None:
         """Raises NotImplementedError, as PyTorch for a CPU tensor: a tensor records the accelerator streams
         that use it (so its memory is not reused early), and a CPU tensor has none."""
         raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the 'CPU' backend: "
