@@ -231,3 +231,41 @@ def test_ops_on_an_uninitialised_parameter_or_buffer_raise_pytorchs_value_error(
             UNINITIALISED_OPS[op](m, w, b)
         assert tuple(w.data.shape) == (0,) and w.dtype == m.float32
         assert list(m.nn.LazyLinear(3).state_dict()) == ["weight", "bias"]
+
+
+@pytest.mark.parametrize("method", ["double", "half", "to"])
+def test_a_lazy_batchnorm_converted_before_its_first_forward_stays_uninitialised_as_pytorchs(method):
+    for lib in (ember, torch):
+        bn = lib.nn.LazyBatchNorm1d()
+        bn = bn.to(lib.float64) if method == "to" else getattr(bn, method)()
+        dtype = bn.running_mean.dtype
+        assert type(bn.running_mean).__name__ == "UninitializedBuffer"
+        with pytest.raises(ValueError, match="uninitialized parameter"):
+            bn.running_mean + 1
+        bn.train()
+        out = bn(lib.ones(2, 3, dtype=dtype))
+        assert out.dtype == dtype and tuple(bn.running_mean.shape) == (3,)
+
+
+@pytest.mark.parametrize("method", ["double", "half", "to"])
+def test_an_uninitialised_parameter_converted_to_another_dtype_is_a_plain_empty_tensor_as_pytorchs(method):
+    results = []
+    for lib in (ember, torch):
+        w = lib.nn.LazyLinear(3).weight
+        out = w.to(lib.float64) if method == "to" else getattr(w, method)()
+        results.append((type(out).__name__, tuple(out.shape), str(out.dtype).split(".")[1], out.requires_grad,
+                        type(out.grad_fn).__name__))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("build", [lambda nn: nn.LazyLinear(3), lambda nn: nn.LazyBatchNorm1d()])
+def test_an_unpickled_lazy_module_still_refuses_ops_on_its_uninitialised_tensors_as_pytorchs(build):
+    import pickle
+
+    for lib in (ember, torch):
+        module = pickle.loads(pickle.dumps(build(lib.nn)))
+        for t in (*module.parameters(), *module.buffers()):
+            if type(t).__name__.startswith("Uninitialized"):
+                with pytest.raises(ValueError, match=f"torch.nn.parameter.{type(t).__name__}`"):
+                    t + 1
+        module(lib.ones(2, 4 if isinstance(module, lib.nn.Linear) else 3))
