@@ -327,6 +327,22 @@ def test_hash_store_as_pytorch_s():
     assert logs[0] == logs[1]
 
 
+@pytest.mark.parametrize("value", [5, 2.5, None, [1, 2]])
+def test_a_hash_store_value_that_is_neither_str_nor_bytes_is_pytorchs_type_error(value):
+    """PyTorch's store takes str or bytes: an int is its TypeError, not the bytes ``bytes(5)`` would make."""
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    for m in (dist, tdist):
+        store = m.HashStore()
+        for call in (lambda: store.set("a", value), lambda: store.compare_set("a", value, "x"),  # noqa: B023
+                     lambda: store.compare_set("a", "", value)):  # noqa: B023
+            with pytest.raises(TypeError):
+                call()
+        assert store.num_keys() == 0
+
+
 def test_hash_store_get_waits_for_another_thread():
     import threading
 
