@@ -280,6 +280,8 @@ def test_amp_foreach_non_finite_check_keeps_a_found_inf_already_set():
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(2), m.tensor([0.5])),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), m.ones(2)),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1, dtype=m.float64), m.ones(1)),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), m.ones(1, dtype=m.float64)),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), m.ones(1, dtype=m.float16)),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2, dtype=m.int64)], m.zeros(1), m.ones(1)),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), 0.5),
 ])
