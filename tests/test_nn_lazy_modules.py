@@ -269,3 +269,16 @@ def test_an_unpickled_lazy_module_still_refuses_ops_on_its_uninitialised_tensors
                 with pytest.raises(ValueError, match=f"torch.nn.parameter.{type(t).__name__}`"):
                     t + 1
         module(lib.ones(2, 4 if isinstance(module, lib.nn.Linear) else 3))
+
+
+@pytest.mark.parametrize("write", ["zero_", "fill_", "uniform_", "normal_", "random_", "init.zeros_", "init.constant_",
+                                   "init.uniform_", "init.normal_", "init.trunc_normal_"])
+def test_an_in_place_write_to_an_uninitialised_parameter_raises_pytorchs_value_error(write):
+    """An initialisation before the first forward (a loop of ``nn.init`` calls over a lazy model) is refused, as
+    PyTorch refuses it, rather than run on the empty storage and be lost at materialisation."""
+    for lib in (ember, torch):
+        weight = lib.nn.LazyLinear(3).weight
+        args = {"fill_": (1.0,), "init.constant_": (1.0,)}.get(write, ())
+        fn = getattr(lib.nn.init, write[5:]) if write.startswith("init.") else getattr(weight, write)
+        with lib.no_grad(), pytest.raises(ValueError, match="uninitialized parameter"):
+            fn(weight, *args) if write.startswith("init.") else fn(*args)
