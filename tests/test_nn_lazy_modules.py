@@ -282,3 +282,14 @@ def test_an_in_place_write_to_an_uninitialised_parameter_raises_pytorchs_value_e
         fn = getattr(lib.nn.init, write[5:]) if write.startswith("init.") else getattr(weight, write)
         with lib.no_grad(), pytest.raises(ValueError, match="uninitialized parameter"):
             fn(weight, *args) if write.startswith("init.") else fn(*args)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_cat_of_an_uninitialised_parameter_raises_pytorchs_value_error(first):
+    """``cat`` skips a 1-D empty input without computing on it (PyTorch's legacy rule): an uninitialised one is
+    still refused, as PyTorch refuses it."""
+    for lib in (ember, torch):
+        weight = lib.nn.LazyLinear(3).weight
+        pieces = [weight, lib.ones(2)] if first else [lib.ones(2), weight]
+        with pytest.raises(ValueError, match="uninitialized parameter"):
+            lib.cat(pieces)
