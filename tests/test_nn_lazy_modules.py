@@ -258,12 +258,20 @@ def test_an_uninitialised_parameter_converted_to_another_dtype_is_a_plain_empty_
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("pickler", ["pickle", "multiprocessing"])
 @pytest.mark.parametrize("build", [lambda nn: nn.LazyLinear(3), lambda nn: nn.LazyBatchNorm1d()])
-def test_an_unpickled_lazy_module_still_refuses_ops_on_its_uninitialised_tensors_as_pytorchs(build):
+def test_an_unpickled_lazy_module_still_refuses_ops_on_its_uninitialised_tensors_as_pytorchs(build, pickler):
+    """Pickled, or sent to another process (``multiprocessing``'s pickler, which shares tensors' memory)."""
     import pickle
+    from multiprocessing.reduction import ForkingPickler
 
+    import torch.multiprocessing  # noqa: F401
+
+    import ember.multiprocessing  # noqa: F401 (its reducers registered, as torch.multiprocessing's)
+
+    dumps = pickle.dumps if pickler == "pickle" else ForkingPickler.dumps
     for lib in (ember, torch):
-        module = pickle.loads(pickle.dumps(build(lib.nn)))
+        module = pickle.loads(dumps(build(lib.nn)))
         for t in (*module.parameters(), *module.buffers()):
             if type(t).__name__.startswith("Uninitialized"):
                 with pytest.raises(ValueError, match=f"torch.nn.parameter.{type(t).__name__}`"):
