@@ -33,6 +33,7 @@ from multiprocessing import reduction as _reduction
 from ._backend import xp
 from ._tensor import Tensor
 from ._tensor_pickle import extra_state, layout_in_storage, rebuild, reduce_tensor, storage_bytes, view_into
+from ._uninitialized import UnmaterializedArray
 from .storage import data_ptr, root_array
 
 
@@ -147,6 +148,8 @@ def _reduce_shared(t: Tensor):
         raise RuntimeError(_NON_LEAF)
     if t.is_sparse:
         return reduce_tensor(t)
+    if t._data.__class__ is UnmaterializedArray:  # an uninitialised parameter: no memory, made anew (its pickle)
+        return t.__reduce_ex__(2)
     share_memory_([t])
     offset = data_ptr(t._data) - data_ptr(root_array(t._data))
     state = {"requires_grad": t.requires_grad, **extra_state(t)}

@@ -4,10 +4,11 @@ raises PyTorch's ValueError, without a check on the ops' common path.
 
 PyTorch refuses them in its ``__torch_function__`` (every torch function and Tensor method). ember's ops compute on
 ``tensor._data``: this array's NumPy ufuncs and array functions raise (``__array_ufunc__``,
-``__array_function__``), and an op whose result NumPy derives from it without either (a view, a copy: NumPy keeps
-the subclass) is refused where the result is wrapped (``_tensor._fill``, the path an array other than a plain
-ndarray takes). What only reads metadata (``dtype``, ``device``, ``requires_grad``, ``size()``) and conversions
-of the module (``to``, ``float()``: ``astype`` keeps the subclass) still work, as PyTorch's.
+``__array_function__``), and so do writes into it (``__setitem__``, ``fill``: in-place ops, ``nn.init``); an op
+whose result NumPy derives from it without either (a view, a copy: NumPy keeps the subclass) is refused where the
+result is wrapped (``_tensor._fill``, the path an array other than a plain ndarray takes). What only reads
+metadata (``dtype``, ``device``, ``requires_grad``, ``size()``) and conversions of the module (``to``,
+``float()``: ``astype`` keeps the subclass) still work, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class UnmaterializedArray(xp.ndarray):
 
     def __array_function__(self, func, types, args, kwargs):
         raise uninitialized_error(self.kind, f"<built-in method {func.__name__}>")
+
+    # writes in place (an in-place op or an ``nn.init`` function: ``a[...] = v``, ``a.fill(v)``) refuse too
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise uninitialized_error(self.kind, "<slot wrapper '__setitem__' of 'torch._C.TensorBase' objects>")
+
+    def fill(self, value: Any) -> None:
+        raise uninitialized_error(self.kind, "<method 'fill_' of 'torch._C.TensorBase' objects>")
 
 
 def unmaterialized(array: xp.ndarray, kind: str) -> UnmaterializedArray:

@@ -137,6 +137,22 @@ def test_nested_counters_each_count_and_a_table_is_printed(capsys):
                                                   ["-", "aten.addmm", "48.000", "100.00%"]]
 
 
+@pytest.mark.parametrize("lib, mode_cls", LIBS)
+def test_a_counter_counts_only_its_own_threads_ops_as_pytorchs(lib, mode_cls):
+    """PyTorch's dispatch modes are per thread: a matrix product another thread runs while a counter is entered
+    is not counted, one run on the counter's thread is."""
+    import threading
+
+    product = lambda: lib.mm(lib.ones(3, 4), lib.ones(4, 5))  # noqa: E731
+    with mode_cls(display=False) as counter:
+        other = threading.Thread(target=product)
+        other.start()
+        other.join()
+        assert counter.get_total_flops() == 0
+        product()
+    assert counter.get_total_flops() == 120
+
+
 def test_custom_mapping_is_refused():
     from ember.utils.flop_counter import FlopCounterMode
 

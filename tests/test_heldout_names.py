@@ -280,6 +280,8 @@ def test_amp_foreach_non_finite_check_keeps_a_found_inf_already_set():
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(2), m.tensor([0.5])),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), m.ones(2)),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1, dtype=m.float64), m.ones(1)),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), m.ones(1, dtype=m.float64)),
+    lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), m.ones(1, dtype=m.float16)),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2, dtype=m.int64)], m.zeros(1), m.ones(1)),
     lambda m: m._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(1), 0.5),
 ])
@@ -325,6 +327,22 @@ def test_hash_store_as_pytorch_s():
             s.add("b", 1)
         logs.append(log)
     assert logs[0] == logs[1]
+
+
+@pytest.mark.parametrize("value", [5, 2.5, None, [1, 2]])
+def test_a_hash_store_value_that_is_neither_str_nor_bytes_is_pytorchs_type_error(value):
+    """PyTorch's store takes str or bytes: an int is its TypeError, not the bytes ``bytes(5)`` would make."""
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    for m in (dist, tdist):
+        store = m.HashStore()
+        for call in (lambda: store.set("a", value), lambda: store.compare_set("a", value, "x"),  # noqa: B023
+                     lambda: store.compare_set("a", "", value)):  # noqa: B023
+            with pytest.raises(TypeError):
+                call()
+        assert store.num_keys() == 0
 
 
 def test_hash_store_get_waits_for_another_thread():

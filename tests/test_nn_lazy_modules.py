@@ -231,3 +231,73 @@ def test_ops_on_an_uninitialised_parameter_or_buffer_raise_pytorchs_value_error(
             UNINITIALISED_OPS[op](m, w, b)
         assert tuple(w.data.shape) == (0,) and w.dtype == m.float32
         assert list(m.nn.LazyLinear(3).state_dict()) == ["weight", "bias"]
+
+
+@pytest.mark.parametrize("method", ["double", "half", "to"])
+def test_a_lazy_batchnorm_converted_before_its_first_forward_stays_uninitialised_as_pytorchs(method):
+    for lib in (ember, torch):
+        bn = lib.nn.LazyBatchNorm1d()
+        bn = bn.to(lib.float64) if method == "to" else getattr(bn, method)()
+        dtype = bn.running_mean.dtype
+        assert type(bn.running_mean).__name__ == "UninitializedBuffer"
+        with pytest.raises(ValueError, match="uninitialized parameter"):
+            bn.running_mean + 1
+        bn.train()
+        out = bn(lib.ones(2, 3, dtype=dtype))
+        assert out.dtype == dtype and tuple(bn.running_mean.shape) == (3,)
+
+
+@pytest.mark.parametrize("method", ["double", "half", "to"])
+def test_an_uninitialised_parameter_converted_to_another_dtype_is_a_plain_empty_tensor_as_pytorchs(method):
+    results = []
+    for lib in (ember, torch):
+        w = lib.nn.LazyLinear(3).weight
+        out = w.to(lib.float64) if method == "to" else getattr(w, method)()
+        results.append((type(out).__name__, tuple(out.shape), str(out.dtype).split(".")[1], out.requires_grad,
+                        type(out.grad_fn).__name__))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("pickler", ["pickle", "multiprocessing"])
+@pytest.mark.parametrize("build", [lambda nn: nn.LazyLinear(3), lambda nn: nn.LazyBatchNorm1d()])
+def test_an_unpickled_lazy_module_still_refuses_ops_on_its_uninitialised_tensors_as_pytorchs(build, pickler):
+    """Pickled, or sent to another process (``multiprocessing``'s pickler, which shares tensors' memory)."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    import torch.multiprocessing  # noqa: F401
+
+    import ember.multiprocessing  # noqa: F401 (its reducers registered, as torch.multiprocessing's)
+
+    dumps = pickle.dumps if pickler == "pickle" else ForkingPickler.dumps
+    for lib in (ember, torch):
+        module = pickle.loads(dumps(build(lib.nn)))
+        for t in (*module.parameters(), *module.buffers()):
+            if type(t).__name__.startswith("Uninitialized"):
+                with pytest.raises(ValueError, match=f"torch.nn.parameter.{type(t).__name__}`"):
+                    t + 1
+        module(lib.ones(2, 4 if isinstance(module, lib.nn.Linear) else 3))
+
+
+@pytest.mark.parametrize("write", ["zero_", "fill_", "uniform_", "normal_", "random_", "init.zeros_", "init.constant_",
+                                   "init.uniform_", "init.normal_", "init.trunc_normal_"])
+def test_an_in_place_write_to_an_uninitialised_parameter_raises_pytorchs_value_error(write):
+    """An initialisation before the first forward (a loop of ``nn.init`` calls over a lazy model) is refused, as
+    PyTorch refuses it, rather than run on the empty storage and be lost at materialisation."""
+    for lib in (ember, torch):
+        weight = lib.nn.LazyLinear(3).weight
+        args = {"fill_": (1.0,), "init.constant_": (1.0,)}.get(write, ())
+        fn = getattr(lib.nn.init, write[5:]) if write.startswith("init.") else getattr(weight, write)
+        with lib.no_grad(), pytest.raises(ValueError, match="uninitialized parameter"):
+            fn(weight, *args) if write.startswith("init.") else fn(*args)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_cat_of_an_uninitialised_parameter_raises_pytorchs_value_error(first):
+    """``cat`` skips a 1-D empty input without computing on it (PyTorch's legacy rule): an uninitialised one is
+    still refused, as PyTorch refuses it."""
+    for lib in (ember, torch):
+        weight = lib.nn.LazyLinear(3).weight
+        pieces = [weight, lib.ones(2)] if first else [lib.ones(2), weight]
+        with pytest.raises(ValueError, match="uninitialized parameter"):
+            lib.cat(pieces)

@@ -29,7 +29,7 @@ and ``coverage.json`` (the figures against the current ember; the first scan int
 them as ``first_measured``, which later scans and ``rejudge`` keep: a held-out corpus's figure before the
 names it revealed were added).
 
-Two corpora are measured: ``docs/coverage`` (the main one, closed entry by entry over many sessions) and
+Two corpora are measured: ``docs/coverage`` (the main one, whose missing names were added entry by entry) and
 ``docs/coverage/heldout`` (other public repositories, none of the main corpus's: ``--disjoint-from`` refuses
 a corpus that shares a repository with the tables named), so that a figure on code nobody had looked at
 stays measured. ``CORPORA`` names them; the tests guard both.

@@ -234,14 +234,16 @@ def _amp_foreach_non_finite_check_and_unscale_(self: list[Tensor], found_inf: Te
     """``torch._amp_foreach_non_finite_check_and_unscale_``, the kernel of PyTorch's GradScaler that custom scalers
     call: each tensor of ``self`` multiplied in place by ``inv_scale`` (a one-element float tensor), and
     ``found_inf`` (a one-element float tensor) set to 1 when any of them held an inf or a NaN (left as it was
-    otherwise). PyTorch's errors: a ``found_inf`` or ``inv_scale`` of another size, a ``found_inf`` that is not
-    float, a non-Tensor ``inv_scale`` (TypeError), an integer tensor or a sparse one (NotImplementedError)."""
+    otherwise). PyTorch's errors: a ``found_inf`` or ``inv_scale`` of another size or not float32, a non-Tensor
+    ``inv_scale`` (TypeError), an integer tensor or a sparse one (NotImplementedError)."""
     for name, value in (("found_inf", found_inf), ("inv_scale", inv_scale)):
         if not isinstance(value, Tensor):
             raise TypeError(f"_amp_foreach_non_finite_check_and_unscale_(): argument '{name}' must be Tensor, "
                             f"not {type(value).__name__}")
         if value.numel() != 1:
             raise RuntimeError(f"{name} must be a 1-element tensor.")
+    if inv_scale.dtype.name != "float32":
+        raise RuntimeError("inv_scale must be a float tensor.")
     if found_inf.dtype.name != "float32":
         raise RuntimeError("found_inf must be a float tensor.")
     for t in self:

@@ -25,8 +25,15 @@ class DistStoreError(DistError):
     """``torch.distributed.DistStoreError``: a store's wait ran out of time."""
 
 
-def _as_bytes(value: str | bytes) -> bytes:
-    return value.encode() if isinstance(value, str) else bytes(value)
+def _as_bytes(value: str | bytes, method: str) -> bytes:
+    """A value as the store holds it: a str encoded as UTF-8, bytes as they are; anything else (an int, which
+    ``bytes()`` would turn into that many zero bytes) is PyTorch's TypeError."""
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    raise TypeError(f"{method}(): incompatible function arguments: a value must be str or bytes, not "
+                    f"{type(value).__name__}")
 
 
 class HashStore:
@@ -46,7 +53,7 @@ class HashStore:
 
     def set(self, key: str, value: str | bytes) -> None:
         with self._changed:
-            self._values[key] = _as_bytes(value)
+            self._values[key] = _as_bytes(value, "set")
             self._changed.notify_all()
 
     def get(self, key: str) -> bytes:
@@ -71,7 +78,7 @@ class HashStore:
     def compare_set(self, key: str, expected_value: str | bytes, desired_value: str | bytes) -> bytes:
         """Set ``key`` to ``desired_value`` if it holds ``expected_value`` (or is unset and ``expected_value`` is
         empty); return the value it holds afterwards (an unset key, not set: ``expected_value``)."""
-        expected, desired = _as_bytes(expected_value), _as_bytes(desired_value)
+        expected, desired = _as_bytes(expected_value, "compare_set"), _as_bytes(desired_value, "compare_set")
         with self._changed:
             current = self._values.get(key)
             if current is None and expected:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import _creation
 from .._backend import xp
 from .._creation import as_array
-from .._shown_name import shown_as_pytorchs
+from .._shown_name import class_at, ember_path, shown_as_pytorchs
 from .._tensor import REFUSED_BY_FACTORY, Tensor, check_can_require_grad
 from .._tensor_pickle import deepcopy_array
 from .._uninitialized import uninitialized_error, unmaterialized
@@ -157,6 +157,11 @@ class _UninitializedMethods:
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
+    def __reduce_ex__(self, proto):
+        """``pickle``: rebuilt as a new uninitialised tensor (its storage, which ops refuse, made again), as
+        PyTorch's. Difference from PyTorch: the dtype comes back too (PyTorch's loads as float32)."""
+        return _rebuild_uninitialized, (ember_path(type(self)), self.requires_grad, self.dtype)
+
     def __deepcopy__(self, memo):
         out = type(self)(self.requires_grad, self.device, self.dtype)  # (a copy is still to be initialised)
         memo[id(self)] = out
@@ -192,3 +197,8 @@ class UninitializedBuffer(_UninitializedMethods, Tensor):
     def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
         self._init(_creation.empty(0, dtype=dtype, device=device)._data, requires_grad)
         self._data = unmaterialized(self._data, "UninitializedBuffer")
+
+
+def _rebuild_uninitialized(cls, requires_grad: bool, dtype) -> Tensor:
+    """An unpickled uninitialised parameter or buffer (``_UninitializedMethods.__reduce_ex__``)."""
+    return class_at(cls)(requires_grad, dtype=dtype) if isinstance(cls, str) else cls(requires_grad, dtype=dtype)

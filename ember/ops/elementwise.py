@@ -20,6 +20,7 @@ from .._meta import check_operand_devices, is_meta, iterator_layout, meta_result
 from .._meta import made as _meta_made
 from .._size import c_type_name
 from .._tensor import Tensor
+from .._uninitialized import UnmaterializedArray
 from ..autograd import graph as _graph
 from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
@@ -142,6 +143,9 @@ class ToCopy(Node):
 
     def forward(self, x, dtype):
         self.src = x.dtype
+        if x.__class__ is UnmaterializedArray:
+            # an uninitialised parameter's conversion, which PyTorch lets through: a plain tensor of no elements
+            x = x.view(xp.ndarray)
         if x.dtype.kind == "c" and dtype.kind != "c":
             # PyTorch's warning, once per process (its TORCH_WARN_ONCE), NumPy's ComplexWarning silenced
             from .._warnings import warn_once

@@ -27,6 +27,7 @@ from .._meta import made as _meta_made
 from .._shown_name import package_name
 from .._size import c_type_name, check_nonnegative, int_argument, parsed_int
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
+from .._uninitialized import UnmaterializedArray, uninitialized_error
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..autograd.recorded import RecordedArray
@@ -791,6 +792,9 @@ def _concatenated(tensors, dim: int, node: type, name: str = "cat") -> Tensor:
     tensors = _common(tensors, name)
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour)
     skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
+    for i in skip:  # (a skipped input reaches no NumPy function: an uninitialised parameter's refused here)
+        if tensors[i]._data.__class__ is UnmaterializedArray:
+            raise uninitialized_error(tensors[i]._data.kind, f"<built-in method {name}>")
     if len(skip) == len(tensors):
         skip = skip[1:]
     kept = [t for i, t in enumerate(tensors) if i not in skip] if skip else tensors

@@ -19,6 +19,7 @@ operator objects) is refused, ember having no such operators; the table ``displa
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from collections import defaultdict
@@ -50,7 +51,10 @@ class _Counting:
             self._add(formulas[1](node, grads))
 
     def _add(self, counts: list[tuple[str, int]]) -> None:
+        thread = threading.get_ident()
         for counter in self.counters:
+            if counter.thread != thread:  # (PyTorch's modes are per thread: another thread's ops are not counted)
+                continue
             for name, flops in counts:
                 for parent in counter.mod_tracker.parents:
                     counter.flop_counts[parent][name] += flops
@@ -151,7 +155,8 @@ class FlopCounterMode:
     """Counts of the floating-point operations run inside the context, per module and operator
     (``torch.utils.flop_counter.FlopCounterMode``): ``get_total_flops()``, ``get_flop_counts()`` (by module name,
     "Global" for all, then by operator name), and a table of them printed on exit with ``display`` (modules down to
-    ``depth`` levels). Not reentrant, as PyTorch's. Differences from PyTorch: see the module's docstring."""
+    ``depth`` levels). Not reentrant, as PyTorch's; it counts the ops of the thread that entered it (PyTorch's modes
+    are per thread). Differences from PyTorch: see the module's docstring."""
 
     def __init__(self, mods: Any = None, depth: int = 2, display: bool = True,
                  custom_mapping: dict[Any, Any] | None = None) -> None:
@@ -164,6 +169,7 @@ class FlopCounterMode:
                 "FlopCounterMode(custom_mapping=...): PyTorch keys the formulas by its torch.ops operators, "
                 "which ember does not have")
         self.mod_tracker = _ModuleTracker()
+        self.thread: int | None = None
 
     def get_total_flops(self) -> int:
         return sum(self.flop_counts["Global"].values())
@@ -204,6 +210,7 @@ class FlopCounterMode:
 
     def __enter__(self) -> FlopCounterMode:
         self.flop_counts.clear()
+        self.thread = threading.get_ident()  # (the thread whose ops it counts)
         self.mod_tracker.__enter__()
         _counting.counters.append(self)
         _graph._op_observer = _counting

@@ -465,7 +465,10 @@ class Module(HooksMixin):
             for name, t in m._buffers.items():
                 converted = None if t is None else convert(t._data)
                 if converted is not None and converted is not t._data:
-                    m._buffers[name] = Tensor._make(converted)
+                    if is_lazy(t):  # (still to be initialised at the first forward, as PyTorch's: its class kept)
+                        t._data = converted
+                    else:
+                        m._buffers[name] = Tensor._make(converted)
         return self
 
     def to(self, *args, **kwargs) -> Module:
