@@ -195,6 +195,26 @@ def test_gradgradcheck_compares_second_order_gradients_with_finite_differences(m
         m.autograd.gradgradcheck(wrong, (x,), fast_mode=fast_mode)
 
 
+def test_gradgradcheck_draws_its_random_grad_outputs_from_the_global_generator_as_pytorch():
+    """PyTorch's default grad_outputs come from make_tensor(low=-1, high=1): the global generator, one output
+    after another, none for an output that needs no gradient. A seeded program draws the same numbers after the check, and a
+    wrong second derivative reports the same numerical Jacobian, whose values depend on those grad_outputs."""
+    drawn, reports = [], []
+    for m in (torch, ember):
+        m.manual_seed(3)
+        x = m.randn(2, 3, dtype=m.float64, requires_grad=True)
+        assert m.autograd.gradgradcheck(lambda t: (t.exp(), (t * 2).sin()), (x,))
+        assert m.autograd.gradgradcheck(lambda t: (t.sum(0).cos(), t.argmax()), (x,))
+        drawn.append(m.randn(4).numpy())
+        m.manual_seed(5)
+        wrong = _square(m, lambda g, x: 2 * g * x.detach())
+        with pytest.raises(RuntimeError) as info:
+            m.autograd.gradgradcheck(wrong, (m.randn(3, dtype=m.float64, requires_grad=True),))
+        reports.append(str(info.value).split("numerical:")[1].split("analytical")[0].split("dtype")[0])
+    np.testing.assert_array_equal(drawn[1], drawn[0])
+    assert reports[1] == reports[0]
+
+
 def test_a_gradient_of_another_real_dtype_is_cast_to_the_outputs_as_pytorch():
     """PyTorch casts a real grad_output to its output's dtype (float64 or int64 cotangent, float32 output: float32
     gradients, differentiable under create_graph) and refuses a dtype mismatch involving a complex tensor."""

@@ -462,6 +462,52 @@ def test_parameter_changed_before_forward_or_after_step_is_silent():
     assert w.messages == []
 
 
+def _sam_step(model, opt, x, y, rho=0.05):
+    """Sharpness-aware minimisation written out by hand: the gradient at w, a backward at w + e, w restored, step."""
+    loss_of(model, x, y).backward()
+    params = list(model.parameters())
+    norm = ember.stack([p.grad.norm() for p in params]).norm()
+    with ember.no_grad():
+        moves = [p.grad * (rho / norm) for p in params]
+        for p, e in zip(params, moves):
+            p.add_(e)
+    opt.zero_grad()
+    loss_of(model, x, y).backward()  # the gradient at the moved weights ...
+    with ember.no_grad():
+        for p, e in zip(params, moves):
+            p.sub_(e)  # ... applied to the weights moved back: what SAM means to do
+    opt.step()
+    opt.zero_grad()
+
+
+def test_parameters_moved_back_after_a_backward_at_moved_values_are_silent():
+    """SAM's loop (and adversarial weight perturbation's) changes the parameters after the backward whose gradient
+    the step applies, on purpose: that backward was taken at moved values, and the change moves them back. A plain
+    change after a backward, before or after such steps, still warns."""
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(3):
+            _sam_step(model, opt, x, y)
+    assert w.messages == []
+    with caught() as w:
+        loss_of(model, x, y).backward()
+        with ember.no_grad():
+            model[0].weight.mul_(0.5)
+        opt.step()
+    assert len(w.messages) == 1 and w.messages[0].startswith("SGD.step(): 0.weight changed in place after backward()")
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        loss_of(model, x, y).backward()  # two backwards at the same values (accumulation), then a change
+        loss_of(model, x, y).backward()
+        with ember.no_grad():
+            model[2].bias.add_(1.0)
+        opt.step()
+        _sam_step(model, opt, x, y)
+    assert len(w.messages) == 1 and w.messages[0].startswith("SGD.step(): 2.bias changed in place after backward()")
+
+
 # ----------------------------------------------------------------------------- 9. no gradient for some
 def test_parameters_cut_off_by_detach_are_named():
     set_warnings(True, "missing_grad")  # opt-in

@@ -817,3 +817,16 @@ def test_logsumexp_over_no_dims_as_pytorch(shape, dims, keepdim):
         except RuntimeError as e:
             outcomes.append(str(e))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+@pytest.mark.parametrize("dim", [(), []])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_all_any_over_an_empty_dim_list_reduce_no_dim_as_pytorch(name, dim, keepdim):
+    """PyTorch's all/any read ``dim=()`` as no dim (each element's truth, the shape kept), where sum and mean read
+    it as every dim."""
+    a = np.random.default_rng(0).standard_normal((2, 3))
+    a[0, 1] = 0.0
+    results = [getattr(m, name)(m.tensor(a), dim=dim, keepdim=keepdim) for m in (torch, ember)]
+    assert str(results[1].dtype).split(".")[1] == str(results[0].dtype).split(".")[1]
+    np.testing.assert_array_equal(results[1].numpy(), results[0].numpy())

@@ -143,11 +143,12 @@ class _FunctionNode(Node):
         if getattr(ctx, "_materialize", True):
             grads = [xp.zeros(s, dtype=d) if g is None else g for g, (s, d) in zip(grads, self.output_meta)]
         grads = [None if g is None else g.t if type(g) is RecordedArray else Tensor._make(g) for g in grads]
+        user_backward = self.fn_class._user_backward()
         if recorded:
-            result = self.fn_class.backward(ctx, *grads)
+            result = user_backward(ctx, *grads)
         else:
             with no_grad():
-                result = self.fn_class.backward(ctx, *grads)
+                result = user_backward(ctx, *grads)
         result = self._validated(result if isinstance(result, tuple) else (result,))
         if recorded:
             return tuple(None if r is None else RecordedArray(r) for r in result)
@@ -231,6 +232,17 @@ class Function:
     @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
         raise NotImplementedError("subclasses of Function must implement backward(ctx, ...)")
+
+    # PyTorch's alias: a subclass may define its backward under the name ``vjp`` instead.
+    vjp = backward
+
+    @classmethod
+    def _user_backward(cls) -> Any:
+        """The backward the subclass defined, as ``backward`` or as ``vjp`` (both: PyTorch's RuntimeError)."""
+        if cls.backward is not Function.backward and cls.vjp is not Function.vjp:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                               "should only implement one of them.")
+        return cls.vjp if cls.vjp is not Function.vjp else cls.backward
 
     @staticmethod
     def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:

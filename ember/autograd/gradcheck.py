@@ -19,8 +19,9 @@ second-order gradients backward records are compared with finite differences of 
 
 Differences from PyTorch: complex inputs and outputs are not checked; the checks that need forward-mode AD or
 ``vmap`` (``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``, gradgradcheck's
-``check_fwd_over_rev``) raise NotImplementedError. gradgradcheck's random ``grad_outputs`` (uniform in [-1, 1], as
-PyTorch's) come from a fixed seed, not from the global generator.
+``check_fwd_over_rev``) raise NotImplementedError. gradgradcheck's random ``grad_outputs`` are PyTorch's:
+uniform in [-1, 1], drawn from the global generator (as ``torch.testing.make_tensor`` draws them), so a seeded
+program sees the same grad_outputs and the same random numbers after the check as under PyTorch.
 """
 
 from __future__ import annotations
@@ -258,11 +259,16 @@ def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, 
                                   "and vmap, which ember does not have")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = xp.random.default_rng(0)
+        from .._creation import empty
+        from .._dtype import float64
+
+        # From the global generator, one output after another, as PyTorch's make_tensor(low=-1, high=1) draws them
+        # (a seeded program's later random numbers depend on it).
         outputs = [o for o in _outputs(func, inputs) if o.requires_grad]
         grad_outputs = tuple(
-            Tensor._make(rng.uniform(-1, 1, o._data.shape).astype(o._data.dtype if o._data.dtype.kind in "fc"
-                                                                     else xp.float64)).requires_grad_()
+            empty(tuple(o.shape), dtype=o.dtype if o.dtype.is_floating_point or o.dtype.is_complex
+                  else float64).uniform_(-1, 1)
+            .requires_grad_()
             for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_out = len(grad_outputs)

@@ -10,7 +10,8 @@ few attribute reads per parameter while nothing is wrong:
     global optimizer step pre-hook       -> _check_step(optimizer) (not for one stepping inside another's step)
         tainted gradients about to be applied again?                        grad_not_zeroed
         no new gradient at all, after a forward through them?               step_without_backward
-        p changed in place since its backward?                              param_changed_before_step
+        p changed in place since its backward (not moved back after a backward
+        taken at moved values, as sharpness-aware minimisation does)?       param_changed_before_step
         some params fresh, others without gradient?                         missing_grad
         (marks each grad as applied by this step)
     gradient-edit hook, before clipping  -> clipping grads a step already applied?  clip_after_step
@@ -107,6 +108,7 @@ def accumulating(param, grad, rec: Record | None = None) -> None:
         rec.tainted = rec.tainted or bool(grad._data.any())
     elif rec.tainted and not grad._data.any():
         rec.tainted = False  # zeroed in place since
+    rec.perturbed = rec.version != -1 and rec.version != param._vc[0]  # (moved since this step's earlier backward)
     rec.version = param._vc[0]
     rec.fresh = True
 
@@ -150,8 +152,8 @@ def _check_step(optimizer) -> None:
             if not rec.watched:
                 watch(p, rec)
             g = p._grad
-            fresh = rec.fresh
-            rec.fresh = False
+            fresh, version, perturbed = rec.fresh, rec.version, rec.perturbed
+            rec.fresh, rec.version, rec.perturbed = False, -1, False
             fresh_any += fresh
             if not p._requires_grad:
                 continue
@@ -165,7 +167,7 @@ def _check_step(optimizer) -> None:
             vc = g._vc
             if fresh or vc is not rec.held_vc or vc[0] != rec.held_version:  # from backward, or set by other means
                 got += 1
-                if fresh and p._vc[0] != rec.version:
+                if fresh and p._vc[0] != version and not perturbed:  # (perturbed: moved back, as SAM does)
                     changed.append(p)
             else:  # unchanged since the last step applied it, or since zero_grad zeroed it
                 lacking.append(p)

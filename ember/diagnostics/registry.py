@@ -14,7 +14,8 @@ class Record:
     """One parameter's bookkeeping.
 
     ``owner``/``attr``: the module (weak) and attribute it was registered under (for names).
-    ``version``: the parameter's version when backward last accumulated into its ``.grad``.
+    ``version``: the parameter's version when backward last accumulated into its ``.grad`` (-1: no backward did
+    since the last ``step()``).
     ``fresh``: backward accumulated into it since the last ``step()`` / ``zero_grad()``.
     ``held_vc``/``held_version``/``held_by_step``: the ``.grad`` (its version counter and version)
     that the last ``step()`` applied or ``zero_grad()`` zeroed; the same counter at the same
@@ -23,12 +24,16 @@ class Record:
     since: the next ``step()`` that updates this parameter would apply them again.
     ``scaled_after_step``: the gradient the last step applied was since clipped in place (a new version of the
     same counter): still that step's gradient, not cleared.
+    ``perturbed``: the last backward into ``.grad`` saw other values of the parameter than the backward before it,
+    with no ``step()`` between: the parameter was moved to take a gradient elsewhere (sharpness-aware
+    minimisation's ascent step, adversarial weight perturbation), so changing it after that backward is moving it
+    back, not a mistake.
     ``reported``: bit mask of the warning kinds already shown for this parameter.
     ``watched``: the diagnostics' gradient hook is registered on the parameter.
     """
 
     __slots__ = ("ref", "owner", "attr", "version", "fresh", "held_vc", "held_version", "held_by_step", "tainted",
-                 "scaled_after_step", "reported", "watched")
+                 "scaled_after_step", "perturbed", "reported", "watched")
 
     def __init__(self, param) -> None:
         key = id(param)
@@ -51,6 +56,7 @@ class Record:
         self.held_by_step = False
         self.tainted = False
         self.scaled_after_step = False
+        self.perturbed = False
 
     def holds(self, grad) -> bool:
         """Whether ``grad`` is unchanged since ``step()`` applied it or ``zero_grad()`` zeroed it."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ember as E
 
+from .._not_given import NOT_GIVEN
 from .._tensor import Tensor
 from ..return_types import rebuilt
 from ._batched import batch_size, inplace_error, loop, peel, rule, wrap, wrap_out
@@ -170,6 +171,10 @@ _DIM_OPS = {
     "special.softmax": (1, "dim", "keep"), "special.log_softmax": (1, "dim", "keep"),
 }
 _VALUES_ONLY = {"max": "amax", "min": "amin"}  # what dim=None computes
+# reductions that read an empty dim list (``x.sum(())``, ``amax``'s default) as every dim, as PyTorch's vmap does:
+# every dim of the example, not the batch's
+_EMPTY_DIMS_MEAN_ALL = frozenset("sum mean amax amin nansum nanmean count_nonzero all any var std var_mean "
+                                 "std_mean".split())
 
 
 @rule(*_DIM_OPS)
@@ -191,6 +196,10 @@ def along_dim(name, op, level, args, kwargs):
         return _as_scalars(out, value.shape, level)
     pos, key, none_means = _DIM_OPS[name]
     dim = _arg(args, kwargs, pos, key)
+    if dim is NOT_GIVEN:  # (a method's own default, ``Tensor.sum(t)`` called unbound: no dim, as None)
+        dim = None
+    if isinstance(dim, (tuple, list)) and not dim and name in _EMPTY_DIMS_MEAN_ALL:
+        dim = tuple(range(-n, 0))
     if name == "diagonal":
         return _diagonal(value, n, level, args, kwargs)
     if dim is None and none_means == "legacy":

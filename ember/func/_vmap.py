@@ -159,6 +159,7 @@ def _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwa
     level, saved_top = len(_State.levels), _State.top
     _State.top = level
     _patching.enter()
+    func = _patching.stand_in_for(func)
     try:
         # (an input batched along dim 0 is wrapped as it is, no view: as PyTorch's, whose in-place ops then see
         # the input itself, and a function returning it returns the input)

@@ -828,12 +828,18 @@ def _truth(x: Tensor, out) -> Tensor:
     return Tensor._make(meta_results((x._data,), out.astype(xp.uint8) if x._data.dtype == xp.uint8 else out))
 
 
+def _truth_axes(dim, ndim: int):
+    """``all``/``any``'s axes: an empty dim list reduces no dim (each element's truth, the shape kept), as
+    PyTorch's, where the other reductions read it as every dim."""
+    return () if isinstance(dim, (list, tuple)) and not dim else _axes(dim, ndim)
+
+
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    return _truth(x, xp.all(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim))
+    return _truth(x, xp.all(x._data, axis=_truth_axes(dim, x._data.ndim), keepdims=keepdim))
 
 
 def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    return _truth(x, xp.any(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim))
+    return _truth(x, xp.any(x._data, axis=_truth_axes(dim, x._data.ndim), keepdims=keepdim))
 
 
 @torch_named("CumsumBackward0")
