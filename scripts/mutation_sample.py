@@ -360,7 +360,10 @@ TARGETS = {
                               # (rms_norm's weight of another dtype: the input's dtype kept, PyTorch's warning once per
                               # process, _mismatch_warned; layer_norm's mixed dtypes checked before shapes;
                               # instance_norm's recorded graph as PyTorch's: the (1, N * C, *) view, batch_norm's node)
-                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py"],
+                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py",
+                              # (every normalisation split over threads, tall and wide rows, compiled and NumPy: the
+                              # splits the other tests' sizes never take, _compiled_norm_rows' parallel_for)
+                              "tests/test_norm_thread_splits.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
