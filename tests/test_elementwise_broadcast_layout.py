@@ -199,7 +199,16 @@ _NUMBER_OPERAND_OPS = {  # a tensor beside a number that is no input: TensorIter
     "fmod": lambda m, x: m.fmod(x, 2.5),
     "add": lambda m, x: x + 1,
     "mul": lambda m, x: x * 2,
+    "div": lambda m, x: x / 3,
+    "pow": lambda m, x: x ** 2,
+    "floor_divide": lambda m, x: x // 2,
+    "eq": lambda m, x: x == 0,
+    "clamp": lambda m, x: x.clamp(0, 1),
+    "where": lambda m, x: m.where(x > 0, x, 0.0),
+    "lerp": lambda m, x: x.lerp(x, 0.5),
+    "atan2": lambda m, x: m.atan2(x, x),
     "exp": lambda m, x: x.exp(),  # (the unary setup: contiguous)
+    "sigmoid": lambda m, x: x.sigmoid(),
 }
 
 
