@@ -344,8 +344,11 @@ TARGETS = {
                                         "tests/test_loss_weight_arguments.py",
                                         # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
                                         _RANK_ERRORS],
-    # (first, as it takes seconds: batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
-    "ember/nn/_ops/norm.py": [_RANK_ERRORS, _DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
+    # (first, as they take seconds and the whole map minutes: every normalisation split over threads, tall and wide
+    # rows, compiled and NumPy paths, the splits the other tests' sizes never take, _compiled_norm_rows'
+    # parallel_for; batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
+    "ember/nn/_ops/norm.py": ["tests/test_norm_thread_splits.py", _RANK_ERRORS, _DEFAULTS, "tests/test_nn_layers.py",
+                              "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
@@ -362,10 +365,7 @@ TARGETS = {
                               # (rms_norm's weight of another dtype: the input's dtype kept, PyTorch's warning once per
                               # process, _mismatch_warned; layer_norm's mixed dtypes checked before shapes;
                               # instance_norm's recorded graph as PyTorch's: the (1, N * C, *) view, batch_norm's node)
-                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py",
-                              # (every normalisation split over threads, tall and wide rows, compiled and NumPy: the
-                              # splits the other tests' sizes never take, _compiled_norm_rows' parallel_for)
-                              "tests/test_norm_thread_splits.py"],
+                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
