@@ -292,7 +292,9 @@ TARGETS = {
                                # (each reduction over a dim of extent 0, 1, 2, 5: the half product's empty rows)
                                "tests/test_reduction_extents.py",
                                # (a half std's gradient reads the result rounded to the half type, as PyTorch saves it)
-                               "tests/test_half_std_gradient.py"],
+                               "tests/test_half_std_gradient.py",
+                               # (a result with a dimension of size 1, row-major already, not copied: _row_major)
+                               _RESULT_MEMORY],
     "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_more.py", "tests/test_ops_matrix_sort.py", _HALF,
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
@@ -351,8 +353,11 @@ TARGETS = {
                                         "tests/test_loss_weight_arguments.py",
                                         # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
                                         _RANK_ERRORS, _LOSS_DECLARED_PATHS],
-    # (first, as it takes seconds: batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
-    "ember/nn/_ops/norm.py": [_RANK_ERRORS, _DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
+    # (first, as they take seconds and the whole map minutes: every normalisation split over threads, tall and wide
+    # rows, compiled and NumPy paths, the splits the other tests' sizes never take, _compiled_norm_rows'
+    # parallel_for; batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
+    "ember/nn/_ops/norm.py": ["tests/test_norm_thread_splits.py", _RANK_ERRORS, _DEFAULTS, "tests/test_nn_layers.py",
+                              "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",

@@ -183,3 +183,43 @@ def test_empty_results_take_pytorchs_strides(make):
     got, want = make(ember), make(torch)
     assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
 
+
+
+_EMPTY_OPERANDS = {  # name -> an empty tensor not laid out row-major (each a copy of NumPy's contiguous empties)
+    "permuted": lambda m, rg: m.empty(2, 0, 3, requires_grad=rg).permute(2, 1, 0),
+    "transposed": lambda m, rg: m.empty(0, 3, requires_grad=rg).t(),
+    "sliced": lambda m, rg: m.empty(4, 0, 3, requires_grad=rg).transpose(0, 2)[::2],
+    "moved": lambda m, rg: m.empty(3, 2, 0, requires_grad=rg).movedim(2, 0),
+}
+_NUMBER_OPERAND_OPS = {  # a tensor beside a number that is no input: TensorIterator's binary setup, not the unary one
+    "rsub": lambda m, x: 1.5 - x,
+    "torch_rsub": lambda m, x: m.rsub(x, 2),
+    "remainder": lambda m, x: x % 2,
+    "remainder_fn": lambda m, x: m.remainder(x, 0.3),
+    "fmod": lambda m, x: m.fmod(x, 2.5),
+    "add": lambda m, x: x + 1,
+    "mul": lambda m, x: x * 2,
+    "div": lambda m, x: x / 3,
+    "pow": lambda m, x: x ** 2,
+    "floor_divide": lambda m, x: x // 2,
+    "eq": lambda m, x: x == 0,
+    "clamp": lambda m, x: x.clamp(0, 1),
+    "where": lambda m, x: m.where(x > 0, x, 0.0),
+    "lerp": lambda m, x: x.lerp(x, 0.5),
+    "atan2": lambda m, x: m.atan2(x, x),
+    "exp": lambda m, x: x.exp(),  # (the unary setup: contiguous)
+    "sigmoid": lambda m, x: x.sigmoid(),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("operand", list(_EMPTY_OPERANDS))
+@pytest.mark.parametrize("op", list(_NUMBER_OPERAND_OPS))
+def test_empty_results_of_a_tensor_and_a_number_take_pytorchs_strides(op, operand, requires_grad):
+    """An op of one tensor and a number (``2 - x``, ``x % 2``, ``fmod``) whose result has no elements:
+    PyTorch's TensorIterator runs it as a binary op with a 0-d operand, so the result takes the tensor's order of
+    dimensions (its strides computed in that order, a dimension after one of size 0 taking stride 0), as ``x + 1``'s;
+    NumPy's result is row-major."""
+    got, want = (_NUMBER_OPERAND_OPS[op](m, _EMPTY_OPERANDS[operand](m, requires_grad)) for m in (ember, torch))
+    assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
+    assert got.requires_grad == want.requires_grad

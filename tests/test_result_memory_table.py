@@ -95,3 +95,28 @@ def test_var_and_std_keep_one_temporary_the_inputs_size(op, dtype, requires_grad
         (gx,) = ember.autograd.grad(loss, x)
         (gt,) = torch.autograd.grad(sum(o.sum() for o in (expected if isinstance(expected, tuple) else (expected,))), t)
         np.testing.assert_allclose(gx.numpy(), gt.numpy(), rtol=1e-5, atol=1e-7)
+
+
+# Reductions whose result keeps a dimension of size 1 (keepdim, or a reduced shape with one): NumPy's result is
+# row-major already, strides and all, so laying it out as PyTorch's (``_row_major``) must not copy it
+TALL = (ROWS * COLS // 4, 4)
+KEPT_DIM_REDUCTIONS = {
+    "sum(1, keepdim)": lambda m, x: x.sum(1, keepdim=True), "amax(1, keepdim)": lambda m, x: x.amax(1, keepdim=True),
+    "amin(-1, keepdim)": lambda m, x: x.amin(-1, keepdim=True), "prod(1, keepdim)": lambda m, x: x.prod(1, keepdim=True),
+    "sum(2) to (n, 1)": lambda m, x: x.reshape(-1, 1, 4).sum(2),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("op", KEPT_DIM_REDUCTIONS)
+def test_a_reduction_keeping_a_size_one_dimension_allocates_its_result_once(op, requires_grad):
+    data = np.random.default_rng(0).uniform(0.5, 1.5, TALL).astype(np.float32)
+    x = ember.tensor(data, requires_grad=requires_grad)
+    KEPT_DIM_REDUCTIONS[op](ember, x)
+    peak, y = _peak(lambda: KEPT_DIM_REDUCTIONS[op](ember, x))
+    result = y.numel() * y.element_size()
+    assert peak < 1.5 * result, f"{op}: a peak of {peak} bytes for a {result}-byte result"
+    expected = KEPT_DIM_REDUCTIONS[op](torch, torch.tensor(data, requires_grad=requires_grad))
+    assert tuple(y.shape) == tuple(expected.shape) and y.stride() == expected.stride()
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    assert y.requires_grad == expected.requires_grad

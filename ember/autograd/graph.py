@@ -342,8 +342,9 @@ class Node:
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
         if cls.diagonal_jacobian and not cls.own_layout and (
-                len(arrays) > 1 or out.__class__ is _ndarray and out.ndim > 1 and 1 in out.shape):
-            # two operands' layouts, or one's with a dimension of size 1: PyTorch's TensorIterator's, not NumPy's
+                len(arrays) > 1 or out.__class__ is _ndarray and out.ndim > 1 and (1 in out.shape or not out.size)):
+            # two operands' layouts, or one's with a dimension of size 1 or none left (a number operand's empty
+            # result takes the tensor's order, as ``x + 1``'s): PyTorch's TensorIterator's, not NumPy's
             out = _relaid_output(node, out, iterator_layout(out, (*arrays, 0) if cls.number_operand else arrays))
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
