@@ -34,10 +34,10 @@ def test_gradgradcheck_forward_over_reverse_and_batched_pass_where_torchs_do(opt
         assert lib.autograd.gradgradcheck(_f, _inputs(lib), **options)
 
 
-def _wrong_jvp(lib):
-    class WrongJvp(lib.autograd.Function):
-        """2x, whose backward is right and whose jvp is 3 t."""
+def _doubling(lib):
+    """A Function computing 2x, with its right backward (subclassed with a wrong jvp or vmap rule)."""
 
+    class Doubling(lib.autograd.Function):
         @staticmethod
         def forward(x):
             return x * 2
@@ -49,6 +49,13 @@ def _wrong_jvp(lib):
         @staticmethod
         def backward(ctx, g):
             return g * 2
+
+    return Doubling
+
+
+def _wrong_jvp(lib):
+    class WrongJvp(_doubling(lib)):
+        """2x, whose jvp is 3 t."""
 
         @staticmethod
         def jvp(ctx, t):
@@ -120,19 +127,7 @@ def test_a_wrong_vmap_rule_in_backward_fails_the_batched_check():
     """ember's batched backward uses a custom Function's vmap rule (PyTorch's check, under its legacy vmap, does
     not: docs/api.md): a rule that disagrees with the Function fails the check, and gradcheck alone passes."""
 
-    class WrongVmap(ember.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return x * 2
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            pass
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
+    class WrongVmap(_doubling(ember)):
         @staticmethod
         def vmap(info, in_dims, x):
             return x * 3, in_dims[0]
