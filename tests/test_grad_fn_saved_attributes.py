@@ -96,6 +96,37 @@ CASES = {
     "prelu": lambda lib, t: lib.nn.functional.prelu(t["m"], t["w"]),
     "prelu_one_slope": lambda lib, t: lib.nn.functional.prelu(t["m"].unsqueeze(2), t["b"][:1]),
     "prelu_1d": lambda lib, t: lib.nn.functional.prelu(t["x"], t["w"][:1]),
+    # losses and layer_norm, whose nodes keep something else than PyTorch's (derivatives, normalised rows)
+    "mse_loss": lambda lib, t: lib.nn.functional.mse_loss(t["m"], t["m"].detach().sin()),
+    "mse_loss_of_target": lambda lib, t: lib.nn.functional.mse_loss(t["m"].exp(), t["m"], reduction="sum"),
+    "smooth_l1_loss": lambda lib, t: lib.nn.functional.smooth_l1_loss(t["m"], t["m"].detach().cos(),
+                                                                      reduction="none", beta=0.5),
+    "huber_loss": lambda lib, t: lib.nn.functional.huber_loss(t["m"], t["m"].detach().cos(), delta=2.0),
+    "binary_cross_entropy": lambda lib, t: lib.nn.functional.binary_cross_entropy(
+        t["m"].sigmoid(), t["m"].detach().cos().abs(), weight=t["x"].detach().abs()),
+    "binary_cross_entropy_unweighted": lambda lib, t: lib.nn.functional.binary_cross_entropy(
+        t["m"].sigmoid(), t["m"].detach().cos().abs(), reduction="sum"),
+    "bce_with_logits": lambda lib, t: lib.nn.functional.binary_cross_entropy_with_logits(
+        t["m"], t["m"].detach().cos().abs(), weight=t["x"].detach(), pos_weight=t["w"].detach().abs()),
+    "bce_with_logits_pos_weight_only": lambda lib, t: lib.nn.functional.binary_cross_entropy_with_logits(
+        t["m"], t["m"].detach().cos().abs(), pos_weight=t["w"].detach().abs()),
+    "bce_with_logits_weight_only": lambda lib, t: lib.nn.functional.binary_cross_entropy_with_logits(
+        t["m"], t["m"].detach().cos().abs(), weight=t["x"].detach().abs(), reduction="none"),
+    "nll_loss": lambda lib, t: lib.nn.functional.nll_loss(t["m"].log_softmax(1), lib.tensor([0, 2, 1, 2]),
+                                                          weight=t["x"].detach().abs(), ignore_index=1),
+    "nll_loss_of_leaf_unreduced": lambda lib, t: lib.nn.functional.nll_loss(t["m"], lib.tensor([0, 2, 1, 2]),
+                                                                            reduction="none"),
+    "nll_loss_sum": lambda lib, t: lib.nn.functional.nll_loss(t["m"], lib.tensor([0, 2, 1, 2]), reduction="sum"),
+    "cross_entropy": lambda lib, t: lib.nn.functional.cross_entropy(t["m"], lib.tensor([0, 2, 1, 2]),
+                                                                    weight=t["x"].detach().abs()),
+    "nll_loss_2d": lambda lib, t: lib.nn.functional.nll_loss(t["m"].reshape(1, 4, 3, 1),
+                                                             lib.tensor([[[0], [3], [1]]])),
+    "nll_loss_3d": lambda lib, t: lib.nn.functional.nll_loss(t["m"].reshape(1, 4, 3), lib.tensor([[0, 3, 1]])),
+    "layer_norm": lambda lib, t: lib.nn.functional.layer_norm(t["m"], (3,), t["w"], t["x"]),
+    "layer_norm_two_dims": lambda lib, t: lib.nn.functional.layer_norm(t["m"] * 2, (4, 3)),
+    "layer_norm_no_bias": lambda lib, t: lib.nn.functional.layer_norm(t["m"].unsqueeze(0), [3], t["w"] * 2),
+    "layer_norm_module": lambda lib, t: lib.nn.LayerNorm(3)(t["m"]),
+    "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t["m"]),
 }
 
 
@@ -328,3 +359,54 @@ def test_every_node_class_raw_and_saved_names_read_one_slot():
             assert raw.position == saved.position, (cls, name)
             checked += 1
     assert checked > 20
+
+
+def _loss_and_norm_reads(lib):
+    """A loss's, nll_loss's and layer_norm's saved attributes after backward freed the graph (PyTorch's error for a
+    tensor, a number as it is, None for an absent weight or bias), a saved target changed in place (PyTorch's
+    error), and a bfloat16 layer_norm's dtypes."""
+    F = lib.nn.functional
+    x = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), requires_grad=True)
+    seen = []
+
+    def read(node, names):
+        for name in names:
+            try:
+                value = getattr(node, name)
+            except RuntimeError as err:
+                value = str(err)[:50]
+            seen.append((name, value if value is None or isinstance(value, (str, int, float, tuple)) else value.shape))
+
+    target = x.detach().cos()
+    y = F.mse_loss(x * 1, target)
+    with lib.no_grad():
+        target.add_(1)
+    read(y.grad_fn, ["_saved_target", "_saved_self"])
+    y = F.smooth_l1_loss(x, x.detach().cos(), beta=0.5)
+    y.backward()
+    read(y.grad_fn, ["_saved_self", "_saved_target", "_saved_reduction", "_saved_beta"])
+    y = F.nll_loss(x, lib.tensor([0, 1, 2, 0]), reduction="sum")
+    y.backward()
+    read(y.grad_fn, ["_saved_self", "_saved_target", "_saved_total_weight", "_saved_weight", "_saved_ignore_index"])
+    y = F.layer_norm(x, (3,))
+    y.sum().backward()
+    read(y.grad_fn, ["_saved_input", "_saved_result1", "_saved_result2", "_saved_bias", "_saved_normalized_shape"])
+    xb = x.detach().to(lib.bfloat16).requires_grad_()
+    node = F.layer_norm(xb, (3,)).grad_fn
+    seen.append(node._saved_input is xb)
+    seen += [str(getattr(node, n).dtype).rpartition(".")[2] for n in ("_saved_result1", "_saved_result2")]
+    return seen
+
+
+def test_loss_and_layer_norm_saved_reads_after_backward_as_torch():
+    assert _loss_and_norm_reads(ember) == _loss_and_norm_reads(torch)
+
+
+def test_loss_and_layer_norm_saved_statistics_values_as_torch():
+    """layer_norm's mean and 1/std, made again (mean) or reshaped (1/std), against PyTorch's at float64."""
+    a = np.random.default_rng(3).standard_normal((2, 5, 6))
+    got, want = ([getattr(lib.nn.functional.layer_norm(lib.tensor(a, requires_grad=True), (5, 6)).grad_fn, n)
+                  for n in ("_saved_result1", "_saved_result2")] for lib in (ember, torch))
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)

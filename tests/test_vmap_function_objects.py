@@ -48,7 +48,10 @@ def test_a_call_the_function_refuses_is_its_own_type_error():
 
 @pytest.mark.parametrize("call", ["t.sum(())", "t.sum(dim=[])", "t.mean(())", "t.amax(())", "t.amin(dim=())",
                                   "t.std(())", "t.var(())", "t.nansum(())", "torch_.count_nonzero(t, ())",
-                                  "t.all(())", "t.any(dim=())"])
+                                  "t.all(())", "t.any(dim=())", "t.logsumexp(())", "torch_.logsumexp(t, [])",
+                                  "torch_.special.logsumexp(t, ())", "t.logsumexp((), keepdim=True)",
+                                  "t.norm(dim=())", "t.norm(1, dim=(), keepdim=True)", "torch_.norm(t, dim=())",
+                                  "torch_.linalg.vector_norm(t, dim=())", "torch_.linalg.vector_norm(t, 3, (), True)"])
 def test_an_empty_dim_list_under_vmap_reduces_the_example_not_the_batch(call):
     """PyTorch's vmap reads ``dim=()`` as every dim of each example, so the batch dim stays."""
     a = np.random.default_rng(1).standard_normal((3, 4, 2))

@@ -17,9 +17,14 @@ tolerances (a warning says so).
 ``(*inputs, *grad_outputs) -> autograd.grad(func(*inputs), inputs, grad_outputs, create_graph=True)``, so the
 second-order gradients backward records are compared with finite differences of the first-order ones.
 
-Differences from PyTorch: complex inputs and outputs are not checked; the checks that need forward-mode AD or
-``vmap`` (``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``, gradgradcheck's
-``check_fwd_over_rev``) raise NotImplementedError. gradgradcheck's random ``grad_outputs`` are PyTorch's:
+``check_forward_ad`` compares, as PyTorch's, the Jacobian forward-mode AD gives (one Jacobian-vector product per
+input element; fast mode: one along a random direction) with the same finite differences, so gradgradcheck's
+``check_fwd_over_rev`` checks forward mode over the first-order gradients. ``check_batched_grad`` compares, for
+each output, ``vmap`` of backward over two stacked random grad_outputs with the two backward passes run one at a
+time, as PyTorch's (a wrong batching rule, a custom Function's ``vmap``, fails it).
+
+Differences from PyTorch: complex inputs and outputs are not checked; ``check_batched_forward_grad`` raises
+NotImplementedError. gradgradcheck's random ``grad_outputs`` are PyTorch's:
 uniform in [-1, 1], drawn from the global generator (as ``torch.testing.make_tensor`` draws them), so a seeded
 program sees the same grad_outputs and the same random numbers after the check as under PyTorch.
 """
@@ -108,21 +113,142 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
               check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
               check_backward_ad: bool = True, fast_mode: bool = False, masked: bool | None = None) -> bool:
     """True when backward's gradients of ``func(*inputs)`` match finite differences (see the module docstring)."""
-    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
-        raise NotImplementedError("gradcheck's check_forward_ad, check_batched_grad and check_batched_forward_grad "
-                                  "need forward-mode AD and vmap, which ember does not have")
+    if check_batched_forward_grad:
+        raise NotImplementedError("gradcheck's check_batched_forward_grad is not implemented in ember")
     inputs = _as_tuple(inputs)
     checked = _checked_inputs(inputs)
     outputs = _outputs(func, inputs)
+    if check_forward_ad and not _forward_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception,
+                                               fast_mode):
+        return False
     if not check_backward_ad:
         return True
     check = _fast_check if fast_mode else _slow_check
     if not check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, nondet_tol):
         return False
     differentiable = [o for o in outputs if o.requires_grad]
+    if check_batched_grad:
+        for k, out in enumerate(outputs):
+            if out.requires_grad and not _batched_grad_check(out, k, inputs, checked, raise_exception):
+                return False
     if not _backward_multiplied_by_grad_output(differentiable, inputs, checked, raise_exception):
         return False
     return not check_undefined_grad or _zero_output_grads_give_zero(func, inputs, checked, raise_exception)
+
+
+def _jvp_columns(func: Callable, inputs: tuple, checked: list[int], i: int, tangent) -> list:
+    """Forward-mode AD's derivative of every output along ``tangent`` of input ``i`` (the other checked inputs'
+    tangents zero), as float64 rows concatenated over the outputs' elements (zeros where an output has none)."""
+    from . import forward_ad
+
+    with forward_ad.dual_level():
+        duals = list(inputs)
+        for j in checked:  # (as PyTorch's: every checked input dual, detached, requiring grad as it did)
+            t = inputs[j]
+            direction = tangent.reshape(t._data.shape) if j == i else xp.zeros_like(t._data)
+            duals[j] = forward_ad.make_dual(t.detach(), Tensor._make(direction))
+        columns = []
+        for out in _outputs(func, tuple(duals)):
+            derivative = forward_ad.unpack_dual(out).tangent
+            columns.append(xp.zeros(out._data.size) if derivative is None
+                           else derivative._data.astype(xp.float64).ravel())
+    return columns
+
+
+def _forward_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception, fast_mode) -> bool:
+    """PyTorch's ``check_forward_ad``: forward mode's Jacobian against central differences, whole (one
+    Jacobian-vector product per input element) or, in fast mode, along one random direction ``J v``."""
+    rng = xp.random.default_rng(0)
+    for i in checked:
+        t = inputs[i]
+        if fast_mode:
+            v = rng.standard_normal(t._data.size)
+            numerical = _numerical_column(func, inputs, t, None, v, eps)
+            analytical = _jvp_columns(func, inputs, checked, i, v.astype(t._data.dtype))
+            for k, (num, ana) in enumerate(zip(numerical, analytical)):
+                if not xp.allclose(ana, num, rtol=rtol, atol=atol):
+                    return _fail(f"Jacobian computed with forward mode mismatch for output {k:d} with respect to "
+                                 f"input {i:d},\nnumerical:{Tensor._make(num)!r}\nanalytical:{Tensor._make(ana)!r}\n",
+                                 raise_exception)
+            continue
+        if not t._data.size:
+            continue
+        numerical = _numerical_jacobian(func, inputs, t, eps)
+        rows = []
+        for e in range(t._data.size):
+            basis = xp.zeros(t._data.size, t._data.dtype)
+            basis[e] = 1
+            rows.append(xp.concatenate(_jvp_columns(func, inputs, checked, i, basis)))
+        analytical = xp.stack(rows)
+        start = 0
+        for k, out in enumerate(outputs):
+            n = out._data.size
+            num, ana = numerical[:, start:start + n], analytical[:, start:start + n]
+            if not xp.allclose(ana, num, rtol=rtol, atol=atol):
+                return _fail(f"Jacobian computed with forward mode mismatch for output {k:d} with respect to input "
+                             f"{i:d},\nnumerical:{Tensor._make(num)!r}\nanalytical:{Tensor._make(ana)!r}\n",
+                             raise_exception)
+            start += n
+    return True
+
+
+_FAILED_BATCHED_GRAD = """gradcheck or gradgradcheck failed while testing batched gradient computation.
+This could have been invoked in a number of ways (via a test that calls
+gradcheck/gradgradcheck directly or via an autogenerated test).
+
+If you are adding a new operator, please file an issue and then use one of the
+workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck.
+If the test
+- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
+  with `check_batched_grad=False` as a keyword argument.
+- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
+  to have `check_batched_grad=False` and/or `check_batched_gradgrad=False`.
+
+If you're modifying an existing operator that supports batched grad computation,
+or wish to make a new operator work with batched grad computation, please read
+the following.
+
+To compute batched grads (e.g., jacobians, hessians), we vmap over the backward
+computation. The most common failure case is if there is a 'vmap-incompatible
+operation' in the backward pass. Please see
+NOTE: [How to write vmap-compatible backward formulas]
+in the codebase for an explanation of how to fix this."""
+
+
+def _batched_grad_check(output: Tensor, k: int, inputs: tuple, checked: list[int], raise_exception: bool) -> bool:
+    """PyTorch's ``check_batched_grad`` for output ``k``: ``vmap`` of backward over two stacked random
+    grad_outputs against the two backward passes one at a time (PyTorch's messages)."""
+    import warnings
+
+    from .._creation import randn_like
+    from ..ops.shape import stack
+    from . import grad as autograd_grad
+
+    diff_inputs = [inputs[i] for i in checked]
+
+    def vjp(v):
+        grads = autograd_grad(output, diff_inputs, v, retain_graph=True, allow_unused=True)
+        return tuple(Tensor._make(xp.zeros(t._data.shape, t._data.dtype)) if g is None else g
+                     for g, t in zip(grads, diff_inputs))
+
+    grad_outputs = [randn_like(output) for _ in range(2)]
+    expected = [stack(shards) for shards in zip(*(vjp(g) for g in grad_outputs))]
+    with warnings.catch_warnings():  # (an op's per-example fallback's warning, as PyTorch's check silences it)
+        warnings.filterwarnings("ignore", message="There is a performance drop")
+        try:  # (vmap of backward: the batched walk, every formula on the batch of cotangents at once)
+            batched = autograd_grad(output, diff_inputs, stack(grad_outputs), retain_graph=True, allow_unused=True,
+                                    is_grads_batched=True)
+            result = [stack([Tensor._make(xp.zeros(t._data.shape, t._data.dtype))] * 2) if g is None else g
+                      for g, t in zip(batched, diff_inputs)]
+        except RuntimeError as e:
+            if not raise_exception:
+                return False
+            raise GradcheckError(f"While computing batched gradients, got: {e}\n\n{_FAILED_BATCHED_GRAD}") from e
+    for j, (res, exp) in enumerate(zip(result, expected)):
+        if not xp.allclose(res._data, exp._data):
+            return _fail(f"For output {k} and input {j}:\n\n{_FAILED_BATCHED_GRAD}\n\nGot:\n{res!r}\n\n"
+                         f"Expected:\n{exp!r}", raise_exception)
+    return True
 
 
 def _backward_multiplied_by_grad_output(outputs: list[Tensor], inputs: tuple, checked: list[int],
@@ -254,9 +380,6 @@ def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, 
     """True when the second-order gradients of ``func(*inputs)`` match finite differences of its first-order
     gradients (see the module docstring). ``grad_outputs`` (one per output that requires grad) default to random
     tensors that require grad, so that the gradients' dependence on them is checked too."""
-    if check_fwd_over_rev or check_batched_grad:
-        raise NotImplementedError("gradgradcheck's check_fwd_over_rev and check_batched_grad need forward-mode AD "
-                                  "and vmap, which ember does not have")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         from .._creation import empty
@@ -273,11 +396,15 @@ def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, 
     grad_outputs = _as_tuple(grad_outputs)
     n_out = len(grad_outputs)
     diff_inputs = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    diff_args = {i for i, t in enumerate(inputs + grad_outputs) if isinstance(t, Tensor) and t.requires_grad}
 
     def first_order(*args):
         from . import grad as autograd_grad
 
         with enable_grad():  # (gradcheck's finite differences run the function under no_grad)
+            # (forward mode's check gives detached dual tensors: requiring grad again, as PyTorch's)
+            args = tuple(a.requires_grad_() if k in diff_args and not a.requires_grad else a
+                         for k, a in enumerate(args))
             ins = args[:len(args) - n_out]
             outs = [o for o in _outputs(func, ins) if o.requires_grad]
             grads = autograd_grad(outs, [ins[i] for i in diff_inputs], list(args[len(args) - n_out:]),
@@ -287,4 +414,4 @@ def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, 
     return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_backward_ad=check_rev_over_rev, fast_mode=fast_mode,
-                     masked=masked)
+                     masked=masked, check_batched_grad=check_batched_grad, check_forward_ad=check_fwd_over_rev)

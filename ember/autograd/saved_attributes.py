@@ -16,6 +16,10 @@ y.grad_fn._saved_result`` is False there too). An entry no computed gradient rea
 saved: None, as PyTorch's, after backward too. After backward freed the node, reading a saved tensor is PyTorch's
 error (a number read as a number stays, as PyTorch's ``_saved_exponent``), and so is reading one changed in place
 since it was saved.
+
+A node that keeps something other than what PyTorch saves (a loss's derivatives, layer_norm's normalised rows)
+gives PyTorch's saved arguments from the arrays it holds to check their versions (``checked_argument``) and computes
+a saved statistic from them where it keeps none; docs/api.md lists what it cannot give.
 """
 
 from __future__ import annotations
@@ -63,6 +67,29 @@ def saved_value(node: Node, position: int, number_as_tensor: bool = False) -> An
                 return Tensor._make(value).requires_grad_()
         return entry_tensor(node, value, source, counter)
     return Tensor._make(value)  # an intermediate the formula reads (neither an input nor an output)
+
+
+def checked_argument(node: Node, index: int, edge: int | None = None) -> Tensor | None:
+    """The ``index``-th tensor ``node`` checks the version of as an argument (``Node.check_versions_of``, which
+    skips absent ones), as PyTorch's ``_saved_<name>`` of it: its array is held for that check already, so reading
+    it keeps nothing more alive. ``edge``: that tensor is the node's input at this position (a leaf reads as the
+    leaf itself, another input as a tensor of the graph at its place); None: an argument without a gradient (a
+    target, a class weight). None where the node holds none: an absent optional argument, and under saved-tensor
+    hooks, which check no versions (docs/api.md). After backward freed the node: PyTorch's error."""
+    if node.saved is None:
+        raise RuntimeError(_RELEASED_MSG)
+    held = [entry for entry in node._saved_versions if entry[3][0] is None and entry[3][1] is None]
+    if index >= len(held):
+        return None
+    counter, version, array, _ = held[index]
+    if counter[0] != version:
+        raise RuntimeError(_modified_message(node, array, held[index][3], counter, version))
+    source = None if edge is None else node.next_edges[edge]
+    if source is not None and source[0].__class__ is AccumulateGrad:
+        leaf = source[0].variable
+        if leaf is not None and leaf._data is array:
+            return leaf
+    return entry_tensor(node, array, source, counter)
 
 
 class _SavedValue:

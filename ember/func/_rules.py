@@ -171,10 +171,10 @@ _DIM_OPS = {
     "special.softmax": (1, "dim", "keep"), "special.log_softmax": (1, "dim", "keep"),
 }
 _VALUES_ONLY = {"max": "amax", "min": "amin"}  # what dim=None computes
-# reductions that read an empty dim list (``x.sum(())``, ``amax``'s default) as every dim, as PyTorch's vmap does:
-# every dim of the example, not the batch's
+# reductions that read an empty dim list (``x.sum(())``, ``amax``'s default) as every dim under PyTorch's vmap:
+# every dim of the example, not the batch's (logsumexp too, which refuses it outside vmap)
 _EMPTY_DIMS_MEAN_ALL = frozenset("sum mean amax amin nansum nanmean count_nonzero all any var std var_mean "
-                                 "std_mean".split())
+                                 "std_mean logsumexp special.logsumexp norm linalg.vector_norm".split())
 
 
 @rule(*_DIM_OPS)

@@ -26,7 +26,7 @@ from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
-from ...autograd.saved_attributes import saved_tensor
+from ...autograd.saved_attributes import saved_tensor, saved_value
 from ...ops import unary
 from ...ops.elementwise import cast, not_implemented_for
 from ...ops.erf import half_erfc_abs_into
@@ -125,6 +125,9 @@ _SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
 _HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"))
 _LOG_SIGMOID = node_named("LogSigmoidBackward0", saved=())
 _LOG_SIGMOID.contiguous_result = True
+# PyTorch's CPU forward also returns exp(-|x|) (``_logsigmoid``'s ``e``), which its node saves: made again from the
+# saved input when read, rather than kept
+_LOG_SIGMOID._saved_buffer = property(lambda node: Tensor._make(xp.exp(-xp.abs(saved_value(node, 1)._data))))
 
 
 def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel: str | None = None) -> Tensor:

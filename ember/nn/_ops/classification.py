@@ -18,11 +18,12 @@ from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, np_kind
 from ..._tensor import Tensor
-from ...autograd.graph import Node, torch_named, version_checked
+from ...autograd.graph import _RELEASED_MSG, Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
+from ...autograd.saved_attributes import checked_argument
 from ...ops.activation import log_softmax, note_row_picks
 from ...ops.elementwise import TimesNumber, with_number
-from .loss import _check_reduction, legacy_reduction, optional_tensor, refuse_grad, scalar_result
+from .loss import REDUCTION_ENUM, _check_reduction, legacy_reduction, optional_tensor, refuse_grad, scalar_result
 
 
 def _target_weights(t, w, ignore_index: int, dtype):
@@ -75,7 +76,8 @@ def _from_class_rows(rows, shape: tuple):
 @torch_named("NllLossBackward0")
 class NLL(Node):
     """-w[t] * x[t] per target, on (C,) or (N, C) scores (PyTorch's nll_loss kernel): the scores are its one
-    input, the targets ``t`` and class weights ``w`` parameters."""
+    input, the targets ``t`` and class weights ``w`` parameters. PyTorch's node saves the scores, which this one
+    does not keep (its gradient does not read them): ``_saved_self`` is the array held to check their version."""
     formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     float32_compute = True
 
@@ -83,6 +85,7 @@ class NLL(Node):
         tt, wt, ignored = _target_weights(t.reshape(-1), w, ignore_index, x.dtype)
         self.denom = wt.sum() if reduction == "mean" else 1
         self.meta = (tt, wt, ignored, reduction, x.shape)
+        self.arguments = (t, w, ignore_index)  # (PyTorch's saved target, weight and ignore_index: no copies)
         rows = -wt * _picked(_class_rows(x), tt)
         if ignored.any():  # an ignored target's loss is 0 whatever its score (NaN, inf), as PyTorch's kernel skips it
             rows = xp.where(ignored, rows.dtype.type(0), rows)
@@ -99,6 +102,30 @@ class NLL(Node):
             if len(shape) == 2 and self._post_hooks is None and not is_recorded(gx):  # (hooks may change gx)
                 note_row_picks(gx, tt, picks.astype(gx.dtype, copy=False))
         return (_from_class_rows(gx, shape),)
+
+
+    def _argument(self, position: int):
+        """The target's or the weight's array, as PyTorch's ``_saved_<name>`` (its error once backward freed it)."""
+        array = self.arguments[position]
+        if array is None:  # (no weight: None, after backward too)
+            return None
+        if self.saved is None:
+            raise RuntimeError(_RELEASED_MSG)
+        return Tensor._make(array)
+
+    _saved_self = property(lambda node: checked_argument(node, 0, 0))
+    _saved_target = property(lambda node: node._argument(0))
+    _saved_weight = property(lambda node: node._argument(1))
+    _saved_reduction = property(lambda node: REDUCTION_ENUM[node.meta[3]])
+    # (as PyTorch's: its int64 argument read back as an unsigned 64-bit number, -100 as 2**64 - 100)
+    _saved_ignore_index = property(lambda node: node.arguments[2] % 2 ** 64)
+
+    @property
+    def _saved_total_weight(self) -> Tensor:
+        """The summed weights of the targets not ignored (0 unreduced), as PyTorch's forward returns them."""
+        wt, reduction = self.meta[1], self.meta[3]
+        self._argument(0)  # (PyTorch's error once freed)
+        return Tensor._make(xp.asarray(wt.sum() if reduction != "none" else 0, dtype=wt.dtype))
 
 
 @torch_named("NllLoss2DBackward0")

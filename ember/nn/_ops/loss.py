@@ -19,10 +19,13 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
+from ...autograd.saved_attributes import checked_argument
 from ...ops.elementwise import cast, not_implemented_for, promoted, result_dtype
 from .activation import sigmoid_array
 
 _REDUCTIONS = ("mean", "sum", "none")
+# PyTorch's number of a reduction (torch.nn._reduction.get_enum), its nodes' ``_saved_reduction``
+REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
 # a loss module's forward calling the functional: PyTorch's warnings from there name its loss modules' module
 _LOSS_MODULES = {"ember.nn.modules.loss": "torch.nn.modules.loss"}
 
@@ -93,7 +96,9 @@ class PointwiseLoss(Node):
     """reduce(f(x, t)) where ``fn(x, t, need_x, need_t, *params)`` returns (f, df/dx, df/dt).
 
     The derivatives are computed with the loss (they share its terms); under create_graph the forward runs again
-    on recorded inputs, so that they are recorded functions of x and t (every ``fn`` is plain array math)."""
+    on recorded inputs, so that they are recorded functions of x and t (every ``fn`` is plain array math).
+    PyTorch's node saves x and t instead: ``_saved_self``/``_saved_target`` are the arrays held to check their
+    versions (``_pointwise``'s ``saved``, in that order: input, target, then the weights given)."""
     float32_compute = True
     rerun_for_higher_order = True
     # whether ``fn`` takes a rounding function after its flags and PyTorch's kernel rounds each step of a half
@@ -105,6 +110,7 @@ class PointwiseLoss(Node):
 
     def forward(self, x, t, fn, reduction, params, out_dtype=None):
         need = self.needs_input_grad or (False, False)
+        self.params = params  # (the loss's own: PyTorch's saved beta, delta, weights)
         if self.rounds_steps:
             params = (None if self.half_dtype is None else _step_rounding(self.half_dtype), *params)
         loss, dx, dt = fn(x, t, need[0], need[1], *params)
@@ -128,6 +134,11 @@ class PointwiseLoss(Node):
             g = g / self.shape[0]
         return (g * dx if dx is not None else None), (g * dt if dt is not None else None)
 
+    # PyTorch's saved arguments (its formula reads them; this node keeps the derivatives they give)
+    _saved_self = property(lambda node: checked_argument(node, 0, 0))
+    _saved_target = property(lambda node: checked_argument(node, 1, 1))
+    _saved_reduction = property(lambda node: REDUCTION_ENUM[node.reduction])
+
 
 def _step_rounding(half):
     """A function rounding a float32 array to the half precision ``half`` (kept as float32), or the identity."""
@@ -146,6 +157,14 @@ SmoothL1Loss = _named_loss("SmoothL1LossBackward0")
 BinaryCrossEntropy = _named_loss("BinaryCrossEntropyBackward0")
 BinaryCrossEntropyWithLogits = _named_loss("BinaryCrossEntropyWithLogitsBackward0")
 BinaryCrossEntropy.rounds_steps = BinaryCrossEntropyWithLogits.rounds_steps = True
+SmoothL1Loss._saved_beta = property(lambda node: node.params[0])
+# the class weights (params[0]), as PyTorch's binary_cross_entropy saves them: expanded to the target's shape
+BinaryCrossEntropy._saved_weight = property(lambda node: None if node.params[0] is None else
+                                            checked_argument(node, 2).expand(node.shape))
+BinaryCrossEntropyWithLogits._saved_weight = property(lambda node: None if node.params[0] is None else
+                                                      checked_argument(node, 2))
+BinaryCrossEntropyWithLogits._saved_pos_weight = property(
+    lambda node: None if node.params[1] is None else checked_argument(node, 2 + (node.params[0] is not None)))
 
 
 @torch_named("HuberLossBackward0")
@@ -153,6 +172,7 @@ class HuberLoss(PointwiseLoss):
     """huber_loss's node: PyTorch's backward kernel refuses a target of a dtype other than the input's (its
     forward casts it), so this one does too (``mismatch``: the error, set by ``huber_loss``)."""
     mismatch: str | None = None
+    _saved_delta = property(lambda node: node.params[0])
 
     def backward(self, g):
         if self.mismatch is not None:

@@ -27,6 +27,7 @@ from ..._size import c_type_name
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import is_recorded
+from ...autograd.saved_attributes import checked_argument, saved_tensor, saved_value
 from ...ops.activation import col_sums, row_sums
 from ...ops.shape import index_sizes
 from .padding import pad
@@ -375,15 +376,44 @@ class LayerNorm(Node):
     the weight and bias gradients, are matrix-vector products (BLAS, threaded) on the whole arrays instead of
     multiply-then-reduce passes; every other step writes into an array it already owns, on row chunks split
     among the intra-op threads (each row's arithmetic does not depend on the split). Under create_graph (recorded
-    arrays) both run the plain expressions of ``_normalize`` and ``_normalized_grad``."""
+    arrays) both run the plain expressions of ``_normalize`` and ``_normalized_grad``.
+
+    PyTorch's node saves the input, weight, bias, mean and 1/std; this one keeps the normalised rows, 1/std and
+    the weight: ``_saved_input`` and ``_saved_bias`` are the arrays held to check their versions (``layer_norm``),
+    ``_saved_result1`` (the mean) is computed from the input when read."""
     float32_compute = True
     rerun_for_higher_order = True
+
+    _saved_weight, _raw_saved_weight = saved_tensor(2)
+    _saved_input = property(lambda node: checked_argument(node, 0, 0))
+    # (held second, after the input; None, as PyTorch's, without one, after backward too)
+    _saved_bias = property(lambda node: checked_argument(node, 1, 2) if node.biased else None)
+    _saved_normalized_shape = property(lambda node: tuple(node.norm))
+
+    def _statistic_shape(self) -> tuple:
+        """PyTorch's shape of the saved mean and 1/std: the input's, 1 along the normalised dims."""
+        return self.shape[:len(self.shape) - len(self.norm)] + (1,) * len(self.norm)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        """The mean of each row, as PyTorch's node saves it, from the input held to check its version."""
+        x = self._saved_input
+        if x is None:
+            return None
+        rows = x._data.reshape(-1, math.prod(self.norm)).astype(xp.float32 if x._data.itemsize < 4 else x._data.dtype)
+        return Tensor._make(rows.mean(axis=1).reshape(self._statistic_shape()).astype(x._data.dtype))
+
+    @property
+    def _saved_result2(self) -> Tensor:
+        """1/std of each row (kept for backward), in PyTorch's shape and the input's dtype."""
+        rstd = saved_value(self, 1)._data.reshape(self._statistic_shape())
+        return Tensor._make(rstd if self.half_dtype is None else rstd.astype(self.half_dtype))
 
     def forward(self, x, w, b, k, eps, accumulate=None):
         lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
         feat = math.prod(norm)
         x2 = x.reshape(math.prod(lead), feat)
-        self.shape, self.norm, self.accumulate = x.shape, norm, accumulate
+        self.shape, self.norm, self.accumulate, self.biased = x.shape, norm, accumulate, b is not None
         if is_recorded(x):
             xhat, invstd = _normalize(x2, 1, eps)
             self.saved = (xhat, invstd, w)
