@@ -117,13 +117,8 @@ def _run_dual(m, op, da, db, dual):
 def _dual_cases():
     for op in OPS:
         for pair in DUAL_PAIRS:
-            for dual in "ab":
-                marks = ()
-                if op == "copysign" and dual == "b":
-                    # PyTorch's copysign has no tangent from its sign source (unpack_dual's tangent is None); ember's
-                    # diagonal rule gives zeros, the same values
-                    marks = pytest.mark.xfail(strict=True, reason="ember's tangent from the sign source is zeros")
-                yield pytest.param(op, pair, dual, id=f"{op}-{pair[0]}-{pair[1]}-{dual}", marks=marks)
+            for dual in "ab":  # (copysign's sign source, "b", gives no tangent, as PyTorch's)
+                yield pytest.param(op, pair, dual, id=f"{op}-{pair[0]}-{pair[1]}-{dual}")
 
 
 @pytest.mark.parametrize(("op", "pair", "dual"), list(_dual_cases()))
