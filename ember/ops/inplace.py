@@ -304,7 +304,13 @@ def pow_(x: Tensor, other) -> Tensor:
     ew.check_exponent(x, other)
     if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iub":  # (pow's error, not NumPy's)
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return _binary_inplace(x, other, xp.power, ew.pow)
+    return _binary_inplace(x, other, _pow_into, ew.pow)
+
+
+def _pow_into(a, o, out, casting):
+    """``pow``'s values (``ew.pow_values``: PyTorch's special cases of its kernel) into ``out``."""
+    out[...] = ew.pow_values(a, o)
+    return out
 
 
 class ComparisonInPlace(Node):
