@@ -659,16 +659,18 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
         xp.broadcast_shapes(src._data.shape, x._data.shape)
     except ValueError:
         raise RuntimeError(
-            f"copy_: the source of shape {list(src.shape)} cannot be broadcast to the destination "
-            f"of shape {list(x.shape)}"
+            f"copy_: the source of shape {list(src._data.shape)} cannot be broadcast to the destination "
+            f"of shape {list(x._data.shape)}"
         ) from None
     tracked = _tracked(x, src)
     check_inplace(x, tracked)
     refuse_partial_overlap(x._data, src)
     if tracked or forward_ad.has_tangent(x, src):
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked, (src,))
-    with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
-        xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
+    if x._data.size:  # (an empty destination takes nothing: an uninitialised parameter's, whose storage refuses
+        # writes, too, as PyTorch's copies into one)
+        with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
+            xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
     x._bump_version()
     return x
 
