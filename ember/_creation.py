@@ -37,6 +37,7 @@ from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
 from ._size import c_type_name, check_nonnegative, parsed_int
 from ._tensor import REFUSED_BY_FACTORY, Tensor, check_can_require_grad
+from ._uninitialized import refuse_template
 from .random import generator_of
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -265,6 +266,8 @@ def _allocating(fn: _F) -> _F:
     def wrapper(*args, layout=None, pin_memory: bool = False, **kwargs):
         if layout is not None and layout is not strided:
             raise NotImplementedError(f"{fn.__name__}(layout={layout}): ember creates only strided tensors")
+        if args:  # (a *_like factory's template: an uninitialised one refused, as PyTorch's)
+            refuse_template(args[0], fn.__name__)
         try:
             return fn(*args, **kwargs)
         except TypeError as e:  # (full(fill_value=t): no position, as PyTorch's)

@@ -6,7 +6,10 @@ PyTorch refuses them in its ``__torch_function__`` (every torch function and Ten
 ``tensor._data``: this array's NumPy ufuncs and array functions raise (``__array_ufunc__``,
 ``__array_function__``), and so do writes into it (``__setitem__``, ``fill``: in-place ops, ``nn.init``); an op
 whose result NumPy derives from it without either (a view, a copy: NumPy keeps the subclass) is refused where the
-result is wrapped (``_tensor._fill``, the path an array other than a plain ndarray takes). What only reads
+result is wrapped (``_tensor._fill``, the path an array other than a plain ndarray takes). A factory that takes it
+as its template (``zeros_like``, ``rand_like``, ...) refuses it where factories are wrapped (``refuse_template``,
+called by ``_creation._allocating``); the methods that make a new tensor from it (``new_zeros``, ...) or return it
+(``contiguous``, ``detach_``) are refused by its class (``nn.parameter._UninitializedMethods``). What only reads
 metadata (``dtype``, ``device``, ``requires_grad``, ``size()``) and conversions of the module (``to``,
 ``float()``: ``astype`` keeps the subclass) still work, as PyTorch's.
 """
@@ -54,3 +57,11 @@ def uninitialized_error(kind: str, where: str) -> ValueError:
                       f"using a `LazyModule` or explicitly manipulating `torch.nn.parameter.{kind}` objects. When "
                       "using LazyModules Call `forward` with a dummy batch to initialize the parameters before "
                       "calling torch functions")
+
+
+def refuse_template(value: Any, factory: str) -> None:
+    """PyTorch's error where ``value``, a factory's first argument (``zeros_like(t)``), is an uninitialised tensor:
+    its shape is not known yet."""
+    data = getattr(value, "_data", None)
+    if data.__class__ is UnmaterializedArray:
+        raise uninitialized_error(data.kind, f"<built-in method {factory} of type object>")

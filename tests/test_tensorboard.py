@@ -1,6 +1,7 @@
 """``torch.utils.tensorboard.SummaryWriter`` under ember writes event files that TensorBoard's own reader reads,
 with the runs, tags and values PyTorch's writer produces for the same program."""
 
+import collections
 import os
 import subprocess
 import sys
@@ -342,3 +343,36 @@ def test_add_graph_checks_the_output_container_as_pytorchs_strict_trace(tmp_path
             w.add_graph(Out(list), x)
         w.add_graph(Out(dict), x, use_strict_trace=False)
         w.add_graph(Out(tuple), x)
+
+
+def test_add_graph_takes_a_namedtuple_input(tmp_path):
+    """A namedtuple among the inputs is rebuilt as a namedtuple (it was called with one generator: a TypeError):
+    the graph is the one of the same tensors in a plain tuple, its operations under PyTorch's scopes."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard._pytorch_graph import graph as torch_graph
+
+    import ember
+    from ember.utils.tensorboard import SummaryWriter
+
+    pair = collections.namedtuple("Pair", "x shift")
+
+    def model(lib):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(3, 2)
+
+            def forward(self, inputs):
+                return self.fc(inputs.x) + inputs.shift if isinstance(inputs, pair) else self.fc(inputs[0]) + inputs[1]
+
+        return Net()
+
+    x, shift = np.ones((1, 3), np.float32), np.ones((1, 2), np.float32)
+    expected = _graph_summary(torch_graph(model(torch), ((torch.from_numpy(x), torch.from_numpy(shift)),))[0])
+    summaries = []
+    for container in (pair, lambda *t: t):
+        with SummaryWriter(str(tmp_path / str(len(summaries)))) as w:
+            w.add_graph(model(ember), (container(ember.from_numpy(x), ember.from_numpy(shift)),))
+        summaries.append(_graph_summary(_read(tmp_path / str(len(summaries))).Graph()))
+    assert summaries[0] == summaries[1]
+    assert summaries[0][1] == expected[1]

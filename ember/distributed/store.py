@@ -9,6 +9,7 @@ PyTorch's), then raises ``DistStoreError``. Threads of the process may share one
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -23,6 +24,23 @@ class DistError(RuntimeError):
 
 class DistStoreError(DistError):
     """``torch.distributed.DistStoreError``: a store's wait ran out of time."""
+
+
+# std::stoll's reading: C whitespace, an optional sign, decimal digits; anything after them ignored
+_STOLL_PREFIX = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def _stoll(value: bytes) -> int:
+    """The integer a counter's value holds as PyTorch's store reads it with ``std::stoll``: its leading decimal
+    number ("3x" is 3, " -7" is -7; Python's int refuses the first and takes "1_000" whole); none is its
+    ValueError, one beyond int64 its IndexError (std::out_of_range), each worded "stoll"."""
+    match = _STOLL_PREFIX.match(value)
+    if match is None:
+        raise ValueError("stoll")
+    number = int(match.group(1))
+    if not -2**63 <= number < 2**63:
+        raise IndexError("stoll")
+    return number
 
 
 def _as_bytes(value: str | bytes, method: str) -> bytes:
@@ -63,14 +81,12 @@ class HashStore:
             return self._values[key]
 
     def add(self, key: str, amount: int) -> int:
-        """Add ``amount`` to the integer ``key`` holds (0 if unset) and return the sum; a value that is not an
-        integer is PyTorch's ValueError."""
+        """Add ``amount`` to the integer ``key`` holds (0 if unset or empty) and return the sum, an int64 that
+        wraps around, as PyTorch's; the value is read as C++'s ``std::stoll`` reads it (``_stoll``)."""
         with self._changed:
-            current = self._values.get(key, b"0")
-            try:
-                total = int(current) + amount
-            except ValueError:
-                raise ValueError("stoll") from None  # (the C++ conversion PyTorch's store fails in)
+            current = self._values.get(key, b"")
+            total = amount + _stoll(current) if current else amount
+            total = (total + 2**63) % 2**64 - 2**63
             self._values[key] = str(total).encode()
             self._changed.notify_all()
             return total

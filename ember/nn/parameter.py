@@ -111,7 +111,8 @@ class _UninitializedMethods:
     lazy model's shapes are unknown before its first forward, not ``(0,)``), counting or laying out its elements
     (``numel``: a parameter count before the first forward is PyTorch's ValueError, not 0; ``dim``, ``stride``,
     ``is_contiguous``, ``element_size``, ``len()``, iteration), reading its values (``item``, ``tolist``,
-    ``numpy``, ``storage``, ``data_ptr``), ``requires_grad_`` and ``share_memory_``. Its ``size()``, ``dtype``,
+    ``numpy``, ``storage``, ``data_ptr``), making a tensor from it (``new_zeros`` & co., ``contiguous``,
+    ``detach_``), ``requires_grad_`` and ``share_memory_``. Its ``size()``, ``dtype``,
     ``device``, ``data``, ``ndim`` and the conversions (``to``, ``float``, ...) answer as PyTorch's do. The ops
     (``torch.add(p, 1)``, ``p * 2``, ``p.clone()``) raise PyTorch's ValueError: its storage refuses them
     (``ember/_uninitialized.py``). Difference from PyTorch: the error names the array operation that was refused
@@ -141,6 +142,11 @@ class _UninitializedMethods:
     storage = _refused("storage", python_level=True)
     __len__ = _refused("__len__", python_level=True)
     __array__ = _refused("__array__", python_level=True)
+    # (a new tensor of its dtype and device, or itself: PyTorch refuses them as every method)
+    new_zeros, new_ones, new_empty = _refused("new_zeros"), _refused("new_ones"), _refused("new_empty")
+    new_full, new_tensor = _refused("new_full"), _refused("new_tensor")
+    new_empty_strided = _refused("new_empty_strided")
+    contiguous, detach_ = _refused("contiguous"), _refused("detach_")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         raise _refuse_uninitialized(self, "<method 'requires_grad_' of 'torch._C.TensorBase' objects>")

@@ -481,12 +481,7 @@ class Pow(Node):
     def forward(self, a, b):
         # a half precision base: PyTorch's kernel takes a number exponent rounded to its dtype through float32
         # (its backward, the number itself)
-        if a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
-            out = a ** half_scalar(b, a.dtype)
-        else:
-            out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else _power(a, b)
-        if out.dtype.kind == "c":
-            out = _complex_zero_base(a, b, out)
+        out = pow_values(a, b)
         # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as
         # PyTorch saves it (x ** 2.0 saves x alone, x ** t and 2 ** t their output too)
         self.saved = (a, b, out) if isinstance(b, xp.ndarray) else (a, b)
@@ -505,7 +500,7 @@ class Pow(Node):
             if scalar and b != 0 and a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
                 # PyTorch's half precision formula, each op rounded: a ** (b - 1) (the exponent rounded as forward
                 # rounds it), times the number b in float32, times g
-                ga = g * with_number(operator.mul, a ** half_scalar(b - 1, a.dtype), b)
+                ga = g * with_number(operator.mul, _power(a, half_scalar(b - 1, a.dtype)), b)
             else:
                 # (a number exponent under create_graph: its product recorded as PyTorch's, MulBackward1)
                 power = times_number(_power(a, b - 1), b) if scalar and is_recorded(a) else b * _power(a, b - 1)
@@ -578,12 +573,39 @@ def _integer_power(a, e):
     return xp.where(negative, xp.where(a == 1, 1, 0) + xp.where(a == -1, 1 - 2 * (e & 1), 0), out).astype(out.dtype)
 
 
+def pow_values(a, b):
+    """``a ** b``'s values as PyTorch's pow kernel computes them (``pow`` and ``pow_``): a half precision base
+    takes a number exponent rounded to its dtype through float32; an integer exponent tensor, PyTorch's integer
+    rule (``_integer_power``); a number exponent, its special cases (``_power``); a complex result, PyTorch's values
+    at a zero base."""
+    if a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
+        b = half_scalar(b, a.dtype)
+    out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else _power(a, b)
+    return _complex_zero_base(a, b, out) if out.dtype.kind == "c" else out
+
+
+# PyTorch's CPU pow kernel computes these number exponents of a float32, float64 or bfloat16 base as other ops
+# (its float16 kernel takes the C library's pow for each): they differ from pow at the signed zeros and infinities
+# (x ** 0.5 is sqrt: -0.0 at -0.0 and NaN at -inf, where pow gives +0.0 and +inf; x ** -0.5 is 1 / sqrt: -inf at
+# -0.0, NaN at -inf) and in the last bit (x ** -2 is 1 / (x * x), rounded twice).
+_POWER_SPECIAL_CASES = {
+    0.5: lambda x: xp.sqrt(x),
+    -0.5: lambda x: 1 / xp.sqrt(x),
+    -1: lambda x: 1 / x,
+    2: lambda x: x * x,
+    3: lambda x: x * x * x,
+    -2: lambda x: 1 / (x * x),
+}
+
+
 def _power(a, e):
-    """a ** e as PyTorch computes it: its kernel takes x ** -0.5 as 1 / sqrt(x) (NaN at -inf, -inf at -0.0, where
-    the C library's pow gives 0 and +inf); NumPy's power takes the other exponents PyTorch special-cases (0.5, 2,
-    -1, ...) to the same results already. (x ** 0.5's gradient reads x ** -0.5.)"""
-    if isinstance(e, (int, float)) and e == -0.5:
-        return 1 / xp.sqrt(a)
+    """a ** e as PyTorch computes it for a number exponent ``e`` (``_POWER_SPECIAL_CASES``, a bfloat16 base rounded
+    after each op as its kernel; float16 through the C library's pow, which NumPy's ``**`` would take to sqrt for
+    0.5); any other ``e`` as NumPy's power. (x ** e's gradient reads x ** (e - 1) through it too: under
+    create_graph, a recorded ``a`` is one pow op, as PyTorch's, whose forward comes back here.)"""
+    if (e.__class__ is int or e.__class__ is float) and a.__class__ is xp.ndarray and np_kind(a.dtype) == "f":
+        special = _POWER_SPECIAL_CASES.get(e) if a.dtype != xp.float16 else None
+        return xp.power(a, e) if special is None else special(a)
     return a ** e
 
 

@@ -304,7 +304,13 @@ def pow_(x: Tensor, other) -> Tensor:
     ew.check_exponent(x, other)
     if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iub":  # (pow's error, not NumPy's)
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return _binary_inplace(x, other, xp.power, ew.pow)
+    return _binary_inplace(x, other, _pow_into, ew.pow)
+
+
+def _pow_into(a, o, out, casting):
+    """``pow``'s values (``ew.pow_values``: PyTorch's special cases of its kernel) into ``out``."""
+    out[...] = ew.pow_values(a, o)
+    return out
 
 
 class ComparisonInPlace(Node):
@@ -653,16 +659,18 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
         xp.broadcast_shapes(src._data.shape, x._data.shape)
     except ValueError:
         raise RuntimeError(
-            f"copy_: the source of shape {list(src.shape)} cannot be broadcast to the destination "
-            f"of shape {list(x.shape)}"
+            f"copy_: the source of shape {list(src._data.shape)} cannot be broadcast to the destination "
+            f"of shape {list(x._data.shape)}"
         ) from None
     tracked = _tracked(x, src)
     check_inplace(x, tracked)
     refuse_partial_overlap(x._data, src)
     if tracked or forward_ad.has_tangent(x, src):
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked, (src,))
-    with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
-        xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
+    if x._data.size:  # (an empty destination takes nothing: an uninitialised parameter's, whose storage refuses
+        # writes, too, as PyTorch's copies into one)
+        with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
+            xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
     x._bump_version()
     return x
 

@@ -7,7 +7,8 @@ A node class maps to two functions: ``forward(node, inputs, out)`` (its input te
 ``backward(node, grads)`` (read before the node's backward runs, its saved arrays still there), each giving
 ``[(operator name, flops), ...]``. The operator is PyTorch's: ``linear`` runs ``aten.addmm`` where its bias is
 added inside the product, else ``aten.mm`` (or ``aten.bmm`` where PyTorch's ``matmul`` multiplies a stack it
-cannot view as one matrix); a product's gradients are ``aten.mm``/``aten.bmm`` products; a convolution is
+cannot view as one matrix); ``einsum`` runs ``aten.bmm`` for each pairwise contraction that sums a dimension
+(``einsum_contractions``); a product's gradients are ``aten.mm``/``aten.bmm`` products; a convolution is
 ``aten.convolution``, its gradients one ``aten.convolution_backward``. On the CPU PyTorch counts nothing for
 ``scaled_dot_product_attention`` (its CPU kernel is not among the operators it has a formula for), nor for
 matrix-vector products and dot products: neither does ember.
@@ -23,6 +24,7 @@ from .._tensor import Tensor
 from ..nn._ops.conv import ConvNd
 from ..nn._ops.conv_transpose import ConvTransposeNd
 from ..nn._ops.linear import Linear, _bias_fused
+from ..ops.einsum import Einsum
 from ..ops.linalg import (
     Addmm,
     Baddbmm,
@@ -159,6 +161,42 @@ def _conv_backward(node, grads) -> Counts:
     return [("aten.convolution_backward", flops)]
 
 
+def einsum_contractions(subscripts: list[str], shapes: list[tuple], output: str) -> list[int]:
+    """The flops of each ``bmm`` PyTorch's ``einsum`` runs (without opt_einsum, which ember's tests' PyTorch lacks):
+    it contracts the operands left to right, the result so far with the next operand; a letter neither the output
+    nor a later operand has is summed away, by the ``bmm`` where both hold it, alone before it where one does; the
+    letters kept are the ``bmm``'s batch (both hold them) and its rows or columns (one does). A pair that sums no
+    letter is a ``mul`` (not counted): its flops are 0. One entry per pair (none for a single operand)."""
+    sizes = [dict(zip(subs, shape)) for subs, shape in zip(subscripts, shapes)]
+    flops = []
+    left = sizes[0]
+    for k in range(1, len(sizes)):
+        right = sizes[k]
+        later = set(output).union(*sizes[k + 1:])
+        summed = [c for c in left if c in right and c not in later]
+        kept = {c: max(n, right.get(c, 1)) for c, n in left.items() if c in later}
+        kept.update({c: n for c, n in right.items() if c in later and c not in kept})
+        flops.append(2 * math.prod(left[c] for c in summed) * math.prod(kept.values()) if summed else 0)
+        left = kept
+    return flops
+
+
+def _einsum_forward(node, inputs, out) -> Counts:
+    flops = einsum_contractions(node.inputs, [t.shape for t in inputs], node.output)
+    return [("aten.bmm", n) for n in flops if n]
+
+
+def _einsum_backward(node, grads) -> Counts:
+    """Each ``bmm``'s gradients: one product of its size per side that requires grad (the result so far does
+    where an operand in it does)."""
+    flops = einsum_contractions(node.inputs, [a.shape for a in node.saved], node.output)
+    needs = node.needs_input_grad
+    counts = []
+    for k, n in enumerate(flops, start=1):
+        counts += [("aten.bmm", n)] * ((any(needs[:k]) + needs[k]) if n else 0)
+    return counts
+
+
 FORMULAS: dict[type, tuple[Callable, Callable]] = {
     **{cls: (_matmul_forward, _matmul_backward)
        for cls in (_MatrixTimesMatrix, _VectorTimesMatrix, _BatchTimesBatch, _MatrixTimesBatch, _Batched)},
@@ -167,4 +205,5 @@ FORMULAS: dict[type, tuple[Callable, Callable]] = {
     Baddbmm: (_added_product_forward("aten.baddbmm"), lambda node, grads: _gradient_products(node, "aten.bmm", 1)),
     ConvNd: (_conv_forward, _conv_backward),
     ConvTransposeNd: (_conv_forward, _conv_backward),
+    Einsum: (_einsum_forward, _einsum_backward),
 }

@@ -4,7 +4,7 @@ run inside it, in all ("Global") and per module.
 PyTorch counts them by intercepting every ATen operator (a dispatch mode) and applying a formula per operator
 (matrix products, convolutions, attention). ember's ops have no such dispatcher; each recorded op goes through
 ``Node.apply`` and each gradient through the engine's ``_run_node``, which call the entered counters
-(``autograd.graph._op_observer``) for the nodes that have a formula (``_flop_formulas.py``: matrix products,
+(``autograd.graph._op_observer``) for the nodes that have a formula (``_flop_formulas.py``: matrix products, ``einsum``,
 ``linear``, ``addmm``/``baddbmm``, convolutions and transposed convolutions, forward and backward), under the name of
 the operator PyTorch's CPU kernels run for the same call. The module names are PyTorch's (``ModuleTracker``): the
 outermost module called inside the counter by its class name, its submodules by their paths from it
@@ -132,11 +132,14 @@ class _ModuleTracker:
         self._watch_gradients(output, self._enter(name, True))
 
     def _watch_gradients(self, values, hook) -> None:
+        """``hook`` over the gradients of ``values``' tensors. Its handle is not kept (as PyTorch's): the hook
+        lives as long as the graph, so a counter held open over many steps holds no step's graph (a handle refers
+        to the tensors it watches); one fired after the counter's exit changes only the tracker's names."""
         from ..autograd.graph import register_multi_grad_hook
 
         tensors = [t for t in tree_flatten(values)[0] if isinstance(t, Tensor) and t.requires_grad]
         if tensors:
-            self._handles.append(register_multi_grad_hook(tensors, hook))
+            register_multi_grad_hook(tensors, hook)
 
     def __enter__(self) -> _ModuleTracker:
         from ..nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook

@@ -328,17 +328,20 @@ def _compiled_pointwise(kernel, x, need, regions):
 
 
 def exp_linear(x, need, alpha, scale, inner):
-    """PyTorch's ELU kernel, for ELU, SELU (fixed alpha and scale) and CELU (inner = 1 / alpha): scale * x for
-    x > 0, scale * alpha * expm1(x * inner) otherwise (expm1: exact near 0, where exp(x) - 1 cancels); the
-    derivative scale for x > 0 and for NaN (the kernel tests x <= 0), scale * alpha * inner * exp(x * inner)
-    otherwise. Written without masked selects (NumPy's where/copyto with a mask are the slowest passes here):
-    z = fmin(x, 0) * inner is 0 for x > 0 and for NaN, so the exponential terms are constants there."""
+    """PyTorch's ELU kernel, for ELU, SELU (fixed alpha and scale) and CELU (inner = 1 / alpha): scale * alpha *
+    expm1(x * inner) for x < 0 (expm1: exact near 0, where exp(x) - 1 cancels), scale * x otherwise (NaN, and a
+    signed zero kept: -0.0 at -0.0); the derivative scale * alpha * inner * exp(x * inner) for x <= 0, scale for
+    x > 0 and for NaN (the kernel tests x <= 0). Written without masked selects (NumPy's where/copyto with a mask
+    are the slowest passes here): z = fmin(x, 0) * inner is 0 for x > 0 and for NaN, so the exponential terms are
+    constants there, and each value is one branch plus the other's zero; where that sum is a zero, its sign is the
+    chosen branch's (``_branch_at_zeros``), as PyTorch's select gives it (-0.0 for x < 0 with alpha 0, the
+    gradient's -0.0 at -inf with a negative alpha), where -0.0 + 0.0 would be +0.0."""
     if is_recorded(x):  # create_graph: the same formula out of place
         # (x where x < 0, else 0, by a select: fmin's tie at x = 0 would pass half the gradient, where PyTorch's
         # second derivative takes x < 0)
         z = xp.where(x < 0, x, 0) * inner
-        return (scale * alpha * xp.expm1(z) + scale * xp.maximum(x, 0),
-                scale * alpha * inner * xp.exp(z) + ~(x <= 0) * _scalar(x, scale * (1 - alpha * inner)))
+        return (xp.where(x < 0, scale * alpha * xp.expm1(z), scale * x),
+                xp.where(x <= 0, scale * alpha * inner * xp.exp(z), _scalar(x, scale)))
     z = xp.asarray(xp.fmin(x, _scalar(x, 0)))  # (an array to write into: a 0-d x's fmin is a scalar)
     if inner != 1:
         z *= _scalar(x, inner)
@@ -348,13 +351,31 @@ def exp_linear(x, need, alpha, scale, inner):
     if scale != 1:
         pos *= _scalar(x, scale)
     out += pos
+    out = _branch_at_zeros(out, x, True, lambda neg: xp.expm1(neg * _scalar(x, inner)) * _scalar(x, alpha * scale),
+                           lambda other: other * _scalar(x, scale))
     if not need:
         return out, None
     d = xp.exp(z, out=z)
     d *= _scalar(x, scale * alpha * inner)
     xp.multiply(~(x <= 0), _scalar(x, scale * (1 - alpha * inner)), out=pos)
     d += pos
+    d = _branch_at_zeros(d, x, False, lambda neg: xp.exp(neg * _scalar(x, inner)) * _scalar(x, scale * alpha * inner),
+                         lambda other: xp.full_like(other, scale))
     return out, d
+
+
+def _branch_at_zeros(values, x, strict: bool, negative_branch, other_branch):
+    """``values`` (a two-branch function of ``x`` computed as one branch plus the other's zero) with its zeros
+    recomputed from the branch each element takes (``negative_branch`` for x < 0, or x <= 0 where not ``strict``):
+    a zero's sign is that branch's (``values`` corrected in place, returned). Rare (a signed zero input, an
+    underflow, a zero coefficient), so one pass where there is none."""
+    if values.all():  # (no zero: one pass, no temporary)
+        return values
+    values = xp.asarray(values)  # (a 0-d x's values are a NumPy scalar)
+    zeros = values == 0
+    at = x[zeros]
+    values[zeros] = xp.where(at < 0 if strict else at <= 0, negative_branch(at), other_branch(at))
+    return values
 
 
 def _softplus(x, need, beta, threshold):
@@ -407,12 +428,12 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     (alpha,) = scalar_params("elu" + "_" * inplace, (2,), alpha=alpha)
-    out = _apply(input, exp_linear, alpha, 1.0, 1.0, node=_ELU, kernel="elu_cpu")
+    out = _apply(input, exp_linear, alpha, 1, 1, node=_ELU, kernel="elu_cpu")  # (scales: PyTorch's ints)
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 @_dtype.keyword_scalars  # (a C function in PyTorch: a keyword's TypeError names no position)
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:  # (ints, as PyTorch's defaults)
     """log(1 + exp(beta x)) / beta; linear where beta * x > threshold."""
     beta, threshold = scalar_params("softplus", (2, 3), beta=beta, threshold=threshold)
     return _apply(input, _softplus, beta, threshold, node=_SOFTPLUS, kernel="softplus_cpu")

@@ -195,7 +195,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with PyTorch's fixed alpha = 1.6733 and scale = 1.0507 (self-normalising)."""
-    out = _apply(input, exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0, node=_ELU, kernel="elu_cpu")
+    out = _apply(input, exp_linear, _SELU_ALPHA, _SELU_SCALE, 1, node=_ELU, kernel="elu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 

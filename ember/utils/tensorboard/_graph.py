@@ -32,6 +32,7 @@ from typing import Any
 from ..._tensor import Tensor
 from ...autograd import graph as _autograd_graph
 from ...autograd.grad_mode import enable_grad
+from .._pytree import tree_map
 
 
 def _flat_tensors(value: Any) -> list[Tensor]:
@@ -47,18 +48,16 @@ def _flat_tensors(value: Any) -> list[Tensor]:
 
 def _with_grad(value: Any, copies: list[tuple[Tensor, Tensor]]) -> Any:
     """``value`` with each floating-point tensor replaced by a detached copy that requires gradients (the pairs
-    (copy, original) appended to ``copies``), so that the autograd graph reaches the model's inputs."""
-    if isinstance(value, Tensor):
-        if not (value.is_floating_point() or value.is_complex()):
-            return value
-        copy = value.detach().requires_grad_(True)
-        copies.append((copy, value))
+    (copy, original) appended to ``copies``), so that the autograd graph reaches the model's inputs; containers
+    rebuilt as the pytree rebuilds them (a namedtuple, a dict subclass keep their types)."""
+    def with_grad(leaf: Any) -> Any:
+        if not isinstance(leaf, Tensor) or not (leaf.is_floating_point() or leaf.is_complex()):
+            return leaf
+        copy = leaf.detach().requires_grad_(True)
+        copies.append((copy, leaf))
         return copy
-    if isinstance(value, dict):
-        return {k: _with_grad(v, copies) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_with_grad(v, copies) for v in value)
-    return value
+
+    return tree_map(with_grad, value)
 
 
 def _aten_name(grad_fn) -> str:
