@@ -254,8 +254,26 @@ class Job:
         """Whether ``text`` went through to our stderr already."""
         return text.encode() in self.err.tail
 
+    def unshown(self, text: str) -> str:
+        """What of ``text`` has not gone through to our stderr (``unshown_rest``)."""
+        return unshown_rest(self.err.tail, text)
+
     def banner(self) -> str:
         return b"".join(self.out.banner + self.err.banner).decode(errors="replace")
+
+
+def unshown_rest(tail: bytes, text: str) -> str:
+    """``text`` less what of it ``tail`` (the end of what went through to our stream) already shows: nothing when all
+    of it is there; the rest after its beginning when the tail ends with that beginning (mpiexec forwarded a rank's
+    report up to some byte and the job stopped there: on a loaded machine, its first line alone); else all of it,
+    so that a report is printed once, whole, never a second copy of its first lines."""
+    data = text.encode()
+    if data in tail:
+        return ""
+    for cut in range(min(len(data), len(tail)), 0, -1):
+        if tail.endswith(data[:cut]):
+            return data[cut:].decode(errors="replace")
+    return text
 
 
 class Guard:

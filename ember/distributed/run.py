@@ -207,10 +207,10 @@ def _attempt(args, command_for, run_dir: str, attempt: int, guard: Guard, signal
         result = _watch(job, args, args.world, deadline, signals)
     finally:
         job.kill()
-    for failure in result.failed:  # the rank's own report, if mpiexec did not get it through before the stop
+    for failure in result.failed:  # the rank's own report, if mpiexec did not get it (all) through before the stop
         last = failure.report.rstrip("\n").rpartition("\n")[2]
         if failure.report and not job.shown(last + "\n"):
-            sys.stderr.write(failure.report)
+            sys.stderr.write(job.unshown(failure.report))
     sys.stderr.flush()
     if result.kind == "failed":
         for line in _outcome.describe(result.failed, attempt_dir, args.world):
