@@ -183,10 +183,7 @@ class RandomCrop(Transform, v1.RandomCrop):
 
     @staticmethod
     def get_params(img, output_size) -> tuple[int, int, int, int]:
-        _, h, w = F.get_dimensions(img)
-        th, tw = output_size
-        if h < th or w < tw:
-            raise ValueError(f"Required crop size {(th, tw)} is larger than input image size {(h, w)}")
+        h, w, th, tw = v1.RandomCrop.crop_bounds(img, output_size)
         top = int(ember.randint(0, h - th + 1, size=()).item()) if h > th else 0
         left = int(ember.randint(0, w - tw + 1, size=()).item()) if w > tw else 0
         return top, left, th, tw
