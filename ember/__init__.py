@@ -774,6 +774,11 @@ from ._out import add_out_keyword as _add_out_keyword  # noqa: E402
 
 _add_out_keyword(globals())
 
+# the factories a torch function mode sees (ember.overrides)
+from .overrides import dispatch_factories as _dispatch_factories  # noqa: E402
+
+_dispatch_factories(globals())
+
 # The training-loop warnings (ember.diagnostics) attach to public hooks only when enabled: by
 # ``ember.diagnostics.enable()``, by ``python -m ember.compat``, or here, by EMBER_DIAGNOSTICS=1.
 if _os.environ.get("EMBER_DIAGNOSTICS") == "1":

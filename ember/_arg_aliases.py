@@ -391,16 +391,17 @@ def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch
     return error
 
 
-def _refuse_non_tensor(name: str, argument: str, value, position: int = 1) -> None:
+def _refuse_non_tensor(name: str, argument: str, value, position: int | None = 1) -> None:
     """PyTorch's TypeError for a function's tensor argument given something else (a NumPy array, a list), where
-    ember's code met it as an AttributeError (``x._data``); nothing when ``value`` is a tensor."""
+    ember's code met it as an AttributeError (``x._data``); nothing when ``value`` is a tensor. ``position``
+    None: the argument came by keyword (PyTorch's message then has no position)."""
     from ._tensor import Tensor
 
     if isinstance(value, Tensor):
         return
     hint = " (convert it with ember.from_numpy or ember.as_tensor)" if type(value).__module__ == "numpy" else ""
-    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
-                    f"{c_type_name(value)}{hint}") \
+    where = "" if position is None else f" (position {position})"
+    raise TypeError(f"{name}(): argument '{argument}'{where} must be Tensor, not {c_type_name(value)}{hint}") \
         from None
 
 
@@ -435,9 +436,14 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     torch_names = {p: torch_names.get(p, p) for p, kind in params.items()
                    if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
     positional = tuple(torch_names.values())[int(method):]
+    # ember's spellings of parameters PyTorch names with a Python keyword (``from_`` for ``uniform_``'s ``from``):
+    # not names PyTorch's parser knows
+    own_spellings = frozenset(own for alias, own in names.items() if keyword.iskeyword(alias))
 
     @functools.wraps(fn)
     def accepting_torch_names(*args, **kwargs):
+        if own_spellings and not own_spellings.isdisjoint(kwargs):
+            raise TypeError(f"{name}() got an unexpected keyword argument '{min(own_spellings & kwargs.keys())}'")
         if kwargs and not names.keys().isdisjoint(kwargs):
             _rename(name, kwargs, names)
         try:
@@ -488,10 +494,11 @@ def _refusing_non_tensors(name: str, fn: Callable, torch_names: dict[str, str]) 
         try:
             return fn(*args, **kwargs)
         except (AttributeError, NotATensorError) as e:
-            if not args or (isinstance(e, AttributeError) and getattr(e, "obj", None) is not args[0]):
+            given = args[0] if args else kwargs.get("input", e)  # PyTorch's input, by position or by keyword
+            if given is e or (isinstance(e, AttributeError) and getattr(e, "obj", None) is not given):
                 refuse_arrays_met_as_error(name, args, kwargs, positional)
                 raise
-            _refuse_non_tensor(name, "input", args[0])
+            _refuse_non_tensor(name, "input", given, 1 if args else None)
             raise
         except ParserRuntimeError:
             raise

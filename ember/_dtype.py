@@ -274,14 +274,16 @@ def checked_fill(value, np_dtype):
     NumPy scalar is read as the Python number it holds, as PyTorch's argument parser does. Anything else is
     returned as it is."""
     if value.__class__ is not _builtins.int and value.__class__ is not _builtins.float:
+        if isinstance(value, (xp.integer, xp.floating)) or isinstance(value, _builtins.complex):
+            # (a NumPy scalar: its Python number; a complex128 is a Python complex, as PyTorch's parser reads it;
+            # a complex64 is not, and NumPy's cast of it warns, as under PyTorch)
+            value = value.item() if isinstance(value, xp.generic) else value
         if value.__class__ is _builtins.complex and fill_bounds(np_dtype)[0] in "iuf":
             if value.imag != 0:  # (c10's overflows: a complex number for a real type must be real)
                 raise _overflow(np_dtype)
             value = value.real
-        elif not isinstance(value, (xp.integer, xp.floating)):
+        elif value.__class__ is not _builtins.int and value.__class__ is not _builtins.float:
             return value
-        else:
-            value = value.item()  # (a NumPy scalar: its Python number)
     kind, lowest, largest = fill_bounds(np_dtype)
     if value.__class__ is _builtins.int:
         scalar_int(value)

@@ -116,6 +116,21 @@ def leading_ones(shape) -> int:
     return next((k for k, n in enumerate(shape) if n != 1), len(shape))
 
 
+def inplace_broadcast_mismatch(out_shape, other_shape) -> str | None:
+    """PyTorch's message when ``other_shape`` cannot be written into ``out_shape`` (an in-place op's or ``copy_``'s
+    operand): the pair cannot broadcast, or broadcasts to a shape other than ``out_shape``; None if it can."""
+    mismatch = broadcast_mismatch((tuple(out_shape), tuple(other_shape)))
+    if mismatch is not None:
+        return mismatch
+    nd = max(len(out_shape), len(other_shape))
+    a = (1,) * (nd - len(out_shape)) + tuple(out_shape)
+    b = (1,) * (nd - len(other_shape)) + tuple(other_shape)
+    grown = [x if y == 1 else y for x, y in zip(a, b)]
+    if grown != list(out_shape):
+        return f"output with shape {list(out_shape)} doesn't match the broadcast shape {grown}"
+    return None
+
+
 def broadcast_mismatch(shapes) -> str | None:
     """PyTorch's message for the first pair of ``shapes`` that cannot broadcast, or None if they all can.
 

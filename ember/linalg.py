@@ -136,6 +136,8 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
     or a matrix norm (2-D input with ``ord`` given, or a 2-tuple ``dim``)."""
     if isinstance(dim, int):
         dim = (dim,)
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
     if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A._data.ndim == 2):
         return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     if ord is not None and dim is None and A._data.ndim != 1:

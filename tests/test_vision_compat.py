@@ -21,7 +21,10 @@ def test_torchvision_is_ember_vision(tmp_path):
         from torchvision import datasets, models
         from torchvision.models import resnet18, ResNet18_Weights
         from torchvision.utils import make_grid
+        from torchvision.transforms import v2
+        import torchvision.transforms.v2 as v2_again
         import ember.vision
+        assert v2 is v2_again is ember.vision.transforms.v2 and v2.RandomResizedCrop(2)(torch.ones(3, 4, 4)).shape == (3, 2, 2)
         assert torchvision is ember.vision and T is ember.vision.transforms and TF is ember.vision.transforms.functional
         assert datasets is ember.vision.datasets and resnet18 is ember.vision.models.resnet18
         assert importlib.util.find_spec("torchvision") is not None
@@ -62,7 +65,7 @@ def test_missing_and_refused_parts_are_named(tmp_path):
         except AttributeError as e:
             print("ops:", nms.__module__, "|", e)
         try:
-            import torchvision.transforms.v2
+            import torchvision.tv_tensors
         except ModuleNotFoundError as e:
             print("module:", e)
         import torchvision.transforms as T
@@ -75,7 +78,7 @@ def test_missing_and_refused_parts_are_named(tmp_path):
     assert out.returncode == 1
     lines = out.stdout.splitlines()
     assert lines[0].startswith("ops: ember.vision.ops.boxes |") and "torchvision.ops.roi_align is not implemented" in lines[0]
-    assert lines[1] == "module: torchvision.transforms.v2 is not implemented in ember (docs/api.md lists what is supported)"
+    assert lines[1] == "module: torchvision.tv_tensors is not implemented in ember (docs/api.md lists what is supported)"
     assert lines[2].startswith("attr: ") and "torchvision.transforms.AutoAugment is not implemented in ember" in lines[2]
     assert "torchvision.models.no_such_model is not implemented in ember" in out.stderr.strip().splitlines()[-1]
 

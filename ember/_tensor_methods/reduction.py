@@ -29,8 +29,8 @@ class ReductionMethods:
         return ops.reduction.mean(self, dim, keepdim, dtype=dtype)
 
     def prod(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
-        if dim is None:
-            raise ops.reduction.prod_dim_none(method=True, alone=keepdim is NOT_GIVEN and dtype is None)
+        if ops.reduction.not_one_dim(dim):
+            raise ops.reduction.prod_dim_refused(dim, method=True, alone=keepdim is NOT_GIVEN and dtype is None)
         if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
             raise ops.reduction.keepdim_without_dim("prod", True, dtype)
         return ops.reduction.prod(self, dim, keepdim, dtype=dtype)

@@ -5,7 +5,8 @@ always runs the Python code) and decorates helpers with ``@torch.jit.script``,
 ``@torch.jit.ignore``, ``@torch.jit.unused`` or ``@torch.jit.export``; those
 return the function unchanged, so the model computes what its Python says.
 ``script(model)`` and ``trace(model, example_inputs)`` likewise return the model
-itself, and so does ``freeze`` (of a module in eval mode, as PyTorch's); ``optimize_for_inference`` a copy.
+itself (a subclass of ``ScriptModule`` is an ``nn.Module`` run the same way), and so does ``freeze`` (of a
+module in eval mode, as PyTorch's); ``optimize_for_inference`` a copy.
 ``save`` writes the module as ``ember.save`` writes one (its class's import path and its state, no code) and ``load``
 rebuilds it from its class; a TorchScript archive written by PyTorch holds TorchScript code, which ember cannot run,
 and loading one is a RuntimeError that says how to load its weights instead.
@@ -19,6 +20,7 @@ from typing import Any, Final  # noqa: F401  (torch.jit.Final is typing.Final)
 
 from .._missing import module_getattr
 from .._warnings import warn_in
+from ..nn.modules.module import Module
 
 
 def _deprecated(name: str, module: str, alternative: str = "`torch.compile` or `torch.export`") -> None:
@@ -169,15 +171,19 @@ def _overload(func: Callable) -> Callable:
     return func
 
 
-class ScriptModule:
-    """No ember object is a ScriptModule (``isinstance(m, torch.jit.ScriptModule)`` is False)."""
+class ScriptModule(Module):
+    """TorchScript's module class, as model code subclasses it: an ``nn.Module`` whose methods, the
+    ``@script_method`` ones included, run as the Python they are (the rule of ``script``: ember has no TorchScript,
+    so nothing is compiled and control flow on ``self.training`` or tensors stays Python's). Only instances of such
+    subclasses are ScriptModules; ``script(model)`` returns ``model`` itself, not a ScriptModule. PyTorch's
+    compiled-program members (``code``, ``graph``, ``define``) are missing."""
+
+
+class ScriptFunction:
+    """No ember object is a ScriptFunction (PyTorch's is built only by its compiler)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("torch.jit.ScriptModule is not implemented in ember: ember has no TorchScript")
-
-
-class ScriptFunction(ScriptModule):
-    """No ember object is a ScriptFunction."""
+        raise NotImplementedError("torch.jit.ScriptFunction is not implemented in ember: ember has no TorchScript")
 
 
 __getattr__ = module_getattr(__name__)

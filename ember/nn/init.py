@@ -26,6 +26,7 @@ from .._backend import xp
 from .._memory_format import half_number
 from .._tensor import Tensor
 from ..ops.inplace import check_normal_std, check_uniform_bounds, draws_nothing
+from ..overrides import dispatched_by_keyword
 from ..random import generator_of
 
 _LINEAR_LIKE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -68,8 +69,21 @@ def _draw(tensor: Tensor, draw, contiguous: bool | None = None):
     return draws.in_memory_order(draws.floating(lambda n, real: draw(n, real, c), (a.size,), a.dtype), a)
 
 
+@dispatched_by_keyword
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
+    return _uniform(tensor, a, b, generator)
+
+
+@dispatched_by_keyword
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill with N(mean, std^2)."""
+    return _normal(tensor, mean, std, generator)
+
+
+# (the schemes built on them call these: PyTorch shows a torch function mode uniform_ and normal_ called by a
+# program, not by xavier_uniform_ or kaiming_normal_)
+def _uniform(tensor: Tensor, a: float, b: float, generator) -> Tensor:
     check_uniform_bounds(tensor, a, b)
     if draws_nothing(tensor):
         return tensor
@@ -77,8 +91,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
     return _fill(tensor, _draw(tensor, lambda n, real, _: draws.uniform(g, n, a, b, real)))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with N(mean, std^2)."""
+def _normal(tensor: Tensor, mean: float, std: float, generator) -> Tensor:
     check_normal_std(std)
     if draws_nothing(tensor):
         return tensor
@@ -138,6 +151,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     return _fill(tensor, values)
 
 
+@dispatched_by_keyword
 def constant_(tensor: Tensor, val: float) -> Tensor:
     return _fill(tensor, val)
 
@@ -182,7 +196,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         return tensor
     rows, cols = tensor._data.shape
     g = generator_of(generator)
-    normal_(tensor, 0.0, std, generator)
+    _normal(tensor, 0.0, std, generator)
     num_zeros = int(math.ceil(sparsity * rows))
     for col in range(cols):  # PyTorch: one randperm of the rows per column, its first num_zeros zeroed
         tensor._data[draws.randperm(g, rows)[:num_zeros], col] = 0
@@ -211,13 +225,13 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = math.sqrt(3.0) * (gain * math.sqrt(2.0 / float(fan_in + fan_out)))  # PyTorch's rounding steps
-    return uniform_(tensor, -bound, bound, generator)
+    return _uniform(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+    return _normal(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
@@ -227,18 +241,19 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
     return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
+@dispatched_by_keyword
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                      generator=None) -> Tensor:
     """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015); ``a`` is the leaky_relu slope."""
     std = _kaiming_std(tensor, a, mode, nonlinearity)
-    return tensor if std is None else uniform_(tensor, -math.sqrt(3.0) * std, math.sqrt(3.0) * std, generator)
+    return tensor if std is None else _uniform(tensor, -math.sqrt(3.0) * std, math.sqrt(3.0) * std, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                     generator=None) -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan)."""
     std = _kaiming_std(tensor, a, mode, nonlinearity)
-    return tensor if std is None else normal_(tensor, 0.0, std, generator)
+    return tensor if std is None else _normal(tensor, 0.0, std, generator)
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:

@@ -1167,7 +1167,7 @@ def signbit(x: Tensor) -> Tensor:
     if np_kind(a.dtype) == "c":
         raise NotImplementedError("signbit is not implemented for complex tensors.")
     if np_kind(a.dtype) in "bu":
-        out = xp.zeros(a.shape, xp.bool_)
+        out = xp.zeros_like(a, xp.bool_)  # (in the input's memory order, as every pointwise result)
     elif np_kind(a.dtype) == "i":
         out = a < 0
     else:  # (a bfloat16 array through float32: the sign bit is kept, a NaN's included)

@@ -34,6 +34,7 @@ from .._dtype import (
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
 from .._out import refuse_partial_overlap
+from .._size import inplace_broadcast_mismatch
 from .._sparse import SparseCOO, SparseTensor
 from .._tensor import Tensor
 from ..autograd import forward_ad
@@ -655,13 +656,9 @@ class CopyFrom(Node):
 def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     if not isinstance(src, Tensor):
         src = Tensor._make(xp.asarray(src))
-    try:
-        xp.broadcast_shapes(src._data.shape, x._data.shape)
-    except ValueError:
-        raise RuntimeError(
-            f"copy_: the source of shape {list(src._data.shape)} cannot be broadcast to the destination "
-            f"of shape {list(x._data.shape)}"
-        ) from None
+    mismatch = inplace_broadcast_mismatch(x._data.shape, src._data.shape)
+    if mismatch is not None:
+        raise RuntimeError(mismatch)
     tracked = _tracked(x, src)
     check_inplace(x, tracked)
     refuse_partial_overlap(x._data, src)

@@ -456,8 +456,8 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
 def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
     """The product of all elements (no ``dim``) or along ``dim`` (one int: PyTorch's ``prod`` takes no tuple of
     dims, and refuses ``dim=None``, TypeError, where ``sum`` takes it for all elements; ``keepdim`` needs a dim)."""
-    if dim is None:
-        raise prod_dim_none(method=False, alone=keepdim is NOT_GIVEN and dtype is None)
+    if not_one_dim(dim):
+        raise prod_dim_refused(dim, method=False, alone=keepdim is NOT_GIVEN and dtype is None)
     if keepdim is NOT_GIVEN:
         keepdim = False
     elif dim is NOT_GIVEN:
@@ -468,16 +468,23 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
     return _as_asked(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), asked)
 
 
-def prod_dim_none(method: bool, alone: bool) -> TypeError:
-    """PyTorch's TypeError for ``prod(x, dim=None)`` (``method``: ``x.prod(dim=None)``): its argument parser
-    matches no overload (``alone``: None the only argument besides the tensor) or wants an int."""
+def not_one_dim(dim) -> bool:
+    """Whether ``prod``'s ``dim`` is None or a sequence of dims: PyTorch's ``prod`` takes one int dim only."""
+    return dim is None or isinstance(dim, (tuple, list))
+
+
+def prod_dim_refused(dim, method: bool, alone: bool) -> TypeError:
+    """PyTorch's TypeError for ``prod(x, dim=None)`` or a tuple or list ``dim`` (``method``: ``x.prod(...)``): its
+    argument parser matches no overload (``alone``: ``dim`` the only argument besides the tensor) or wants an int.
+    (PyTorch words a positional ``dim`` as ``got (tuple)`` / ``(position 1)``; ember words it as a keyword.)"""
+    kind = type(dim).__name__
     if not alone:
-        return TypeError("prod(): argument 'dim' must be int, not NoneType")
+        return TypeError(f"prod(): argument 'dim' must be int, not {kind}")
     if method:
-        return TypeError("prod() received an invalid combination of arguments - got (dim=NoneType, ), but expected "
+        return TypeError(f"prod() received an invalid combination of arguments - got (dim={kind}, ), but expected "
                          "one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool keepdim = False, *, "
                          "torch.dtype dtype = None)\n")
-    return TypeError("prod() received an invalid combination of arguments - got (Tensor, dim=NoneType), but expected "
+    return TypeError(f"prod() received an invalid combination of arguments - got (Tensor, dim={kind}), but expected "
                      "one of:\n * (Tensor input, *, torch.dtype dtype = None)\n * (Tensor input, int dim, bool "
                      "keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n")
 

@@ -494,7 +494,7 @@ def sign(x: Tensor) -> Tensor:
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                                   "torch.sgn instead.")
     if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
-        return Tensor._make(x._data.copy())
+        return Tensor._make(x._data.copy(order="K"))  # (in the input's memory order, as every pointwise result)
     return Sign.apply(x, fn=sign_array)
 
 

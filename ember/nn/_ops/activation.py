@@ -172,7 +172,11 @@ def scalar_params(op: str, positions: tuple, **params) -> tuple:
 
 
 def _scalar(x, value: float):
-    """A Python number as a scalar of x's dtype, so float32 stays float32."""
+    """A Python number as a scalar of x's dtype, so float32 stays float32. Any other number (a complex or NumPy
+    one: an activation's parameter) is converted as PyTorch's kernels convert a Scalar to their opmath type
+    (``checked_fill``: a complex number's imaginary part is its RuntimeError, not NumPy's ComplexWarning)."""
+    if value.__class__ is not float and value.__class__ is not int:
+        value = _dtype.checked_fill(value, x.dtype if x.dtype.itemsize > 2 else xp.dtype(xp.float32))
     return x.dtype.type(value)
 
 

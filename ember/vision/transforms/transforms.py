@@ -212,11 +212,17 @@ class RandomCrop(nn.Module):
         self.padding, self.pad_if_needed, self.fill, self.padding_mode = padding, pad_if_needed, fill, padding_mode
 
     @staticmethod
-    def get_params(img, output_size) -> tuple[int, int, int, int]:
+    def crop_bounds(img, output_size) -> tuple[int, int, int, int]:
+        """``(h, w, th, tw)``: the image's height and width and the crop's, which must fit in it."""
         _, h, w = F.get_dimensions(img)
         th, tw = output_size
         if h < th or w < tw:
             raise ValueError(f"Required crop size {(th, tw)} is larger than input image size {(h, w)}")
+        return h, w, th, tw
+
+    @staticmethod
+    def get_params(img, output_size) -> tuple[int, int, int, int]:
+        h, w, th, tw = RandomCrop.crop_bounds(img, output_size)
         if w == tw and h == th:
             return 0, 0, h, w
         i = int(ember.randint(0, h - th + 1, size=(1,)).item())
