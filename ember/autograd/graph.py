@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from .. import _dtype, _inference
 from .. import _trace as trace
 from .._arg_aliases import NotATensorError
-from .._backend import QUIET, quiet_exit, quiet_set, xp
+from .._backend import QUIET, quiet_call, quiet_exit, quiet_run, quiet_set, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
 from .._meta import iterator_layout, meta_results, size_one_strides
@@ -931,11 +931,10 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
                 eb = input_edge(b)
         else:
             eb = None
-    quiet = quiet_set(QUIET)  # inf/nan silently, as apply (quiet_enter() without its partial's layer)
-    try:
-        out = compute(da, db)
-    finally:
-        quiet_exit(quiet)
+    try:  # inf/nan silently, as apply: in NumPy's error-state context of its own (``quiet_run``)
+        out = quiet_run(compute, da, db)
+    except RuntimeError:  # (that context was entered already, by another thread or a finalizer run inside it)
+        out = quiet_call(compute, da, db)
     if not da.flags.c_contiguous:  # (a row-major first operand gives PyTorch a row-major result, as NumPy)
         out = iterator_layout(out, (da, db))
     result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
