@@ -2,6 +2,9 @@
 result and of a leaf, ``autograd.grad`` with an edge among its inputs (alone or with tensors), PyTorch's error for a
 tensor that does not require grad, and version bumps that make backward through a saved tensor PyTorch's error."""
 
+import math
+
+import numpy
 import pytest
 import torch
 
@@ -148,3 +151,39 @@ def _scalar_output_edges(lib):
 
 def test_scalar_output_edge_needs_no_grad_outputs_as_torch():
     assert _scalar_output_edges(ember) == _scalar_output_edges(torch)
+
+
+_FAST_PATH_OPS = {  # the elementwise fast paths (graph.apply_same, graph.apply_one) and a reduction beside them
+    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y, "div": lambda x, y: x / y,
+    "add_one_needs": lambda x, y: x.detach() + y, "mul_other_needs": lambda x, y: x * y.detach(),
+    "exp": lambda x, y: x.exp(), "tanh": lambda x, y: x.tanh(), "relu": lambda x, y: x.relu(),
+    "neg": lambda x, y: -x, "square": lambda x, y: x.square(), "clone": lambda x, y: x.t().contiguous(),
+    "sum": lambda x, y: x.sum(),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (2, 3)])
+@pytest.mark.parametrize("op", sorted(_FAST_PATH_OPS))
+def test_fast_path_node_output_metadata(op, shape, dtype):
+    """What each fast path's node keeps of its output (its dtype alone where the shape is its inputs') reads as the
+    output's own shape and dtype, with the output gone, and ``autograd.grad`` from the edge of a one-element one
+    gives PyTorch's gradient without ``grad_outputs``."""
+    grads = []
+    for lib in (ember, torch):
+        dt = getattr(lib, dtype)
+        x = lib.arange(1, 1 + math.prod(shape), dtype=dt).reshape(shape).requires_grad_()
+        y = (lib.arange(1, 1 + math.prod(shape), dtype=dt).reshape(shape) * 0.5 + 1).requires_grad_()
+        out = _FAST_PATH_OPS[op](x, y)
+        expected = (tuple(out.shape), out._data.dtype if lib is ember else out.dtype)
+        edge = lib.autograd.graph.get_gradient_edge(out)
+        del out
+        if lib is ember:
+            meta = edge.node.output_metadata(edge.output_nr)
+            assert (tuple(meta[0]), meta[1]) == expected
+            assert edge.node.output_metadata(1) is None
+        if math.prod(expected[0]) == 1:
+            grads.append([g.tolist() for g in lib.autograd.grad(edge, (x, y), allow_unused=True,
+                                                                 materialize_grads=True)])
+    if grads:
+        assert numpy.allclose(sum(grads[0], []), sum(grads[1], []), rtol=1e-6, atol=0)

@@ -337,6 +337,52 @@ def test_same_shape_floats_match_pytorch_bit_for_bit():
         np.testing.assert_array_equal(egy, tgy)
 
 
+@pytest.mark.parametrize("recorded", [True, False])
+def test_binary_fast_path_computes_quietly_under_the_users_error_state(recorded):
+    """``x * y`` overflowing, ``x / y`` of 0 / 0, ``x - y`` of inf - inf: inf and nan silently, as PyTorch's, under a
+    NumPy error state that raises on everything, which ember leaves as the user set it; also where the fast path's
+    own error-state context is entered already (``_backend.quiet_run``: a finalizer's op inside one, another thread
+    inside a large one), where it computes the same way after ``Context.run``'s RuntimeError."""
+    from ember import _backend
+
+    big = [3e38, 0.0, float("inf")]
+    cases = [(operator.mul, [3e38, 0.0, 1.0]), (operator.truediv, [0.0, 0.0, 1.0]), (operator.sub, big),
+             (operator.add, [-v for v in big])]
+    with np.errstate(all="raise"):
+        for entered in (False, True):
+            for op, other in cases:
+                got = []
+                for fw in (ember, torch):
+                    x = fw.tensor(big, requires_grad=recorded)
+                    y = fw.tensor(other, requires_grad=recorded)
+                    run = _backend._quiet_context.run if entered and fw is ember else (lambda f, *a: f(*a))
+                    out = run(op, x, y)
+                    assert out.requires_grad is recorded
+                    got.append(out.detach().numpy())
+                np.testing.assert_array_equal(got[0], got[1])
+        assert np.geterr() == {"divide": "raise", "over": "raise", "under": "raise", "invalid": "raise"}
+
+
+def test_binary_fast_path_from_threads_at_once():
+    """Two threads adding large tensors at once (NumPy lets go of the GIL inside the add, so one may find the
+    fast path's error-state context entered by the other): every result is the sum, computed quietly."""
+    import threading
+
+    a = ember.full((200_000,), 3e38)
+    results: list = []
+
+    def work():
+        for _ in range(40):
+            results.append((a + a)._data)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 80 and all(np.isinf(r).all() for r in results)
+
+
 def test_declined_states(monkeypatch):
     """Anomaly mode, saved-tensor hooks (for an op that saves), forward AD, inference mode, meta tensors and tensor
     subclasses take ``apply``'s path; the ops there are still PyTorch's."""

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from .. import _dtype, _inference
 from .. import _trace as trace
 from .._arg_aliases import NotATensorError
-from .._backend import QUIET, quiet_exit, quiet_set, xp
+from .._backend import QUIET, quiet_call, quiet_exit, quiet_run, quiet_set, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
 from .._meta import iterator_layout, meta_results, size_one_strides
@@ -507,9 +507,18 @@ class Node:
     def output_metadata(self, output_nr: int) -> tuple | None:
         """The (shape, dtype) of this node's output ``output_nr`` when it was made (PyTorch's input metadata of
         a node, which ``autograd.grad`` reads to make a scalar output's gradient from its ``GradientEdge``), or
-        None where it was not recorded. Kept without the output itself, which may be gone by then."""
+        None where it was not recorded. Kept without the output itself, which may be gone by then: ``output_meta``
+        holds each output's (shape, dtype) by output number, or, for a node of one output with its inputs' shape
+        (an elementwise op of ``apply_same``/``apply_one``, which then record nothing more per op), that output's
+        dtype alone, its shape the first recorded input's (``input_shapes``)."""
         meta = getattr(self, "output_meta", None)
-        return meta[output_nr] if meta is not None and output_nr < len(meta) else None
+        if meta is None:
+            return None
+        if isinstance(meta, xp.dtype):  # one output of its inputs' shape (the elementwise fast paths record so)
+            if output_nr:
+                return None
+            return next(s for s in self.input_shapes if s is not None), meta
+        return meta[output_nr] if output_nr < len(meta) else None
 
     def _saved_unrounded(self, wide, result: Tensor) -> None:
         """A half-precision op computed in float32 (lowp.py) that saved its float32 result ``wide`` before it was
@@ -922,11 +931,10 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
                 eb = input_edge(b)
         else:
             eb = None
-    quiet = quiet_set(QUIET)  # inf/nan silently, as apply (quiet_enter() without its partial's layer)
-    try:
-        out = compute(da, db)
-    finally:
-        quiet_exit(quiet)
+    try:  # inf/nan silently, as apply: in NumPy's error-state context of its own (``quiet_run``)
+        out = quiet_run(compute, da, db)
+    except RuntimeError:  # (that context was entered already, by another thread or a finalizer run inside it)
+        out = quiet_call(compute, da, db)
     if not da.flags.c_contiguous:  # (a row-major first operand gives PyTorch a row-major result, as NumPy)
         out = iterator_layout(out, (da, db))
     result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
@@ -946,7 +954,7 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
         return result
     result._grad_fn = node
     result._requires_grad = True
-    node.output_meta = ((shape, out.dtype),)
+    node.output_meta = dt  # (the output's dtype alone: its shape is the inputs', ``output_metadata``)
     if ra and rb:
         needs = node.needs_input_grad = _BOTH_NEED
         shapes = [shape, shape]
@@ -1012,12 +1020,13 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
         out = node.forward(da, *args)
     finally:
         quiet_exit(quiet)
+    elementwise = cls.diagonal_jacobian
     if out.__class__ is not _ndarray:  # (a full sum before NumPy 2.3: a scalar, which the tensor holds as an array)
         scalar = out
         out = xp.array(out)
         if node.saved:  # (as apply's: a saved output is the tensor's array)
             node.saved = tuple(out if s is scalar else s for s in node.saved)
-    elif cls.diagonal_jacobian and out.ndim > 1 and 1 in out.shape and not da.flags.c_contiguous:
+    elif elementwise and out.ndim > 1 and 1 in out.shape and not da.flags.c_contiguous:
         out = _relaid_output(node, out, size_one_strides(out, (da,)))  # (PyTorch's strides for a size-1 dimension)
     result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
     result._data = out
@@ -1037,7 +1046,8 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
         return result
     result._grad_fn = node
     result._requires_grad = True
-    node.output_meta = ((out.shape, out.dtype),)
+    # an elementwise op's output has its input's shape and dtype: the dtype alone (``output_metadata``)
+    node.output_meta = dt if elementwise else ((out.shape, out.dtype),)
     node.needs_input_grad = needs = (True,)
     saved = node.saved
     if saved and (saved.__class__ is not tuple or len(saved) != 1 or saved[0] is not out or cls.saved_for is not None
