@@ -4,7 +4,7 @@
 ``Tensor(*sizes)`` is an uninitialised tensor of the default float dtype (not a
 tensor holding the numbers 2 and 3); ``Tensor(data)`` converts ``data`` to the
 default float dtype (a float64 NumPy array becomes float32, a list of ints
-float32), and ``Tensor(t)`` is a new tensor sharing ``t``'s storage. The typed
+float32), and ``Tensor(t)`` is a view of ``t`` (with its history where it requires grad). The typed
 constructors (``FloatTensor``, ``LongTensor``, ...) do the same in their own
 dtype, and ``isinstance(x, FloatTensor)`` asks whether ``x`` is a float32 tensor,
 as PyTorch answers it. They are classes only for ``isinstance`` and ``type()``:
