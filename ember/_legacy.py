@@ -4,7 +4,7 @@
 ``Tensor(*sizes)`` is an uninitialised tensor of the default float dtype (not a
 tensor holding the numbers 2 and 3); ``Tensor(data)`` converts ``data`` to the
 default float dtype (a float64 NumPy array becomes float32, a list of ints
-float32), and ``Tensor(t)`` is a new tensor sharing ``t``'s storage. The typed
+float32), and ``Tensor(t)`` is a view of ``t`` (with its history where it requires grad). The typed
 constructors (``FloatTensor``, ``LongTensor``, ...) do the same in their own
 dtype, and ``isinstance(x, FloatTensor)`` asks whether ``x`` is a float32 tensor,
 as PyTorch answers it. They are classes only for ``isinstance`` and ``type()``:
@@ -97,12 +97,23 @@ def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: boo
                     "(ints), a torch.Size, a sequence of data, or a tensor")
 
 
+def _alias(source: Tensor) -> Tensor:
+    """PyTorch's ``Tensor(t)``: a view of all of ``t`` (its ``_base``), with ``t``'s history where ``t`` requires
+    grad (``AliasBackward0``: an unrolled optimisation that rebuilds its weights as ``torch.Tensor(p)``
+    differentiates through them); in-place changes through either bump the same version."""
+    return source[...]
+
+
 def tensor_init(self: Tensor, args: tuple, device) -> None:
     """``Tensor.__init__``: the legacy constructor in the default float dtype."""
     array, source = legacy_array(args, device, _dtype.get_default_dtype(), "Tensor", typed=False)
-    self._init(array)
-    if source is not None:
-        self._vc = source._vc  # an alias: in-place changes through either bump the same version
+    if source is None:
+        self._init(array)
+        return
+    alias = _alias(source)  # (made as any view is; this tensor, already made by Tensor(...), takes its fields)
+    for field in Tensor.__slots__:
+        if field not in ("__weakref__", "__dict__") and hasattr(alias, field):
+            setattr(self, field, getattr(alias, field))
 
 
 class _LegacyTensorType(type):
@@ -124,10 +135,7 @@ class _LegacyTensorType(type):
                                 "(tuple of ints size, *, torch.device device = None)")
             args = (Size(size),)
         array, source = legacy_array(args, device, cls.dtype, cls.__name__, typed=True)
-        out = Tensor._make(array)
-        if source is not None:
-            out._vc = source._vc
-        return out
+        return Tensor._make(array) if source is None else _alias(source)
 
     def __repr__(cls) -> str:
         return f"<class 'torch.{cls.__name__}'>"

@@ -174,7 +174,7 @@ class Tensor(
 
     def __init__(self, *args: Any, device=None) -> None:
         """PyTorch's legacy constructor: ``Tensor(2, 3)`` is uninitialised, ``Tensor([1, 2])`` /
-        ``Tensor(ndarray)`` convert to the default float dtype, ``Tensor(t)`` shares ``t``'s storage
+        ``Tensor(ndarray)`` convert to the default float dtype, ``Tensor(t)`` is a view of ``t``
         (``ember/_legacy.py``). New code uses ``ember.tensor``, ``ember.empty``, ``ember.as_tensor``."""
         from ._legacy import tensor_init
 

@@ -64,3 +64,34 @@ def test_worker_number_warning_without_sched_getaffinity(monkeypatch, cpus):
         texts[lib] = [str(w.message) for w in record]
     assert texts[ember] == texts[torch] and len(texts[torch]) == 1
     assert ("not able to compute" if cpus is None else "(`cpuset` is not taken into account)") in texts[torch][0]
+
+
+def shown_by_default(lib) -> list[str]:
+    """The first words of each warning Python's default filter shows (once per place it is issued from) for a
+    program that makes loaders and iterates them at several of its own lines."""
+    data = lib.utils.data.TensorDataset(lib.arange(4.0))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")  # (a change of the filters: what was shown before shows again)
+        pinned = lib.utils.data.DataLoader(data, batch_size=2, pin_memory=True)
+        next(iter(pinned))
+        list(pinned)
+        for _ in pinned:
+            pass
+        list(lib.utils.data.DataLoader(data, batch_size=2, pin_memory=True))
+        list(lib.utils.data.DataLoader(data, batch_size=2, pin_memory=True, num_workers=1))
+        list(lib.utils.data.DataLoader(data, batch_size=2, pin_memory=True, num_workers=1))
+        lib.utils.data.DataLoader(data, num_workers=2)
+        lib.utils.data.DataLoader(data, num_workers=3)
+        lib.utils.data.DataLoader(data, num_workers=2)
+    return [" ".join(str(w.message).split()[:5]) for w in record]
+
+
+def test_loader_warnings_shown_once_per_process_as_torch(one_cpu):
+    """PyTorch's DataLoader warns from its own frames, so the default filter shows each warning once per process (the
+    single-process and the workers' iterators warn from two places: pin_memory's twice), whichever of the program's
+    lines made or iterated the loader: issued from the program's lines, they showed at each of them (a script that
+    reads ``next(iter(loader))`` before its loop printed the pin_memory warning twice)."""
+    expected = shown_by_default(torch)
+    assert shown_by_default(ember) == expected
+    assert sorted(expected) == ["'pin_memory' argument is set as", "'pin_memory' argument is set as",
+                                "This DataLoader will create 2", "This DataLoader will create 3"]

@@ -58,6 +58,31 @@ def test_tensor_of_a_tensor_shares_storage_and_dtype():
         assert a[0].item() == 7
 
 
+@pytest.mark.parametrize("constructor", ["Tensor", "FloatTensor"])
+def test_tensor_of_a_tensor_is_a_view_with_its_history(constructor):
+    """``Tensor(t)`` is an alias of ``t`` (``t`` its ``_base``) that keeps ``t``'s history where ``t`` requires grad
+    (``AliasBackward0``): an unrolled optimisation that flattens its weights with ``torch.Tensor(p.reshape(-1))``
+    and differentiates its loss with respect to them (MNIST-1D's learning-rate notebook) got a tensor without a
+    grad_fn, and ``autograd.grad`` refused it."""
+    seen = {}
+    for lib in (torch, ember):
+        make = getattr(lib, constructor)
+        w = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        flat = make(w.reshape(-1))
+        plain = lib.ones(3)
+        with lib.no_grad():
+            quiet = make(w)
+        grad, = lib.autograd.grad((flat * flat).sum(), flat, create_graph=True)
+        second, = lib.autograd.grad(grad.sum(), w)
+        alias = make(plain)
+        alias.add_(1)
+        seen[lib] = (flat.requires_grad, type(flat.grad_fn).__name__, flat.is_leaf, grad.tolist(), second.tolist(),
+                     make(plain)._base is plain, alias._version, plain._version, plain.tolist(),
+                     quiet.requires_grad, quiet.grad_fn, quiet._base is w)
+    assert seen[ember] == seen[torch]
+    assert seen[torch][1] == "AliasBackward0" and seen[torch][4] == [[2.0] * 3] * 2
+
+
 @pytest.mark.parametrize("bad,error,match", [
     ((2.5,), TypeError, "data must be a sequence"),
     ((np.float64(2.5),), TypeError, "data must be a sequence"),

@@ -64,6 +64,7 @@ CASES = [
     ("pinn-second-derivatives", ["pinn.py"], 1),
     ("maml-second-order", ["maml.py"], 1),
     ("maml-first-order", ["maml.py", "--first-order", "--steps", "8"], 1),
+    ("metalearn-lr-unrolled-legacy-alias", ["metalearn_lr.py"], 1),
     ("wgan-gp-conv-critic", ["wgan_gp.py"], 1),
     ("per-sample-grads-vmap", ["per_sample_grads.py"], 1),
     ("vit-einops", ["vit_einops.py"], 1),

@@ -28,8 +28,10 @@ from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset, T_co, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
 
+# PyTorch's DataLoader issues its warnings about the loader's settings from its own frames (so Python's default filter
+# shows each once per process, however many loaders and loops a program has): ember's, from its own lines, named so.
+_TORCH_MODULE = "torch.utils.data.dataloader"
 # Attributes PyTorch refuses to change once a loader exists (its iterators would go out of step).
-_ISSUED_HERE = {"": "torch.utils.data.dataloader"}  # PyTorch's module issues its warnings from its own frame
 _FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"})
 
 
@@ -110,24 +112,38 @@ class DataLoader(Generic[T_co]):
         self._auto_collation = batch_sampler is not None
         self.collate_fn = collate_fn or (default_collate if self._auto_collation else default_convert)
         self._initialized = True
-        _check_worker_number(num_workers)
+        if (message := _worker_number_warning(num_workers)) is not None:
+            _warnings.warn_in(_TORCH_MODULE, message)  # PyTorch's, from the line of its __init__
 
     def __setattr__(self, name: str, value) -> None:
         if self._initialized and name in _FROZEN:
             raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
         super().__setattr__(name, value)
 
+    def _pinning_warnings(self) -> list[str]:
+        """PyTorch's warnings about ``pin_memory`` as it makes an iterator (ember has no accelerator to pin for)."""
+        messages = []
+        if self.pin_memory and self.pin_memory_device:
+            messages.append("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                            f"ignore pin_memory_device='{self.pin_memory_device}'.")
+        if self.pin_memory:
+            messages.append("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                            "memory won't be used.")
+        return messages
+
     def __iter__(self) -> Iterator:
         # PyTorch's warnings as it makes an iterator: each iteration, but only the first for persistent workers
         # (whose iterator is kept; ember has no accelerator to pin for)
         if getattr(self, "_persistent_base_seed", None) is None:
-            _check_worker_number(self.num_workers)
-            if self.pin_memory and self.pin_memory_device:
-                _warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
-                               f"ignore pin_memory_device='{self.pin_memory_device}'.", through=_ISSUED_HERE)
-            if self.pin_memory:
-                _warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                               "memory won't be used.", through=_ISSUED_HERE)
+            if (message := _worker_number_warning(self.num_workers)) is not None:
+                _warnings.warn_in(_TORCH_MODULE, message)  # PyTorch's, from the line that makes a workers' iterator
+            for message in self._pinning_warnings():
+                # PyTorch's iterators warn from their base class, at the line of the single-process iterator or of
+                # the workers' iterator that calls it: two places, each shown once
+                if self.num_workers > 0:
+                    _warnings.warn_in(_TORCH_MODULE, message)
+                else:
+                    _warnings.warn_in(_TORCH_MODULE, message)
         base_seed = self._base_seed()
         if self._iterable:
             batches = self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
@@ -325,24 +341,25 @@ def _read_ahead(ahead: deque, rest: Iterator) -> Iterator:
         yield index
 
 
-def _check_worker_number(num_workers: int) -> None:
+def _worker_number_warning(num_workers: int) -> str | None:
     """PyTorch's warning for more workers than the CPUs this process may run on (as its DataLoader is made and as
-    it makes each iterator; ember's workers take turns in this process, but the program is PyTorch's)."""
+    it makes each iterator; ember's workers take turns in this process, but the program is PyTorch's); None when
+    there is nothing to warn of."""
     if num_workers == 0:
-        return
+        return None
     cpuset_checked = hasattr(os, "sched_getaffinity")
     cpus = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
     if cpus is not None and num_workers <= cpus:
-        return
+        return None
     if cpus is None:
         suggested = "DataLoader is not able to compute a suggested max number of worker in current system."
     else:
         suggested = (f"Our suggested max number of worker in current system is {cpus}"
                      f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, which is smaller than "
                      "what this DataLoader is going to create.")
-    _warnings.warn(f"This DataLoader will create {num_workers} worker processes in total. {suggested} Please be "
-                   "aware that excessive worker creation might get DataLoader running slow or even freeze, lower the "
-                   "worker number to avoid potential slowness/freeze if necessary.", through=_ISSUED_HERE)
+    return (f"This DataLoader will create {num_workers} worker processes in total. {suggested} Please be aware that "
+            "excessive worker creation might get DataLoader running slow or even freeze, lower the worker number to "
+            "avoid potential slowness/freeze if necessary.")
 
 
 def _check_worker_options(num_workers: int, timeout: float, prefetch_factor: int | None,
