@@ -15,8 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from .... import _dtype
 from ...._backend import xp
+from ...._creation import randn
 from ....futures import Future
+from ....random import Generator
 from ...process_group import ProcessGroup
 from .default_hooks import _allreduce_fut, _group, _sum, _sum_async
 
@@ -146,9 +149,10 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
     ps = _views(p_memory, [(m.shape[0], r) for m, _, r in matrices])
     qs = _views(q_memory, [(m.shape[1], r) for m, _, r in matrices])
     if fresh_q:
-        gen = np.random.default_rng(state.rng.randint(1_000_000_000))
+        # PyTorch's draws: its generator seeded from state.rng, one randn per Q in order (the same on every rank)
+        generator = Generator().manual_seed(state.rng.randint(1_000_000_000))
         for q in qs:
-            q[...] = gen.standard_normal(q.shape)
+            q[...] = randn(*q.shape, generator=generator, dtype=_dtype.from_np(q.dtype))._data
     for q in qs:
         _orthogonalize(q, state.orthogonalization_epsilon)
     for (m, _, _), q, p in zip(matrices, qs, ps):
