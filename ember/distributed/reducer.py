@@ -576,6 +576,14 @@ class Reducer:
         try:
             work.wait()
         except RuntimeError as err:
+            first = err  # (a hook's Future wraps what its callback raised: the first exception in that chain)
+            while first.__cause__ is not None:
+                first = first.__cause__
+            if not isinstance(first, RuntimeError):  # a communication failure is a RuntimeError; this is not
+                raise RuntimeError(
+                    f"DistributedDataParallel: {what} (iteration {self.iteration}) failed on rank {self.comm.rank}: "
+                    f"the communication hook raised {type(first).__name__} on this rank (in the hook or in a "
+                    f"callback it chained with Future.then()): {first}") from err
             raise RuntimeError(
                 f"DistributedDataParallel: {what} (iteration {self.iteration}) did not complete on rank "
                 f"{self.comm.rank}: another rank did not take part (it stopped, is stuck, or ran a different "
