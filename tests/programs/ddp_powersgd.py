@@ -4,9 +4,10 @@
 
 PowerSGD draws each bucket's initial Q from PyTorch's generator, seeded from ``PowerSGDState``'s ``random_seed``;
 every compressed step's gradient depends on those numbers, so the printed gradient sums agree with PyTorch's only
-where the same Q is drawn. Without warm start a fresh Q is drawn at every step. One matrix is compressed (the
-first layer's weight, 48 x 12 at rank 2); the last layer's (3 x 48) is too small to gain and is all-reduced whole,
-as are the biases.
+where each matrix gets the same Q. Without warm start a fresh Q is drawn at every step. Four weight matrices are
+compressed at rank 2, two of them of one shape: PyTorch draws their Qs in its bucket's order (the order in which
+the first iteration's gradients became ready, last layer first), grouped by shape. The last layer's weight (3 x 48)
+is too small to gain and is all-reduced whole, as are the biases.
 """
 
 import torch
@@ -21,10 +22,11 @@ rank, world = dist.get_rank(), dist.get_world_size()
 
 
 def make():
-    model = nn.Sequential(nn.Linear(12, 48), nn.ReLU(), nn.Linear(48, 3))
+    model = nn.Sequential(nn.Linear(12, 48), nn.ReLU(), nn.Linear(48, 48), nn.ReLU(), nn.Linear(48, 12), nn.ReLU(),
+                          nn.Linear(12, 48), nn.ReLU(), nn.Linear(48, 3))
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
-            p.copy_(torch.tensor(rng(i).standard_normal(tuple(p.shape)) * 0.3, dtype=torch.float32))
+            p.copy_(torch.tensor(rng(i).standard_normal(tuple(p.shape)) * 0.2, dtype=torch.float32))
     return model
 
 
@@ -45,11 +47,11 @@ for warm_start in (True, False):
         optimizer.zero_grad()
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
-        grad = model.module[0].weight.grad
+        grads = [model.module[i].weight.grad for i in (0, 2, 4, 6)]
         optimizer.step()
         if rank == 0:
-            print(f"warm_start={warm_start} step {step}: loss {loss.item():.6f} first-layer gradient sum "
-                  f"{grad.sum().item():.6f} abs {grad.abs().sum().item():.6f}")
+            print(f"warm_start={warm_start} step {step}: loss {loss.item():.6f} compressed gradients' sums",
+                  " ".join(f"{g.sum().item():.6f}/{g.abs().sum().item():.6f}" for g in grads))
 
 weights = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 gathered = [torch.zeros_like(weights) for _ in range(world)]

@@ -119,8 +119,9 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         source = error
 
     matrices, plain = [], []  # (input matrix, output matrix, rank); (input, output)
+    matrix_slots = []  # each matrix's position in bucket.gradients()
     offset = 0
-    for g in bucket.gradients():
+    for slot, g in enumerate(bucket.gradients()):
         out = g._data
         a = source[offset:offset + out.size].reshape(out.shape)
         offset += out.size
@@ -131,12 +132,24 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         r = min(*m.shape, state.matrix_approximation_rank)
         if _should_compress(*m.shape, r, state.min_compression_rate):
             matrices.append((m, m_out, r))
+            matrix_slots.append(slot)
             state.total_numel_before_compression += m.size
             state.total_numel_after_compression += (m.shape[0] + m.shape[1]) * r
         else:
             plain.append((a, out))
             state.total_numel_before_compression += a.size
             state.total_numel_after_compression += a.size
+
+    # PyTorch takes the matrices in its bucket's order (the order of the first iteration's gradients, which ember
+    # keeps as bucket._ready_order), grouped by shape in the order each shape first appears: that order lays out
+    # P and Q and draws the initial Qs, so it decides which random numbers each matrix starts from.
+    if bucket._ready_order is not None:
+        place = {slot: k for k, slot in enumerate(bucket._ready_order)}
+        matrices = [entry for _, entry in sorted(zip(matrix_slots, matrices), key=lambda pair: place[pair[0]])]
+    by_shape: dict[tuple[int, ...], list] = {}
+    for entry in matrices:
+        by_shape.setdefault(entry[0].shape, []).append(entry)
+    matrices = [entry for group in by_shape.values() for entry in group]
 
     p_size = sum(m.shape[0] * r for m, _, r in matrices)
     q_size = sum(m.shape[1] * r for m, _, r in matrices)
