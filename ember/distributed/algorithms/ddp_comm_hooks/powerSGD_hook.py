@@ -18,6 +18,7 @@ import numpy as np
 from .... import _dtype
 from ...._backend import xp
 from ...._creation import randn
+from ...._tensor import Tensor
 from ....futures import Future
 from ....random import Generator
 from ...process_group import ProcessGroup
@@ -112,9 +113,10 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
     # the end, turns that buffer into the new error (input - what was sent back): no copy of the bucket is made.
     source = flat
     if state.use_error_feedback:
-        error = state.error_dict.get(index)
-        if error is None or error.shape != flat.shape:
-            error = state.error_dict[index] = xp.zeros_like(flat)
+        held = state.error_dict.get(index)  # (tensors, as PyTorch keeps them: a program may read or save them)
+        if held is None or tuple(held.shape) != flat.shape:
+            held = state.error_dict[index] = Tensor._make(xp.zeros_like(flat))
+        error = held._data
         xp.add(flat, error, out=error)
         source = error
 
@@ -154,11 +156,11 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
     p_size = sum(m.shape[0] * r for m, _, r in matrices)
     q_size = sum(m.shape[1] * r for m, _, r in matrices)
     fresh_q = not state.warm_start or index not in state.q_memory_dict
-    if fresh_q or state.p_memory_dict[index].size != p_size:
-        state.p_memory_dict[index] = xp.empty(p_size, dtype=flat.dtype)
-        state.q_memory_dict[index] = xp.empty(q_size, dtype=flat.dtype)
+    if fresh_q or state.p_memory_dict[index].numel() != p_size:
+        state.p_memory_dict[index] = Tensor._make(xp.empty(p_size, dtype=flat.dtype))
+        state.q_memory_dict[index] = Tensor._make(xp.empty(q_size, dtype=flat.dtype))
         fresh_q = True
-    p_memory, q_memory = state.p_memory_dict[index], state.q_memory_dict[index]
+    p_memory, q_memory = state.p_memory_dict[index]._data, state.q_memory_dict[index]._data
     ps = _views(p_memory, [(m.shape[0], r) for m, _, r in matrices])
     qs = _views(q_memory, [(m.shape[1], r) for m, _, r in matrices])
     if fresh_q:
