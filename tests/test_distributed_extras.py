@@ -71,4 +71,7 @@ def test_convert_sync_batchnorm_keeps_parameters_and_pytorchs_keys():
 def test_a_hook_out_of_step_is_named_not_a_hang():
     p = _launch_script("hook_out_of_step.py", 2, timeout=60)
     assert p.returncode != 0
-    assert "did NOT arrive" in p.stdout + p.stderr and "out of step across ranks went unnoticed" not in p.stderr
+    # rank 0 waits in the hook's all-reduce, rank 1 (which issued none) in DDP's next all-reduce on its own
+    # communicator: a deadlock, named at once rather than at the process group's timeout
+    assert "rank 1 has issued" in p.stderr and "each rank waits for the other" in p.stderr, p.stderr
+    assert "out of step across ranks went unnoticed" not in p.stderr

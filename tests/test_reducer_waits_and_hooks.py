@@ -79,6 +79,25 @@ def test_a_collective_that_does_not_complete_is_named_with_the_iteration_and_ran
     assert isinstance(raised.value.__cause__, RuntimeError)
 
 
+def test_a_hook_whose_callback_raises_is_named_as_this_ranks_error_not_another_ranks():
+    """A hook's ``then`` callback that raises (a bug in the hook, on this rank) is reported as that: the hook's
+    error on this rank, with its type and message, not as a collective another rank did not join."""
+    ember.manual_seed(0)
+    model = ember.nn.Linear(3, 2)
+    ddp = EmberDDP(model, Twins(2))
+
+    def buggy(state, bucket):
+        return _future_of(bucket.buffer()).then(lambda fut: fut.value().no_such_method())
+
+    ddp.reducer.register_comm_hook(None, buggy)
+    with pytest.raises(RuntimeError) as raised:
+        ddp(ember.ones(1, 3)).sum().backward()
+    message = str(raised.value)
+    assert message.startswith("DistributedDataParallel: the communication hook of gradient bucket 0 (iteration 1) "
+                              "failed on rank 0: the communication hook raised AttributeError on this rank"), message
+    assert "no_such_method" in message and "another rank" not in message, message
+
+
 def _future_of(value):
     fut = ember.futures.Future()
     fut.set_result(value)

@@ -69,6 +69,7 @@ _POLLS_PER_YIELD = 32
 # the operation (the launcher's records, watchdog.finished_without): it will never join, and the wait fails then,
 # naming it, instead of at the timeout.
 _PEERS_EVERY_S = 0.1
+_DEADLOCK_AFTER_S = 1.0  # a collective waited this long asks the other ranks (then again each time) for a deadlock
 
 # bool tensors: MPI defines only the logical ops on them.
 _BOOL_OPS = {"sum": "lor", "max": "lor", "product": "land", "min": "land"}
@@ -285,6 +286,7 @@ class Work:
             now = time.monotonic()
         pause = 0.0
         look_at = now + _PEERS_EVERY_S
+        ask_at = now + _DEADLOCK_AFTER_S  # (asking the other ranks costs messages: only once a wait is long)
         peer_gone = 0  # consecutive looks that found a send's or receive's peer finished
         while not test():
             now = time.monotonic()
@@ -299,6 +301,11 @@ class Work:
                     gone = gone if peer_gone >= 2 else None
                 if gone:
                     raise RuntimeError(gone)
+                if now >= ask_at and _watchdog is not None and self.name not in _POINT_TO_POINT:
+                    ask_at = now + _DEADLOCK_AFTER_S
+                    stuck = _watchdog.deadlock(self._comm, self.seq, self.name)
+                    if stuck:
+                        raise RuntimeError(stuck)
             if now > deadline:
                 who = _watchdog.report(self._comm, self.seq, self.name) if _watchdog is not None else ""
                 raise RuntimeError(

@@ -11,11 +11,18 @@ class GradBucket:
     ``buffer()`` is this rank's gradients of the bucket end to end (a 1-D tensor); ``gradients()`` are views of it
     shaped like ``parameters()``; writing into either writes the bucket. ``is_last()`` is True for the bucket
     reduced last in each backward (PyTorch's bucket order: the last one holds the first-registered parameters).
+
+    Difference from PyTorch: PyTorch lays a bucket out again after the first iteration, in the order its
+    gradients became ready then; ember keeps the layout it made at construction (registration order), so
+    ``gradients()`` lists them in that order. ``_ready_order`` (positions in ``gradients()``) is PyTorch's order,
+    for hooks whose result depends on it (PowerSGD's random draws); None before that first iteration.
     """
 
-    def __init__(self, index: int, buffer: Tensor, parameters: list[Tensor], offsets: list[int], is_last: bool):
+    def __init__(self, index: int, buffer: Tensor, parameters: list[Tensor], offsets: list[int], is_last: bool,
+                 ready_order: list[int] | None = None):
         self._index, self._buffer, self._parameters = index, buffer, parameters
         self._offsets, self._is_last = offsets, is_last
+        self._ready_order = ready_order
 
     def index(self) -> int:
         return self._index

@@ -81,6 +81,12 @@ class Bucket:
         self.in_place = False  # reduced in the store itself (nothing to copy back)
         self.staging = None  # the rare path's copy of the gradients (copied back into .grad at the end)
         self.started: float | None = None  # trace timestamp of its launch
+        self.arrival: list[int] = []  # the slots in the order their gradients became ready, this backward
+        # The slots in the order of the first synchronised backward: PyTorch rebuilds its buckets in that order
+        # after it (ember keeps its layout), and a communication hook that orders work by the bucket's gradients
+        # (PowerSGD's random draws) follows it to match PyTorch. None until then, or where PyTorch does not
+        # rebuild (find_unused_parameters=True without static_graph).
+        self.rebuilt_order: list[int] | None = None
 
     @property
     def dtype(self):
@@ -256,6 +262,7 @@ class Reducer:
             bucket.future = None
             bucket.in_place = False
             bucket.staging = None
+            bucket.arrival = []
             ready[:] = [False] * len(ready)
         self._next_launch = 0
         self._nonfinite = False
@@ -299,6 +306,7 @@ class Reducer:
         if self._ready[bucket.index][slot]:  # a second gradient in one backward: its bucket may be reduced already
             raise RuntimeError(self._marked_twice(param, bucket.names[slot]))
         self._ready[bucket.index][slot] = True
+        bucket.arrival.append(slot)
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
@@ -438,7 +446,7 @@ class Reducer:
         offsets = [o - bucket.store.offsets[bucket.lo] for o in bucket.store.offsets[bucket.lo:bucket.hi]]
         state, hook = self._comm_hook
         view = GradBucket(bucket.index, Tensor._make(grads), bucket.params, offsets,
-                          bucket.index == len(self.buckets) - 1)
+                          bucket.index == len(self.buckets) - 1, bucket.rebuilt_order)
         future = hook(state, view)
         if not isinstance(future, Future):
             raise TypeError(f"DistributedDataParallel: the communication hook {getattr(hook, '__name__', hook)!r} "
@@ -463,6 +471,11 @@ class Reducer:
         """End of backward: every bucket reduced, every ``.grad`` holding the result."""
         self._armed = False
         missing = [(b, s) for b in self.buckets for s, ready in enumerate(self._ready[b.index]) if not ready]
+        if self.static or not self.find_unused:
+            for bucket in self.buckets:
+                if bucket.rebuilt_order is None:
+                    bucket.rebuilt_order = bucket.arrival + [s for s in range(len(bucket.params))
+                                                             if s not in bucket.arrival]
         if self._static_unused is not None:  # static graph: the same parameters as in the first backward
             self._graph_changed += [f"{b.names[s]} got no gradient, which it did in the first iteration"
                                     for b, s in missing if self._first[b.index] + s not in self._static_unused]
@@ -576,6 +589,14 @@ class Reducer:
         try:
             work.wait()
         except RuntimeError as err:
+            first = err  # (a hook's Future wraps what its callback raised: the first exception in that chain)
+            while first.__cause__ is not None:
+                first = first.__cause__
+            if not isinstance(first, RuntimeError):  # a communication failure is a RuntimeError; this is not
+                raise RuntimeError(
+                    f"DistributedDataParallel: {what} (iteration {self.iteration}) failed on rank {self.comm.rank}: "
+                    f"the communication hook raised {type(first).__name__} on this rank (in the hook or in a "
+                    f"callback it chained with Future.then()): {first}") from err
             raise RuntimeError(
                 f"DistributedDataParallel: {what} (iteration {self.iteration}) did not complete on rank "
                 f"{self.comm.rank}: another rank did not take part (it stopped, is stuck, or ran a different "

@@ -123,9 +123,10 @@ class Watchdog:
         state = {"serial": serial, "issued": -1, "waiting": None, "op": None}
         if comm is not None:
             state.update(issued=comm.issued, waiting=comm.waiting, op=comm.name_of(number))
-        elsewhere = [other.waiting[1] for other in list(self._registry.values())
+        elsewhere = [(other.index, *other.waiting) for other in list(self._registry.values())
                      if other is not comm and other.waiting is not None]
-        state["elsewhere"] = elsewhere[0][:200] if elsewhere else None  # where it waits instead
+        state["elsewhere"] = elsewhere[0][2][:200] if elsewhere else None  # where it waits instead
+        state["elsewhere_at"] = list(elsewhere[0][:2]) if elsewhere else None  # (communicator, operation number)
         payload = json.dumps(state).encode()[:_REPLY_BYTES].ljust(_REPLY_BYTES)
         return xp.frombuffer(payload, dtype=xp.uint8).copy()
 
@@ -202,6 +203,32 @@ class Watchdog:
             lines.append(f"{rank} did NOT arrive: it has issued {state['issued']} operation(s) on this "
                          f"communicator, this one is #{op_number} ({op_name}); {doing}")
         return "; ".join(lines)
+
+    def deadlock(self, comm, op_number: int, op_name: str) -> str | None:
+        """Why operation ``op_number`` (``op_name``) of ``comm`` can never complete on this rank, when another rank
+        of it has not issued it and waits, blocked, in a collective on a communicator where this rank has not
+        issued that collective yet: each waits for the other (one called a collective under ``if rank == 0:``, or
+        the two issued collectives on two communicators in different orders). None when no rank is seen so.
+
+        Certain, not a guess: this rank is blocked here, so it cannot issue the other's collective; the other is
+        blocked there, so it cannot issue this one. (Point-to-point waits are not numbered alike on every rank,
+        and are not judged.)"""
+        for r, state in sorted(self.ask(comm.index, comm.world_ranks, op_number).items()):
+            if state is None or state["issued"] >= op_number or state["waiting"] or not state.get("elsewhere_at"):
+                continue
+            index, number = state["elsewhere_at"]
+            theirs, name = self._registry.get(index), state["elsewhere"]
+            if theirs is None or name in ("send", "recv") or theirs.issued >= number or r not in theirs.world_ranks:
+                continue
+            return (f"ember.distributed: {op_name} (operation #{op_number} on its communicator) cannot complete on "
+                    f"rank {comm.world_rank} (group of {comm.size}): rank {r} has issued {state['issued']} "
+                    f"operation(s) on this communicator, not this one, and is blocked in {name} (operation "
+                    f"#{number} on another communicator), which this rank has not issued (it has issued "
+                    f"{theirs.issued} there): each rank waits for the other, so neither can go on. A collective "
+                    "called on some ranks only (under `if rank == 0:`: every rank must call it), or ranks that "
+                    "issue collectives on two communicators (a DDP model's and the process group's) in different "
+                    "orders.")
+        return None
 
     def stop(self) -> None:
         self._stop.set()

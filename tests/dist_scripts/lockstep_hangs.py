@@ -17,8 +17,9 @@ from ember.nn.parallel import DistributedDataParallel as DDP
 
 mode = sys.argv[1]
 # seed_nan_loop's mismatch is found at the first all-reduce, not by a timeout: a timeout far longer than the job's
-# start-up on a loaded machine lets its test tell the two apart; the other modes end by the 4 s timeout
-TIMEOUT_S = 30 if mode == "seed_nan_loop" else 60 if mode == "fewer_batches" else 4
+# start-up on a loaded machine lets its test tell the two apart; the deadlocks (a rank blocked in a collective the
+# other has not issued, on another communicator) are named long before their 60 s timeout; "stuck" ends by the 4 s one
+TIMEOUT_S = 30 if mode == "seed_nan_loop" else 4 if mode == "stuck" else 60
 dist.init_process_group("mpi", timeout=timedelta(seconds=TIMEOUT_S))
 rank, world = dist.get_rank(), dist.get_world_size()
 ember.manual_seed(0)
@@ -78,6 +79,17 @@ elif mode == "fewer_batches":
         optimizer.step()
     if rank == world - 1:
         print(f"rank {rank} finished at {time.monotonic()!r}", flush=True)
+
+elif mode == "rank0_only_all_reduce":
+    # a metric all-reduced under `if rank == 0:`: rank 0 waits in it, rank 1 in its next backward's all-reduce
+    for step in range(4):
+        x, y = batch(step)
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if rank == 0 and step == 1:
+            dist.all_reduce(loss.detach().clone())
 
 elif mode == "stuck":
     x, y = batch(0)

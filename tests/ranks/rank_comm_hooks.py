@@ -137,6 +137,23 @@ def test_full_rank_powersgd_equals_the_plain_all_reduce(rank, process_group):
         model.register_comm_hook(None, default_hooks.allreduce_hook)
 
 
+def test_powersgd_state_holds_tensors_as_pytorchs_does(rank):
+    """PowerSGDState's error_dict, p_memory_dict and q_memory_dict hold tensors (PyTorch's do; a program may read
+    the error's norm or save the state), one per bucket: the error as long as the bucket, P and Q as the matrices'
+    rows and columns times the rank."""
+    state = powerSGD_hook.PowerSGDState(None, matrix_approximation_rank=2, start_powerSGD_iter=2)
+    model = DDP(build())  # one bucket: (24 x 10, 24 x 24 compressed; 3 x 24 and the biases not)
+    model.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
+    for step in range(3):
+        grads_after(model, step, rank)
+    numel = sum(p.numel() for p in model.parameters())
+    for held, size in ((state.error_dict, numel), (state.p_memory_dict, 2 * (24 + 24)),
+                       (state.q_memory_dict, 2 * (10 + 24))):
+        assert list(held) == [0] and isinstance(held[0], ember.Tensor), held
+        assert held[0].shape == (size,) and held[0].dtype == ember.float32, held[0].shape
+    assert float(state.error_dict[0].norm()) > 0
+
+
 def test_misused_hooks_are_refused_with_pytorchs_exception_types(rank):
     fresh = DDP(build())
     with pytest.raises(ValueError):

@@ -15,8 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .... import _dtype
 from ...._backend import xp
+from ...._creation import randn
+from ...._tensor import Tensor
 from ....futures import Future
+from ....random import Generator
 from ...process_group import ProcessGroup
 from .default_hooks import _allreduce_fut, _group, _sum, _sum_async
 
@@ -109,15 +113,17 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
     # the end, turns that buffer into the new error (input - what was sent back): no copy of the bucket is made.
     source = flat
     if state.use_error_feedback:
-        error = state.error_dict.get(index)
-        if error is None or error.shape != flat.shape:
-            error = state.error_dict[index] = xp.zeros_like(flat)
+        held = state.error_dict.get(index)  # (tensors, as PyTorch keeps them: a program may read or save them)
+        if held is None or tuple(held.shape) != flat.shape:
+            held = state.error_dict[index] = Tensor._make(xp.zeros_like(flat))
+        error = held._data
         xp.add(flat, error, out=error)
         source = error
 
     matrices, plain = [], []  # (input matrix, output matrix, rank); (input, output)
+    matrix_slots = []  # each matrix's position in bucket.gradients()
     offset = 0
-    for g in bucket.gradients():
+    for slot, g in enumerate(bucket.gradients()):
         out = g._data
         a = source[offset:offset + out.size].reshape(out.shape)
         offset += out.size
@@ -128,6 +134,7 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         r = min(*m.shape, state.matrix_approximation_rank)
         if _should_compress(*m.shape, r, state.min_compression_rate):
             matrices.append((m, m_out, r))
+            matrix_slots.append(slot)
             state.total_numel_before_compression += m.size
             state.total_numel_after_compression += (m.shape[0] + m.shape[1]) * r
         else:
@@ -135,20 +142,32 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
             state.total_numel_before_compression += a.size
             state.total_numel_after_compression += a.size
 
+    # PyTorch takes the matrices in its bucket's order (the order of the first iteration's gradients, which ember
+    # keeps as bucket._ready_order), grouped by shape in the order each shape first appears: that order lays out
+    # P and Q and draws the initial Qs, so it decides which random numbers each matrix starts from.
+    if bucket._ready_order is not None:
+        place = {slot: k for k, slot in enumerate(bucket._ready_order)}
+        matrices = [entry for _, entry in sorted(zip(matrix_slots, matrices), key=lambda pair: place[pair[0]])]
+    by_shape: dict[tuple[int, ...], list] = {}
+    for entry in matrices:
+        by_shape.setdefault(entry[0].shape, []).append(entry)
+    matrices = [entry for group in by_shape.values() for entry in group]
+
     p_size = sum(m.shape[0] * r for m, _, r in matrices)
     q_size = sum(m.shape[1] * r for m, _, r in matrices)
     fresh_q = not state.warm_start or index not in state.q_memory_dict
-    if fresh_q or state.p_memory_dict[index].size != p_size:
-        state.p_memory_dict[index] = xp.empty(p_size, dtype=flat.dtype)
-        state.q_memory_dict[index] = xp.empty(q_size, dtype=flat.dtype)
+    if fresh_q or state.p_memory_dict[index].numel() != p_size:
+        state.p_memory_dict[index] = Tensor._make(xp.empty(p_size, dtype=flat.dtype))
+        state.q_memory_dict[index] = Tensor._make(xp.empty(q_size, dtype=flat.dtype))
         fresh_q = True
-    p_memory, q_memory = state.p_memory_dict[index], state.q_memory_dict[index]
+    p_memory, q_memory = state.p_memory_dict[index]._data, state.q_memory_dict[index]._data
     ps = _views(p_memory, [(m.shape[0], r) for m, _, r in matrices])
     qs = _views(q_memory, [(m.shape[1], r) for m, _, r in matrices])
     if fresh_q:
-        gen = np.random.default_rng(state.rng.randint(1_000_000_000))
+        # PyTorch's draws: its generator seeded from state.rng, one randn per Q in order (the same on every rank)
+        generator = Generator().manual_seed(state.rng.randint(1_000_000_000))
         for q in qs:
-            q[...] = gen.standard_normal(q.shape)
+            q[...] = randn(*q.shape, generator=generator, dtype=_dtype.from_np(q.dtype))._data
     for q in qs:
         _orthogonalize(q, state.orthogonalization_epsilon)
     for (m, _, _), q, p in zip(matrices, qs, ps):
