@@ -129,6 +129,14 @@ _SHOWN_CLASSES: dict[tuple[type, str], type] = {}
 _SHOWN_BASES: dict[type, type] = {}  # a renamed class -> the class it renames
 
 
+def _static_attribute(cls: type, name: str):
+    """``name`` as ``cls`` or a base defines it (not bound, no descriptor run)."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            return base.__dict__[name]
+    return None
+
+
 def shown_as(out: Tensor, name: str) -> Tensor:
     """``out``, its node (when recorded) reading as ``name``: an op that PyTorch records as one node
     (``SoftMarginLossBackward0``) and ember composes of several shows PyTorch's name on its last one. The node
@@ -553,8 +561,12 @@ class Node:
 
     def __dir__(self):
         """As PyTorch's: the ``_saved_<name>`` attributes are what the node saved (``saved_attributes.py``), so
-        ember's own bookkeeping by that prefix is left out (programs list a node's saved tensors by it)."""
-        return [n for n in super().__dir__() if n not in ("_saved_versions", "_saved_unrounded")]
+        ember's own bookkeeping by that prefix is left out (programs list a node's saved tensors by it), and so is
+        a name the node's class marks as not saved by the form it reads as (``absent``: EluBackward1's
+        ``_saved_self``, which PyTorch's node lacks)."""
+        cls = type(self)
+        return [n for n in super().__dir__() if n not in ("_saved_versions", "_saved_unrounded")
+                and not getattr(_static_attribute(cls, n), "absent", False)]
 
     # ----------------------------------------------------------------- engine helpers
     def name(self) -> str:

@@ -167,6 +167,27 @@ class saved_property(property):  # noqa: N801 (a property, named as one)
         self.position = position
 
 
+class NotSaved:
+    """Descriptor: a ``_saved_<name>`` that a node's base class declares and PyTorch's node of this form lacks
+    (``_saved_self`` of ``EluBackward1``, which saves its result instead): PyTorch's AttributeError, and left out of
+    ``dir(node)`` (``absent``, which ``Node.__dir__`` reads)."""
+
+    absent = True
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __get__(self, node: Node | None, owner: type | None = None):
+        if node is None:
+            return self
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{self.attribute}'")
+
+
+def not_saved(*names: str) -> dict:
+    """``NotSaved`` descriptors of ``_saved_<name>`` and ``_raw_saved_<name>`` for each of ``names``, by attribute."""
+    return {f"{prefix}{name}": NotSaved(f"{prefix}{name}") for name in names for prefix in ("_saved_", "_raw_saved_")}
+
+
 def input_sizes(node: Node) -> tuple:
     """PyTorch's ``_saved_self_sym_sizes`` of an op of one tensor input: the input's shape (kept after backward)."""
     return tuple(node.input_shapes[0])
