@@ -154,3 +154,78 @@ def test_max_saved_result_is_checked_and_freed_as_pytorchs():
             y.grad_fn._saved_result  # noqa: B018
         messages.append(str(info.value).split(".")[0])
     assert messages[0] == messages[1]
+
+
+PACKED = {
+    "gelu": lambda m, y: m.nn.functional.gelu(y),
+    "gelu_tanh": lambda m, y: m.nn.functional.gelu(y, approximate="tanh"),
+    "silu": lambda m, y: m.nn.functional.silu(y),
+    "softplus": lambda m, y: m.nn.functional.softplus(y),
+    "leaky_relu": lambda m, y: m.nn.functional.leaky_relu(y),
+    "hardtanh": lambda m, y: m.nn.functional.hardtanh(y),
+    "mul": lambda m, y: y * y.flip(0),
+    "exp": lambda m, y: y.exp(),
+    "linear": lambda m, y: m.nn.functional.linear(y, y[:2]),
+}
+
+
+def _packed_and_grad(m, make, dtype):
+    """What the pack hook saw (dtype, shape, whether it was the op's input tensor itself), one entry a call, the
+    unpack hook's count, and the input's gradient through the hooks."""
+    x = m.tensor([[-2.0, 0.5, 3.0], [0.75, -1.0, 0.25]], dtype=getattr(m, dtype), requires_grad=True)
+    y = x * 1
+    seen, unpacked = [], []
+
+    def pack(t):
+        seen.append((str(t.dtype).split(".")[-1], tuple(t.shape), t is y))
+        return t
+
+    def unpack(t):
+        unpacked.append(1)
+        return t
+
+    with m.autograd.graph.saved_tensors_hooks(pack, unpack):
+        out = make(m, y)
+    (out.float() * out.float()).sum().backward()
+    return seen, len(unpacked), x.grad.float().flatten().tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(PACKED))
+def test_pack_hook_sees_what_pytorchs_node_saves(name, dtype):
+    """Saved-tensor hooks see what PyTorch's node saves: an activation's input alone (not also f', which ember
+    makes again from it at backward), a saved input as the input tensor itself, in its own dtype (a half-precision
+    one too, though forward computed from a float32 copy); the gradient through the hooks stays PyTorch's."""
+    (e_seen, e_unpacked, e_grad), (t_seen, t_unpacked, t_grad) = (
+        _packed_and_grad(m, PACKED[name], dtype) for m in (ember, torch))
+    assert e_seen == t_seen
+    assert e_unpacked == t_unpacked
+    tol = 1e-6 if dtype == "float32" else 2e-2
+    assert e_grad == pytest.approx(t_grad, abs=tol, rel=tol)
+
+
+@pytest.mark.parametrize("name", ["silu_", "hardswish_", "elu_", "leaky_relu_", "celu_", "threshold_"])
+def test_inplace_activation_gradient_under_saved_tensor_hooks(name):
+    """An in-place activation under saved-tensor hooks: the input it packed is overwritten by its result, so the
+    gradient is still made from the input as it was (not from the result): PyTorch's values."""
+    op = name[:-1]
+    args = {"threshold": (0.1, 2.0), "leaky_relu": (0.2,), "celu": (0.5,)}.get(op, ())
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor([[-2.0, 0.5, 3.0], [0.75, -1.0, 0.25]], dtype=m.float64, requires_grad=True)
+        with m.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            out = getattr(m.nn.functional, op)(x * 1, *args, inplace=True)
+        (out * out).sum().backward()
+        grads.append(x.grad.flatten().tolist())
+    assert grads[0] == pytest.approx(grads[1], abs=1e-12)
+
+
+def test_saved_self_of_a_half_input_under_hooks_reads_in_its_dtype():
+    """``_saved_self`` of an activation of a bfloat16 input under hooks: the packed input, bfloat16, as PyTorch's."""
+    dtypes = []
+    for m in (ember, torch):
+        y = m.tensor([1.0, -2.0], dtype=m.bfloat16, requires_grad=True) * 1
+        with m.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            out = m.nn.functional.gelu(y)
+        dtypes.append((str(out.grad_fn._saved_self.dtype).split(".")[-1], out.grad_fn._saved_self.tolist()))
+    assert dtypes[0] == dtypes[1]

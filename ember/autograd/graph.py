@@ -504,7 +504,7 @@ class Node:
                 if e[0].__class__ is not list:
                     raise RuntimeError(_inference.SAVED_FOR_BACKWARD)
             if _saved_hooks_stack.hooks:  # (saved_hooks.stack_in_use() without its frame)
-                self._pack_saved()
+                self._pack_saved(inputs)
         else:
             self._saved_versions = ()
         if _ThreadGradState.anomaly:  # (process-wide, on the class: read there, not through the thread's state)
@@ -530,14 +530,23 @@ class Node:
                 self._saved_versions += ((result._vc, result._vc[0], result._data, (0, k)),)
                 return
 
-    def _pack_saved(self) -> None:
+    def _pack_saved(self, inputs) -> None:
         """Hand the saved arrays to the active saved-tensor hooks (autograd/saved_hooks.py); the version checks
-        keep the arrays' dtype and shape, not the arrays, so that a pack hook may let them go."""
+        keep the arrays' dtype and shape, not the arrays, so that a pack hook may let them go. A saved input is
+        handed over as the input tensor itself, as PyTorch's pack hook gets it: in its own dtype also where
+        forward saved a float32 copy of a half-precision input (lowp.py), which unpacking widens again."""
         hooks = saved_hooks.active()
         if hooks is None:
             return
+        given = {}
+        for _c, _v, array, (source, k) in self._saved_versions:
+            if k is not None and source.__class__ is not int:
+                for t in inputs:
+                    if isinstance(t, Tensor) and t._data is array:
+                        given[k] = t
+                        break
         self.saved = saved_hooks.pack_saved(self.saved, hooks, Unread, saved_hooks.pack_order(type(self)),
-                                            self.saved_transposed)
+                                            self.saved_transposed, given)
         self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape), source)
                                      for c, v, a, source in self._saved_versions)
         self._packed = True

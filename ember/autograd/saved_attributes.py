@@ -50,7 +50,7 @@ def saved_value(node: Node, position: int, number_as_tensor: bool = False) -> An
         return None
     packed = type(value) is _Packed
     if packed:  # saved through saved-tensor hooks: what their unpack hook gives back, in the saved tensor's place
-        value = unpack_saved((value,))[0]
+        value = unpack_saved((value,), widen=False)[0]  # (the tensor packed: a half input in its own dtype)
     elif not isinstance(value, xp.ndarray):
         return Tensor._make(xp.asarray(value)) if number_as_tensor and isinstance(value, (bool, int, float,
                                                                                         complex)) else value

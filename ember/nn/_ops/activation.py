@@ -25,6 +25,7 @@ from ..._meta import kept_layout
 from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
+from ...autograd.lowp import to_float32
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...autograd.saved_attributes import not_saved, saved_tensor, saved_value
 from ...ops import unary
@@ -51,11 +52,29 @@ class Pointwise(Node):
             return xp.ascontiguousarray(out)
         return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
 
+    def derivative(self, x=None):
+        """f' at ``x``, by default as forward saved it; where it did not keep it (an in-place form,
+        ``keep_original_input``; under saved-tensor hooks, ``_pack_saved``), made again from the saved input (in
+        float32 for a half-precision one, as forward computed it)."""
+        deriv = self.saved[0] if x is None else None
+        if deriv is None:
+            x = self.saved[1] if x is None else x
+            x = x.t._data if type(x) is RecordedArray else x
+            if self.half_dtype is not None and x.dtype == self.half_dtype:
+                x = to_float32([x], x.dtype)[0]
+            deriv = self.fn(x, True, *self.params)[1]
+        return deriv
+
+    def _pack_saved(self, inputs) -> None:
+        """Under saved-tensor hooks, the node saves what PyTorch's saves, its input (``_saved_self``): f' is not
+        kept (nor handed to the pack hook), but made again from the unpacked input at backward, so that a hook
+        that lets the input go (checkpointing) leaves nothing of it alive."""
+        if self.saves_input:
+            self.saved = (None, self.saved[1])
+        super()._pack_saved(inputs)
+
     def backward(self, g):
-        deriv = self.saved[0]
-        if deriv is None:  # an in-place form's: f' made again from the input as it was (``keep_original_input``)
-            x = self.saved[1]
-            deriv = self.fn(x.t._data if type(x) is RecordedArray else x, True, *self.params)[1]
+        deriv = self.derivative()
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
             return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g)),)
         return (multiply(g, deriv),)  # split among the intra-op threads
@@ -84,7 +103,7 @@ class SmoothPointwise(Pointwise):
     rerun_for_higher_order = True
 
     def backward(self, g):
-        return (multiply(g, self.saved[0]),)  # (f'(x) recorded under create_graph: the rerun forward's)
+        return (multiply(g, self.derivative()),)  # (f'(x) recorded under create_graph: the rerun forward's)
 
 
 def _saved_param(position: int) -> property:
@@ -501,6 +520,10 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
         if original is not None:
             snapshot._data = original._data
         node.keep_for_rerun((snapshot,), node._rerun[1])
+    if node is not None and node._packed and node.saves_input:
+        # under saved-tensor hooks the node packed its input, which the result overwrites: f' kept, made from the
+        # input before that (``_saved_self`` reads the input as it is then; PyTorch's packs a clone)
+        node.saved = (node.derivative(input._data), node.saved[1])
     # input takes the result's place in the graph (its node, as PyTorch's in-place activation's, not a copy's)
     _rebase(input, out, tracked)
     if node is not None:
