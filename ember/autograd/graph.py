@@ -243,6 +243,10 @@ class Node:
     # (half dtype, positions) of a float32_compute node's half-precision inputs mixed with float32 ones (a bfloat16
     # batch through float32 normalisation parameters): their gradients are rounded to it, as PyTorch's are
     half_inputs = None
+    # True for such a node whose result PyTorch's mixed-dtype kernel returns in the half inputs' dtype (layer_norm,
+    # batch_norm, group_norm of a bfloat16 batch with float32 parameters): rounded once, and the gradient arriving
+    # in that dtype widened to float32 for the formula, one node as PyTorch's (no cast's ToCopyBackward0 after it)
+    narrows_mixed_result = False
     # Which inputs' gradients read each entry of ``saved``: one tuple of input positions per saved entry, or None
     # (every entry is read whichever gradients are computed). As PyTorch (which saves ``other`` for ``self``'s
     # gradient only when ``self`` requires grad), an entry whose readers all need no gradient is not kept: it
@@ -320,7 +324,7 @@ class Node:
         # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own); a view computes nothing
         is_view = cls.is_view
         quiet = None if is_view else quiet_set(QUIET)
-        half = None
+        half = mixed_low = None
         if cls.float32_compute:
             a = arrays[0] if arrays else None
             # a float32/float64 first input decides it without widen's call (widen would answer None at once)
@@ -329,6 +333,8 @@ class Node:
                 half = node.half_dtype = widened[0]
                 if half is None and widened[1] is not arrays:  # half inputs through float32 parameters
                     node.half_inputs = lowp.half_positions(arrays)
+                    if cls.narrows_mixed_result:
+                        mixed_low = node.half_inputs[0]
                 arrays = widened[1]
         try:
             if params:
@@ -347,6 +353,8 @@ class Node:
         if half is not None:
             wide = out
             out = lowp.narrow(out, half)
+        elif mixed_low is not None:
+            out = lowp.narrow(out, mixed_low)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
         if cls.diagonal_jacobian and not cls.own_layout and (
