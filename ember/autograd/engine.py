@@ -342,6 +342,8 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
     started = trace.start() if traced else None
     if node.half_dtype is not None:  # a half-precision op computed in float32: so is its backward
         grads = lowp.to_float32(grads, node.half_dtype)
+    elif node.half_inputs is not None and node.narrows_mixed_result:  # (its result rounded to the half inputs')
+        grads = lowp.to_float32(grads, node.half_inputs[0])
     if create_graph:
         input_grads = run_recorded(node, grads)
     else:

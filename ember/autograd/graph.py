@@ -129,6 +129,14 @@ _SHOWN_CLASSES: dict[tuple[type, str], type] = {}
 _SHOWN_BASES: dict[type, type] = {}  # a renamed class -> the class it renames
 
 
+def _static_attribute(cls: type, name: str):
+    """``name`` as ``cls`` or a base defines it (not bound, no descriptor run)."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            return base.__dict__[name]
+    return None
+
+
 def shown_as(out: Tensor, name: str) -> Tensor:
     """``out``, its node (when recorded) reading as ``name``: an op that PyTorch records as one node
     (``SoftMarginLossBackward0``) and ember composes of several shows PyTorch's name on its last one. The node
@@ -235,6 +243,10 @@ class Node:
     # (half dtype, positions) of a float32_compute node's half-precision inputs mixed with float32 ones (a bfloat16
     # batch through float32 normalisation parameters): their gradients are rounded to it, as PyTorch's are
     half_inputs = None
+    # True for such a node whose result PyTorch's mixed-dtype kernel returns in the half inputs' dtype (layer_norm,
+    # batch_norm, group_norm of a bfloat16 batch with float32 parameters): rounded once, and the gradient arriving
+    # in that dtype widened to float32 for the formula, one node as PyTorch's (no cast's ToCopyBackward0 after it)
+    narrows_mixed_result = False
     # Which inputs' gradients read each entry of ``saved``: one tuple of input positions per saved entry, or None
     # (every entry is read whichever gradients are computed). As PyTorch (which saves ``other`` for ``self``'s
     # gradient only when ``self`` requires grad), an entry whose readers all need no gradient is not kept: it
@@ -312,7 +324,7 @@ class Node:
         # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own); a view computes nothing
         is_view = cls.is_view
         quiet = None if is_view else quiet_set(QUIET)
-        half = None
+        half = mixed_low = None
         if cls.float32_compute:
             a = arrays[0] if arrays else None
             # a float32/float64 first input decides it without widen's call (widen would answer None at once)
@@ -321,6 +333,8 @@ class Node:
                 half = node.half_dtype = widened[0]
                 if half is None and widened[1] is not arrays:  # half inputs through float32 parameters
                     node.half_inputs = lowp.half_positions(arrays)
+                    if cls.narrows_mixed_result:
+                        mixed_low = node.half_inputs[0]
                 arrays = widened[1]
         try:
             if params:
@@ -339,6 +353,8 @@ class Node:
         if half is not None:
             wide = out
             out = lowp.narrow(out, half)
+        elif mixed_low is not None:
+            out = lowp.narrow(out, mixed_low)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
         if cls.diagonal_jacobian and not cls.own_layout and (
@@ -496,7 +512,7 @@ class Node:
                 if e[0].__class__ is not list:
                     raise RuntimeError(_inference.SAVED_FOR_BACKWARD)
             if _saved_hooks_stack.hooks:  # (saved_hooks.stack_in_use() without its frame)
-                self._pack_saved()
+                self._pack_saved(inputs)
         else:
             self._saved_versions = ()
         if _ThreadGradState.anomaly:  # (process-wide, on the class: read there, not through the thread's state)
@@ -531,14 +547,23 @@ class Node:
                 self._saved_versions += ((result._vc, result._vc[0], result._data, (0, k)),)
                 return
 
-    def _pack_saved(self) -> None:
+    def _pack_saved(self, inputs) -> None:
         """Hand the saved arrays to the active saved-tensor hooks (autograd/saved_hooks.py); the version checks
-        keep the arrays' dtype and shape, not the arrays, so that a pack hook may let them go."""
+        keep the arrays' dtype and shape, not the arrays, so that a pack hook may let them go. A saved input is
+        handed over as the input tensor itself, as PyTorch's pack hook gets it: in its own dtype also where
+        forward saved a float32 copy of a half-precision input (lowp.py), which unpacking widens again."""
         hooks = saved_hooks.active()
         if hooks is None:
             return
+        given = {}
+        for _c, _v, array, (source, k) in self._saved_versions:
+            if k is not None and source.__class__ is not int:
+                for t in inputs:
+                    if isinstance(t, Tensor) and t._data is array:
+                        given[k] = t
+                        break
         self.saved = saved_hooks.pack_saved(self.saved, hooks, Unread, saved_hooks.pack_order(type(self)),
-                                            self.saved_transposed)
+                                            self.saved_transposed, given)
         self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape), source)
                                      for c, v, a, source in self._saved_versions)
         self._packed = True
@@ -562,8 +587,12 @@ class Node:
 
     def __dir__(self):
         """As PyTorch's: the ``_saved_<name>`` attributes are what the node saved (``saved_attributes.py``), so
-        ember's own bookkeeping by that prefix is left out (programs list a node's saved tensors by it)."""
-        return [n for n in super().__dir__() if n not in ("_saved_versions", "_saved_unrounded")]
+        ember's own bookkeeping by that prefix is left out (programs list a node's saved tensors by it), and so is
+        a name the node's class marks as not saved by the form it reads as (``absent``: EluBackward1's
+        ``_saved_self``, which PyTorch's node lacks)."""
+        cls = type(self)
+        return [n for n in super().__dir__() if n not in ("_saved_versions", "_saved_unrounded")
+                and not getattr(_static_attribute(cls, n), "absent", False)]
 
     # ----------------------------------------------------------------- engine helpers
     def name(self) -> str:

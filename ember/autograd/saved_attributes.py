@@ -50,7 +50,7 @@ def saved_value(node: Node, position: int, number_as_tensor: bool = False) -> An
         return None
     packed = type(value) is _Packed
     if packed:  # saved through saved-tensor hooks: what their unpack hook gives back, in the saved tensor's place
-        value = unpack_saved((value,))[0]
+        value = unpack_saved((value,), widen=False)[0]  # (the tensor packed: a half input in its own dtype)
     elif not isinstance(value, xp.ndarray):
         return Tensor._make(xp.asarray(value)) if number_as_tensor and isinstance(value, (bool, int, float,
                                                                                         complex)) else value
@@ -165,6 +165,27 @@ class saved_property(property):  # noqa: N801 (a property, named as one)
     def __init__(self, position: int, fget) -> None:
         super().__init__(fget)
         self.position = position
+
+
+class NotSaved:
+    """Descriptor: a ``_saved_<name>`` that a node's base class declares and PyTorch's node of this form lacks
+    (``_saved_self`` of ``EluBackward1``, which saves its result instead): PyTorch's AttributeError, and left out of
+    ``dir(node)`` (``absent``, which ``Node.__dir__`` reads)."""
+
+    absent = True
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __get__(self, node: Node | None, owner: type | None = None):
+        if node is None:
+            return self
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{self.attribute}'")
+
+
+def not_saved(*names: str) -> dict:
+    """``NotSaved`` descriptors of ``_saved_<name>`` and ``_raw_saved_<name>`` for each of ``names``, by attribute."""
+    return {f"{prefix}{name}": NotSaved(f"{prefix}{name}") for name in names for prefix in ("_saved_", "_raw_saved_")}
 
 
 def input_sizes(node: Node) -> tuple:

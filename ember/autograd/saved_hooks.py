@@ -19,6 +19,7 @@ from typing import Any
 
 from .._backend import xp
 from .._tensor import Tensor
+from .lowp import to_float32
 
 
 class _Stack(threading.local):
@@ -39,27 +40,33 @@ def active():
 class _Packed:
     """What a node keeps for one saved array while hooks are active: the pack hook's result and its unpacker."""
 
-    __slots__ = ("value", "unpack", "transposed")
+    __slots__ = ("value", "unpack", "transposed", "widened")
 
-    def __init__(self, value: Any, unpack: Callable, transposed: bool = False) -> None:
-        # transposed: what was packed is the array's transpose, as PyTorch's node saves it (``weight.t()``)
-        self.value, self.unpack, self.transposed = value, unpack, transposed
+    def __init__(self, value: Any, unpack: Callable, transposed: bool = False, widened: bool = False) -> None:
+        # transposed: what was packed is the array's transpose, as PyTorch's node saves it (``weight.t()``);
+        # widened: forward saved a float32 copy of the half-precision tensor packed (lowp.py)
+        self.value, self.unpack, self.transposed, self.widened = value, unpack, transposed, widened
 
 
 def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type, order: tuple[int, ...] = (),
-               transposed: tuple[int, ...] = ()) -> tuple:
+               transposed: tuple[int, ...] = (), given: dict | None = None) -> tuple:
     """``saved`` with every array replaced by its packed form (not the stand-ins, of type ``unread``, for
     entries that no computed gradient reads: PyTorch does not save those). The pack hook sees the entries at
     the positions in ``order`` first (``pack_order``), then the others in ``saved``'s order; an entry at a
     position in ``transposed`` as its transpose (a view), as PyTorch's node saves ``weight.t()`` (``Linear``),
-    transposed back when unpacked."""
+    transposed back when unpacked; an entry at a position in ``given`` as the tensor there (the node's input
+    itself, as PyTorch's pack hook gets it; where forward saved a float32 copy of it, widened when unpacked)."""
     pack, unpack = hooks
     packed = list(saved)
     for k in (*order, *(k for k in range(len(saved)) if k not in order)):
         a = saved[k]
         if isinstance(a, xp.ndarray) and type(a) is not unread:
+            t = given.get(k) if given else None
             if k in transposed:
-                packed[k] = _Packed(pack(Tensor._make(a.T)), unpack, True)
+                packed[k] = _Packed(pack(Tensor._make((a if t is None else t._data).T)), unpack, True,
+                                    t is not None and a is not t._data)
+            elif t is not None:
+                packed[k] = _Packed(pack(t), unpack, widened=a is not t._data)
             else:
                 packed[k] = _Packed(pack(Tensor._make(a)), unpack)
     return tuple(packed)
@@ -84,15 +91,17 @@ def pack_order(cls: type) -> tuple[int, ...]:
     return order
 
 
-def unpack_saved(saved: tuple) -> tuple:
-    """The arrays back from ``pack_saved``'s result (each unpack hook must return a tensor)."""
+def unpack_saved(saved: tuple, widen: bool = True) -> tuple:
+    """The arrays back from ``pack_saved``'s result (each unpack hook must return a tensor); ``widen``: as forward
+    saved them (float32 where it saved a float32 copy of a half-precision tensor), else as the tensors packed."""
     out = []
     for item in saved:
         if type(item) is _Packed:
             t = item.unpack(item.value)
             if not isinstance(t, Tensor):
                 raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got {type(t).__name__}")
-            item = t._data.T if item.transposed else t._data
+            data = t._data.T if item.transposed else t._data
+            item = to_float32([data], data.dtype)[0] if item.widened and widen and data.dtype.itemsize == 2 else data
         out.append(item)
     return tuple(out)
 

@@ -96,28 +96,53 @@ def _entry_point() -> str:
 
 
 def _no_rule_data(self: BatchedTensor):
-    _check_inplace_on_unbatched(sys._getframe(1))
+    _check_inplace_on_unbatched(sys._getframe(1), self)
     raise NoBatchingRule(self._level, _entry_point())
 
 
-def _check_inplace_on_unbatched(frame) -> None:
-    """An in-place method of a tensor that is not batched, given a batched argument: PyTorch's error (running the
-    function once per example would change that tensor once per example)."""
+def _check_inplace_on_unbatched(frame, batched: BatchedTensor) -> None:
+    """An in-place method of a tensor that is not batched, given a batched argument (``batched``): PyTorch's error
+    (running the function once per example would change that tensor once per example)."""
     while frame is not None and frame.f_globals.get("__name__", "").startswith("ember."):
         name = frame.f_code.co_name
         target = frame.f_locals.get("self")
         if (name.endswith("_") and not name.startswith("__") or name.startswith("__i")) and \
                 isinstance(target, Tensor) and type(target) is not BatchedTensor:
-            raise inplace_error(name)
+            raise unbatched_inplace_error(name, target.shape, [batched._value.shape], batched._level)
         frame = frame.f_back
 
 
-def inplace_error(name: str) -> RuntimeError:
-    """PyTorch's error for an in-place op of an unbatched tensor with a batched argument."""
+# PyTorch's refusal of an in-place op of an unbatched tensor with a batched argument names what refuses it: its
+# in-place binary arithmetic batching rule ("inplace arithmetic"), the fallback of an op with no batching rule (the
+# ATen op: "aten::pow_"), an op's own rule (its name: "index_add_"); add_ and the bitwise ops reach the kernel's
+# shape check instead
+_INPLACE_ARITHMETIC = frozenset("sub_ mul_ div_ clamp_min_ clamp_max_ copy_ __isub__ __imul__ __itruediv__".split())
+_INPLACE_SHAPE_CHECKED = frozenset("add_ atan2_ __iadd__ __iand__ __ior__ __ixor__".split())
+_INPLACE_FALLBACK = {name: name for name in ("pow_ clamp_ clip_ masked_fill_ lerp_ addcmul_ addcdiv_ remainder_ fmod_ "
+                                             "floor_divide_").split()}
+_INPLACE_FALLBACK.update(__ifloordiv__="floor_divide_", __imod__="remainder_", __ipow__="pow_")
+
+
+def unbatched_inplace_error(name: str, self_shape: tuple, batched_shapes: list, level: int) -> RuntimeError:
+    """PyTorch's error for the in-place op ``name`` of an unbatched tensor of shape ``self_shape`` with batched
+    arguments (``batched_shapes``: their batch values' shapes, the batch dim first) at vmap level ``level``."""
+    if name in _INPLACE_SHAPE_CHECKED:
+        shape = xp.broadcast_shapes(tuple(self_shape), *(tuple(s) for s in batched_shapes))
+        return RuntimeError(f"output with shape {list(self_shape)} doesn't match the broadcast shape {list(shape)}")
+    if name in _INPLACE_ARITHMETIC:
+        return inplace_error("inplace arithmetic")
+    if name in _INPLACE_FALLBACK:
+        return inplace_error(f"aten::{_INPLACE_FALLBACK[name]}", f"at level {level}")
+    return inplace_error(name)
+
+
+def inplace_error(name: str, where: str = "in a vmap") -> RuntimeError:
+    """PyTorch's error for an in-place op of an unbatched tensor with a batched argument (``where``: its fallback
+    names the level, "at level 1")."""
     return RuntimeError(
         f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that "
         "has more elements than `self`. This happened due to `other` being vmapped over but `self` not being vmapped "
-        f"over in a vmap. Please try to use out-of-place operators instead of {name}. If said operator is being "
+        f"over {where}. Please try to use out-of-place operators instead of {name}. If said operator is being "
         "called inside the PyTorch framework, please file a bug report instead.")
 
 

@@ -16,7 +16,7 @@ import ember as E
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor
 from ..return_types import rebuilt
-from ._batched import batch_size, inplace_error, loop, peel, rule, wrap, wrap_out
+from ._batched import batch_size, loop, peel, rule, unbatched_inplace_error, wrap, wrap_out
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -134,9 +134,9 @@ def inplace(name, op, level, args, kwargs):
     """In-place elementwise ops: the example's value changes in place (its batch value does)."""
     self_value, batched = peel(args[0], level)
     if not batched:
-        others = [a for a in (*args[1:], *kwargs.values()) if peel(a, level)[1]]
+        others = [v for v, b in (peel(a, level) for a in (*args[1:], *kwargs.values())) if b]
         if others:
-            raise inplace_error(name)
+            raise unbatched_inplace_error(name, self_value.shape, [o.shape for o in others], level)
     rank = logical_ndim(args[0], level)
     new_args = [self_value] + [_aligned(a, level, rank) for a in args[1:]]
     op(*new_args, **{k: _aligned(v, level, rank) for k, v in kwargs.items()})

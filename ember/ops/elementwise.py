@@ -626,6 +626,8 @@ class Remainder(Node):
 @torch_named("MaximumBackward0")
 class Maximum(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_other, _raw_saved_other = saved_tensor(1)
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -647,6 +649,8 @@ def _extremum_grads(g, a, b, a_loses, b_loses):
 @torch_named("MinimumBackward0")
 class Minimum(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_other, _raw_saved_other = saved_tensor(1)
 
     def forward(self, a, b):
         self.saved = (a, b)

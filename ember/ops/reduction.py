@@ -19,7 +19,7 @@ from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
-from ..autograd.saved_attributes import input_sizes, saved_tensor
+from ..autograd.saved_attributes import input_sizes, not_saved, saved_tensor
 from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex
 from .unary import sign_array
@@ -247,6 +247,8 @@ class Extreme(Node):
     elements equal to it: none, a NaN gradient, as PyTorch's."""
 
     nan_counts = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
 
     def name(self) -> str:  # (PyTorch's: max() / min() of all elements)
         return "MaxBackward1" if self.fn is xp.max else "MinBackward1"
@@ -255,13 +257,15 @@ class Extreme(Node):
         out = fn(x, axis=axes, keepdims=True)
         self.fn = fn
         show_node_as(self, self.name())  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
-        self.saved = (x, out)
+        out = _row_major(out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes)))
+        self.saved = (x, out)  # the result itself, as PyTorch saves it (its version checked as the result's)
         self.axes, self.keepdim = axes, keepdim
-        return _row_major(out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes)))
+        return out
 
     def backward(self, g):
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
+        out = _expand_back(out, x.shape, self.axes, self.keepdim)
         mask = evenly_distributed_mask(x, out) if self.nan_counts else x == out
         # (the count of tied extremes in g's dtype, as PyTorch's grad / mask.sum(): an int64 count made it float64)
         return (mask * (g / mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)),)
@@ -269,6 +273,12 @@ class Extreme(Node):
 
 class MaxMinDim(Node):
     """max/min along a dim: the gradient goes to the index returned."""
+
+    # PyTorch's names: the indices as returned (a tensor over the same memory), the input's shape
+    _saved_dim = property(lambda self: self.dim)  # (non-negative: PyTorch's reads a negative dim as unsigned)
+    _saved_keepdim = property(lambda self: self.keepdim)
+    _saved_indices = property(lambda self: Tensor._make(self.indices))
+    _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
 
     def forward(self, x, dim, keepdim, largest):
         _check_nonempty("max" if largest else "min", x, (dim,))
@@ -295,7 +305,13 @@ class _MaxDim(MaxMinDim):
 
 
 class _ExtremeOfDim(Extreme):
-    """max/min along the one dim of a 0-d tensor: PyTorch's node of the dim overload."""
+    """max/min along the one dim of a 0-d tensor: PyTorch's node of the dim overload, with its saved names."""
+
+    _saved_self, _raw_saved_self, _saved_result, _raw_saved_result = not_saved("self", "result").values()
+    _saved_dim = 0
+    _saved_keepdim = property(lambda self: self.keepdim)
+    _saved_indices = property(lambda self: Tensor._make(xp.zeros((), xp.int64)))
+    _saved_self_sym_sizes = ()
 
     def name(self) -> str:
         return "MaxBackward0" if self.fn is xp.max else "MinBackward0"
@@ -505,11 +521,10 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
                 f"{'max' if largest else 'min'}(): Expected reduction dim to be specified for "
                 "input.numel() == 0. Specify the reduction dim with the 'dim' argument."
             )
-        out = Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
-        return version_checked(out, out)  # (as amax: PyTorch saves the result)
+        return Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim == 0:  # the single element is its own max, at index 0
-        values = _ExtremeOfDim.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
+        values = _ExtremeOfDim.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=keepdim)
         index = Tensor._make(xp.zeros((), dtype=xp.int64))
         return (return_types.max if largest else return_types.min)._make((values, index))
     values = (_MaxDim if largest else _MinDim).apply(x, dim=d, keepdim=keepdim, largest=largest)
@@ -540,6 +555,8 @@ class AmaxAmin(Extreme):
     """amax / amin: ``Extreme`` named as PyTorch's."""
 
     nan_counts = False
+    _saved_dim = property(lambda self: () if self.axes is None else tuple(self.axes))  # (non-negative, sorted)
+    _saved_keepdim = property(lambda self: self.keepdim)
 
     def name(self) -> str:
         return "AmaxBackward0" if self.fn is xp.max else "AminBackward0"
@@ -550,9 +567,7 @@ def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
     axes = _axes(dim, x._data.ndim)
     if x._data.size == 0:
         _refuse_empty_dims(name, x._data, dim)
-    out = AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim)
-    # PyTorch saves the result (the node keeps it with the reduced axes, not the tensor returned)
-    return version_checked(out, out)
+    return AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim)
 
 
 def _refuse_empty_dims(name: str, a, dim) -> None:

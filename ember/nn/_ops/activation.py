@@ -25,8 +25,9 @@ from ..._meta import kept_layout
 from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
+from ...autograd.lowp import to_float32
 from ...autograd.recorded import RecordedArray, is_recorded
-from ...autograd.saved_attributes import saved_tensor, saved_value
+from ...autograd.saved_attributes import not_saved, saved_tensor, saved_value
 from ...ops import unary
 from ...ops.elementwise import cast, not_implemented_for
 from ...ops.erf import half_erfc_abs_into
@@ -46,15 +47,47 @@ class Pointwise(Node):
         # the input too where PyTorch's node saves it (``_saved_self``), which the formula does not read (f' is
         # saved): no copy, its array is held for the version check already (``_apply``)
         self.saved = (deriv, x) if self.saves_input else (deriv,)
-        self.params = params
+        self.fn, self.params = fn, params
         if self.contiguous_result and out.__class__ is xp.ndarray:  # (not a recorded array: create_graph's rerun)
             return xp.ascontiguousarray(out)
         return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
 
+    def derivative(self, x=None):
+        """f' at ``x``, by default as forward saved it; where it did not keep it (an in-place form,
+        ``keep_original_input``; under saved-tensor hooks, ``_pack_saved``), made again from the saved input (in
+        float32 for a half-precision one, as forward computed it)."""
+        deriv = self.saved[0] if x is None else None
+        if deriv is None:
+            x = self.saved[1] if x is None else x
+            x = x.t._data if type(x) is RecordedArray else x
+            if self.half_dtype is not None and x.dtype == self.half_dtype:
+                x = to_float32([x], x.dtype)[0]
+            deriv = self.fn(x, True, *self.params)[1]
+        return deriv
+
+    def _pack_saved(self, inputs) -> None:
+        """Under saved-tensor hooks, the node saves what PyTorch's saves, its input (``_saved_self``): f' is not
+        kept (nor handed to the pack hook), but made again from the unpacked input at backward, so that a hook
+        that lets the input go (checkpointing) leaves nothing of it alive."""
+        if self.saves_input:
+            self.saved = (None, self.saved[1])
+        super()._pack_saved(inputs)
+
     def backward(self, g):
+        deriv = self.derivative()
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
-            return (unary.piecewise_linear_grad(g, self.saved[0], _input_of(self, g)),)
-        return (multiply(g, self.saved[0]),)  # split among the intra-op threads
+            return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g)),)
+        return (multiply(g, deriv),)  # split among the intra-op threads
+
+    def keep_original_input(self, original: Tensor) -> None:
+        """The in-place form (``_maybe_inplace``) of a node that saves its input: that input is overwritten by the
+        result, so the node keeps ``original``, a clone of the input as it was, as PyTorch's in-place form saves
+        ``self.clone()`` (its ``_saved_self``, whose grad_fn is that clone's ``CloneBackward0``). A piecewise-linear
+        node then drops f', made again from the clone at backward (one array kept, as PyTorch's node keeps); a
+        smooth one keeps f' and reruns from the clone under create_graph."""
+        self.saved = (self.saved[0] if self.rerun_for_higher_order else None, original._data)
+        fn = original.grad_fn
+        self._saved_versions += ((original._vc, original._vc[0], original._data, ((fn, 0) if fn else None, 1)),)
 
 
 def _input_of(node: Node, g) -> Tensor:
@@ -70,25 +103,12 @@ class SmoothPointwise(Pointwise):
     rerun_for_higher_order = True
 
     def backward(self, g):
-        return (multiply(g, self.saved[0]),)  # (f'(x) recorded under create_graph: the rerun forward's)
+        return (multiply(g, self.derivative()),)  # (f'(x) recorded under create_graph: the rerun forward's)
 
 
 def _saved_param(position: int) -> property:
     """PyTorch's ``grad_fn._saved_<parameter>``: the activation's parameter at ``position`` (as a number)."""
     return property(lambda node: node.params[position])
-
-
-class _NotSaved:
-    """Descriptor: a ``_saved_<name>`` that a node's other PyTorch form lacks (``_saved_self`` of ``EluBackward1``,
-    which saves its result instead): PyTorch's AttributeError."""
-
-    def __init__(self, attribute: str) -> None:
-        self.attribute = attribute
-
-    def __get__(self, node: Node | None, owner: type | None = None):
-        if node is None:
-            return self
-        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{self.attribute}'")
 
 
 def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tuple[str, ...] | None = None,
@@ -112,8 +132,7 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
     if saved is not None and reads_result_in_place:
         result, raw_result = saved_tensor(1)  # (the input the in-place form overwrote with its result)
         namespace["attributes_shown"] = {name[:-1] + "1": {
-            "_saved_result": result, "_raw_saved_result": raw_result,
-            "_saved_self": _NotSaved("_saved_self"), "_raw_saved_self": _NotSaved("_raw_saved_self")}}
+            "_saved_result": result, "_raw_saved_result": raw_result, **not_saved("self")}}
     return torch_named(name)(type(own, (base,), namespace))
 
 
@@ -462,7 +481,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return hardtanh(input, 0, 6, inplace)  # (ints, as PyTorch's relu6 passes them: its ``_saved_max_val`` is 6)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -483,11 +502,12 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
                    second_form: bool = False) -> Tensor:
     """``inplace=True``: write the result into ``input``, which takes the result's node in the graph (version bump,
     graph rebase; as PyTorch's in-place activation, not a copy's node). That overwrites the input, so a node that
-    reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's in-place activations keep the
-    original input for their gradient). The input's version is then checked as PyTorch's in-place form saves it:
-    ``result_saved`` (leaky_relu_, elu_, selu_, celu_, rrelu_ read their result, the input now: changing it again is
-    the error), else not at all. PyTorch names the in-place form of those (and of threshold_, ``second_form``)
-    ``...Backward1`` (EluBackward1)."""
+    saves it keeps a clone of it as it was, as PyTorch's in-place form saves ``self.clone()`` (its ``_saved_self``,
+    ``Pointwise.keep_original_input``; a node that reruns its forward under create_graph reruns from it).
+    ``result_saved`` (leaky_relu_, elu_, selu_, celu_, rrelu_ read their result, the input now): that entry is
+    PyTorch's ``_saved_result``, an output of the node, checked at the input's version (changing it again is the
+    error). PyTorch names the in-place form of those (and of threshold_, ``second_form``) ``...Backward1``
+    (EluBackward1)."""
     if not inplace:
         return out
     from ...ops.indexing import check_inplace
@@ -496,14 +516,29 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
     tracked = _tracked(input)
     check_inplace(input, tracked)
     node = out.grad_fn
-    if node is not None and node.rerun_for_higher_order:
-        node.keep_for_rerun((_snapshot(input),), node._rerun[1])
+    original = None
+    if node is not None and node.saves_input and not result_saved and not node._packed:
+        original = input.clone()  # (PyTorch's in-place form saves ``self.clone()``: ``keep_original_input``)
+    if node is not None and node.rerun_for_higher_order:  # (the clone's array where there is one: no second copy)
+        snapshot = _snapshot(input, copy=original is None)
+        if original is not None:
+            snapshot._data = original._data
+        node.keep_for_rerun((snapshot,), node._rerun[1])
+    if node is not None and node._packed and node.saves_input:
+        # under saved-tensor hooks the node packed its input, which the result overwrites: f' kept, made from the
+        # input before that (``_saved_self`` reads the input as it is then; PyTorch's packs a clone)
+        node.saved = (node.derivative(input._data), node.saved[1])
     # input takes the result's place in the graph (its node, as PyTorch's in-place activation's, not a copy's)
     _rebase(input, out, tracked)
     if node is not None:
         node.forget_versions_of(input)
-        if result_saved:
-            node.check_versions_of(input)
+        if original is not None:
+            node.keep_original_input(original)
+        elif result_saved:
+            if node.saves_input and not node._packed:  # saved[1], the input, holds the result now: PyTorch's
+                # ``_saved_result``, an output of the node (its grad_fn the node), at the input's version
+                node._saved_versions += ((input._vc, input._vc[0], input._data, (0, 1)),)
+            node.check_versions_of(input)  # (also by the gradient's nodes under create_graph: recorded._still_checked)
         if (result_saved or second_form) and input.grad_fn is node:  # (not a view's CopySlices)
             shown_as(input, node.name()[:-1] + "1")
     return input

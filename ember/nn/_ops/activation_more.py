@@ -49,7 +49,11 @@ _SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False)
 _HARDSHRINK = node_named("HardshrinkBackward0", smooth=False)
 _THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False)
 _CELU = node_named("CeluBackward0", saved=("alpha",))
-_RRELU = node_named("RreluWithNoiseBackward0", smooth=False)
+_RRELU = node_named("RreluWithNoiseBackward0", smooth=False, saved=("lower", "upper", "training"))
+# PyTorch's node saves the slopes drawn (``noise``: 1 above zero); in eval it draws none, and saves the
+# uninitialised buffer it allocated for them (of the input's shape and dtype)
+_RRELU._saved_noise = property(lambda node: Tensor._make(
+    node.params[3] if node.params[2] else xp.empty(node.output_meta[0][0], node.output_meta[0][1])))
 
 
 def _hardswish(x, need):
@@ -124,8 +128,11 @@ def _threshold(x, need, threshold, value):
     return xp.where(keep, x, _scalar(x, value)), (keep.astype(x.dtype) if need else None)
 
 
-def _random_slope(x, need, slope):
-    # RReLU in training: x * slope for x <= 0 (a slope drawn per element), x above
+def _rrelu(x, need, lower, upper, training, slope=None):
+    """RReLU: leaky ReLU of slope (lower + upper) / 2 in eval; in training x * slope for x <= 0 (``slope``: one
+    drawn per element), x above. (The bounds and mode are parameters of the node: PyTorch's ``_saved_lower`` ...)"""
+    if not training:
+        return _leaky_relu(x, need, (lower + upper) / 2)
     pos = x > 0
     return xp.where(pos, x, x * slope), (xp.where(pos, _scalar(x, 1), slope) if need else None)
 
@@ -217,7 +224,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        out = _apply(input, _leaky_relu, (lower + upper) / 2, node=_RRELU, kernel="leaky_relu_cpu")
+        out = _apply(input, _rrelu, lower, upper, False, node=_RRELU, kernel="leaky_relu_cpu")
         return _maybe_inplace(input, out, inplace, result_saved=True)
     dtype = input._data.dtype if input.is_floating_point() else xp.float32
     op = xp.float64 if dtype == xp.float64 else xp.float32  # PyTorch's opmath type: the bounds are rounded to it
@@ -228,7 +235,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         negative = input._data <= 0
         lo, hi = float(op(lower)), float(op(upper))  # PyTorch's u * (hi - lo) + lo is not fused (plain x86-64)
         slope[negative] = (default_generator.unit64(int(negative.sum())) * (hi - lo) + lo).astype(op).astype(dtype)
-    out = _apply(input, _random_slope, slope, node=_RRELU, kernel="leaky_relu_cpu")
+    out = _apply(input, _rrelu, lower, upper, True, slope, node=_RRELU, kernel="leaky_relu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 

@@ -70,6 +70,7 @@ def _normalized_grad(gxhat, xhat, invstd, axes):
 class BatchNorm(Node):
     """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
     float32_compute = True
+    narrows_mixed_result = True  # (graph.Node: one node in the half input's dtype, as PyTorch's)
     rerun_for_higher_order = True
 
     # (the running statistics are parameters, not inputs: PyTorch's node has three edges, input, weight and bias)
@@ -270,7 +271,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     if x.size:  # (PyTorch's kernel returns an empty batch before it dispatches on the dtype)
         _refuse_non_floating("batch_norm", input)
-    mixed = check_parameter_dtypes(input, weight, bias, running_mean, running_var)
+    check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if not training and t is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
@@ -285,11 +286,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     var = None if training else running_var._data
     # PyTorch's node saves the input and the running statistics it was given (read in eval mode, updated in
     # training mode): changed in place before backward, they are its error
-    out = BatchNorm.apply(_widened(input, mixed), weight, bias, mean=mean, var=var, eps=eps, stats=stats)
+    out = BatchNorm.apply(input, weight, bias, mean=mean, var=var, eps=eps, stats=stats)
     out = version_checked(out, input, running_mean, running_var)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
-    return in_input_dtype(out, input, mixed)
+    return out
 
 
 def _refuse_without_channels(input: Tensor, running_mean, running_var, weight, bias, training: bool) -> None:
@@ -321,7 +322,7 @@ def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:
     """PyTorch's CPU normalisation kernels' dtype rule: the parameters (weight, bias, running statistics) have the
     input's dtype, or (mixed) the input is bfloat16 / float16 and every parameter float32. A float64 batch through a
     float32 layer is PyTorch's RuntimeError, not a float64 result. True when mixed: the result then has the
-    input's dtype (computed in float32, rounded once: ``in_input_dtype``)."""
+    input's dtype (computed in float32, rounded once by the node: ``Node.narrows_mixed_result``)."""
     given = [p for p in params if p is not None]
     if not given:
         return False
@@ -337,18 +338,6 @@ def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:
     if not (x.itemsize == 2 and np_kind(x) == "f"):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     return True
-
-
-def _widened(input: Tensor, mixed: bool) -> Tensor:
-    """A mixed-precision normalisation's input as float32 (a recorded cast: its gradient is rounded back to the
-    input's dtype once): the node then computes every statistic in float32, as PyTorch's mixed kernels do. (The
-    node's own half-precision widening leaves alone an op that has a float32 operand, which the parameters are.)"""
-    return input.float() if mixed else input
-
-
-def in_input_dtype(out: Tensor, input: Tensor, mixed: bool) -> Tensor:
-    """A mixed-precision normalisation's float32 result in the input's half dtype, as PyTorch returns it."""
-    return out.to(input.dtype) if mixed and out.dtype != input.dtype else out
 
 
 def _affine_only(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -382,6 +371,7 @@ class LayerNorm(Node):
     the weight: ``_saved_input`` and ``_saved_bias`` are the arrays held to check their versions (``layer_norm``),
     ``_saved_result1`` (the mean) is computed from the input when read."""
     float32_compute = True
+    narrows_mixed_result = True  # (graph.Node: one node in the half input's dtype, as PyTorch's)
     rerun_for_higher_order = True
 
     _saved_weight, _raw_saved_weight = saved_tensor(2)
@@ -620,7 +610,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     accumulate = x.dtype if mixed else None
     out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps, accumulate=accumulate), input,
                           bias)
-    return in_input_dtype(out, input, mixed)
+    return out
 
 
 class RMSNorm(Node):
@@ -722,6 +712,7 @@ def _warn_mismatch(input: Tensor, weight: Tensor) -> None:
 @torch_named("NativeGroupNormBackward0")
 class GroupNorm(Node):
     float32_compute = True
+    narrows_mixed_result = True  # (graph.Node: one node in the half input's dtype, as PyTorch's)
     rerun_for_higher_order = True
 
     def forward(self, x, w, b, groups, eps):
@@ -771,11 +762,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         if t is not None and (t._data.ndim != 1 or t._data.size != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
                                f"got {name} of shape {shown} and input of shape {list(input.shape)}")
-    mixed = check_parameter_dtypes(input, weight, bias)
+    check_parameter_dtypes(input, weight, bias)
     _refuse_non_floating("GroupNormKernelImpl", input)
-    out = version_checked(GroupNorm.apply(_widened(input, mixed), weight, bias, groups=num_groups, eps=eps),
+    out = version_checked(GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps),
                           input)  # (saved)
-    return in_input_dtype(out, input, mixed)
+    return out
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
