@@ -327,7 +327,10 @@ TARGETS = {
                             "tests/test_addr_mixed_dtype_gradients.py",
                             # (half-precision addmv: alpha taken in the half type, float16's alpha-1 fast path, beta 0
                             # ignoring the input's nan)
-                            "tests/test_addmv_half_rounding.py"],
+                            "tests/test_addmv_half_rounding.py",
+                            # (every product with its defaults at its edge shapes in each dtype, first and second
+                            # order; each refusal; the addmm family with nothing to sum; tensordot's dims forms)
+                            "tests/test_matrix_product_edges_as_pytorchs.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)

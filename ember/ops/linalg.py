@@ -470,10 +470,13 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     integer dtype then converted to it as PyTorch's checked conversion does (a float inside the type's range
     truncated toward zero, outside it an error: -0.5 and 255.9 for uint8; a negative int wraps into an unsigned type
     while its magnitude fits, -1 -> 255; any other int outside the range an error, naming the type as c10 does:
-    ``int`` for int32); an int past uint64 PyTorch's OverflowError (its argument parser's) for any dtype."""
+    ``int`` for int32); an int past uint64 PyTorch's OverflowError (its argument parser's) for any dtype. For a bool
+    result (the products PyTorch computes in bool: those with nothing to sum) each is read as a bool."""
     beta, alpha = _python_numbers(beta, alpha)
     scalar_ints((beta, alpha))
-    if d.is_complex or d.name not in C_INTEGER_NAMES and not (_is_complex(beta) or _is_complex(alpha)):
+    boolean = d.np == xp.bool_
+    if d.is_complex or d.name not in C_INTEGER_NAMES and not boolean and not (_is_complex(beta) or
+                                                                             _is_complex(alpha)):
         return beta, alpha  # (the common case: a floating result, real scalars)
     c_name = C_INTEGER_NAMES.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]
     scalars = []
@@ -482,12 +485,34 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
             if value.imag:
                 raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
             value = value.real
-        if d.name in C_INTEGER_NAMES:
+        if boolean:  # (a bool result stays bool: its kernels take a scalar as a bool, 2 and 0.5 True)
+            value = bool(value)
+        elif d.name in C_INTEGER_NAMES:
             if value.__class__ is float:  # (c10 checks a double against the range before truncating: -0.5 and
                 checked_fill(value, d.np)  # 255.9 overflow a uint8, where an int -1 wraps to 255)
             value = int(integer_scalar(int(value), d.np))
         scalars.append(value)
     return tuple(scalars)
+
+
+def _check_input_scaled_alone(input: Tensor, beta, result_size: int, inner: int, batches: int | None = None) -> None:
+    """PyTorch's CPU kernels with nothing to sum (an inner dimension of 0; addbmm's batch of 0) scale the input in
+    place, ``result.mul_(beta)`` (``zero_()`` for a beta of 0), whose cast check refuses a beta whose type the
+    result cannot hold: a float into an integer or bool result, a complex into a real one, an int into a bool one
+    (``result type Long can't be cast to the desired output type Bool``). An empty result is returned before that
+    (addmm, baddbmm), except by addbmm with no batch. ``batches``: addbmm's count, whose kernel runs one ``addmm_``
+    per batch entry, each after the first with beta 1 (an int: a bool result refused even with a bool beta)."""
+    from .inplace import _refuse_complex_number, check_result_cast
+
+    if batches != 0 and (not result_size or inner):
+        return
+    beta = _python_numbers(beta)[0]
+    if beta != 0:
+        if _is_complex(beta) and not input.is_complex():  # (named as PyTorch's: ComplexHalf beside float16)
+            _refuse_complex_number(input)
+        check_result_cast(input, beta)
+    if batches is not None and batches > 1:
+        check_result_cast(input, 1)
 
 
 def _python_numbers(*scales) -> tuple:
@@ -685,7 +710,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alph
     _check_dims("mm", mat2, 2)
     _check_same_dtype(input, mat1, mat2, "addmm")
     _check_product(mat1, mat2)
-    _check_added(input, (mat1._data.shape[0], mat2._data.shape[1]), "addmm")
+    (rows, inner), columns = mat1._data.shape, mat2._data.shape[1]
+    _check_added(input, (rows, columns), "addmm")
+    _check_input_scaled_alone(input, beta, rows * columns, inner)
     beta, alpha = _product_scalars(mat1.dtype, beta, alpha)
     return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
 
@@ -700,7 +727,9 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
-    _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
+    (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
+    _check_added(input, (batches, rows, columns), "baddbmm")
+    _check_input_scaled_alone(input, beta, batches * rows * columns, inner)
     beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
@@ -715,7 +744,9 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1,
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "addbmm")
     _check_product(batch1, batch2, "addmm_impl_cpu_")
-    _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
+    (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
+    _check_added(input, (rows, columns), "addbmm")
+    _check_input_scaled_alone(input, beta, rows * columns, inner, batches)
     beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
@@ -784,6 +815,8 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(a._data.shape)} and {list(b._data.shape)}")
     _check_both_dtypes(a, b)
+    if a._data.ndim == 1 and b._data.ndim == 1:  # (PyTorch's is a dot product: its bool error names dot, empty too)
+        _check_not_bool(a, b, "dot")
     lead_a, lead_b = a._data.shape[:-1], b._data.shape[:-1]
     # (the leading sizes multiplied out, not -1: an empty last dimension leaves -1 undetermined)
     rows_a, rows_b = int(xp.prod(lead_a, dtype=xp.int64)), int(xp.prod(lead_b, dtype=xp.int64))
@@ -810,8 +843,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
 
     _check_both_dtypes(a, b)
     na, nb = a._data.ndim, b._data.ndim
-    if isinstance(dims, Tensor):
-        dims = dims.tolist()
+    dims = _tensordot_dims(dims)
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
@@ -819,7 +851,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da, db = list(range(na - dims, na)), list(range(dims))
     else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        da, db = dims
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
         da, db = [_wrap_dim(d, na) for d in da], [_wrap_dim(d, nb) for d in db]
@@ -836,6 +868,31 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     right = reshape(permute(b, *db, *free_b), k, -1) if nb else reshape(b, 1, 1)
     out = matmul(left, right)
     return reshape(out, tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
+
+
+def _tensordot_dims(dims) -> int | tuple[list, list]:
+    """``dims`` as PyTorch's ``tensordot`` reads it: an int (a bool is one), a tensor of one element as its int, else
+    two lists of ints (a pair, or a tensor of two rows); a pair whose side is an int or a tensor is refused, as
+    PyTorch's argument parser refuses it (``dims=(1, 0)``: TypeError), anything else a RuntimeError."""
+    if isinstance(dims, Tensor):
+        if dims.numel() <= 1:
+            return int(dims.item())
+        dims = (dims[0].tolist(), dims[1].tolist())
+    if isinstance(dims, int):
+        return dims
+    if not isinstance(dims, (tuple, list)):
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
+    dims_a, dims_b = dims
+    for position, (argument, side) in enumerate((("dims_self", dims_a), ("dims_other", dims_b)), 3):
+        if not isinstance(side, (tuple, list)):
+            raise TypeError(f"tensordot(): argument '{argument}' (position {position}) must be tuple of ints, not "
+                            f"{type(side).__name__}")
+        for i, d in enumerate(side):
+            if isinstance(d, bool) or not isinstance(d, (int, xp.integer)):  # (a NumPy int is one)
+                raise TypeError(f"tensordot(): argument '{argument}' (position {position}) must be tuple of ints, "
+                                f"but found element of type {type(d).__name__} at pos {i}")
+    return [int(d) for d in dims_a], [int(d) for d in dims_b]
 
 
 def kron(a: Tensor, b: Tensor) -> Tensor:
