@@ -50,3 +50,29 @@ def test_each_hook_runs_once_on_the_batch_as_pytorchs(kind, create_graph):
         np.testing.assert_allclose(e, t, rtol=1e-12)
     assert e_leaf == t_leaf == [None, None]  # autograd.grad leaves .grad alone
 
+
+
+class _ReadsItsGradient(ember.autograd.Function):
+    """A backward that reads its gradient's values through NumPy: no batching rule, so the batched walk stops there."""
+
+    @staticmethod
+    def forward(ctx, t):
+        return t * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return ember.tensor(np.asarray(g.numpy()) * 2)
+
+
+def test_a_walk_that_cannot_run_batched_runs_each_hook_once_per_cotangent():
+    """Where the batch cannot run at once, ember walks the graph one cotangent at a time: the trial without hooks
+    (``engine.has_hooks`` says there are some) found that out, so no hook saw a batched walk that was abandoned."""
+    x = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    h = _ReadsItsGradient.apply(x)
+    y = h * h
+    calls: list = []
+    h.register_hook(lambda g: calls.append(("h", tuple(g.shape))))
+    y.grad_fn.register_prehook(lambda go: calls.append(("pre", tuple(go[0].shape))))
+    g, = ember.autograd.grad(y, x, grad_outputs=ember.eye(3, dtype=ember.float64), is_grads_batched=True)
+    assert calls == [("pre", (3,)), ("h", (3,))] * 3
+    np.testing.assert_array_equal(g.numpy(), np.diag([8.0, 16.0, 24.0]))
