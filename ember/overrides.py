@@ -9,9 +9,9 @@ off (calling ``func`` runs it, or hands it to the mode entered before); modes ne
 
 Differences from PyTorch: no other function, Tensor method or operator is dispatched to a mode (ember's ops do
 not go through ``__torch_function__``), and neither are the factories ember's own layers call internally (an
-``nn.Linear`` builds its parameters and initialises them without passing through the mode; PyTorch shows the
-mode its ``torch.empty`` and ``kaiming_uniform_`` calls). ``func.__module__`` names ember's module
-(``ember.nn.init``), where PyTorch's names ``torch.nn.init``.
+``nn.Linear`` builds its parameters without passing through the mode, where PyTorch shows the mode its
+``torch.empty`` calls; its ``kaiming_uniform_`` and ``uniform_`` calls are shown, as PyTorch's).
+``func.__module__`` names ember's module (``ember.nn.init``), where PyTorch's names ``torch.nn.init``.
 """
 
 from __future__ import annotations

@@ -111,3 +111,15 @@ def test_watchdog_reports_name_a_rank_that_issued_another_collective():
     assert "rank 2 reached it" in text
     assert "rank 3 did NOT arrive" in text and "waiting in operation #6 (barrier), where this rank's operation #6 " \
         "was allreduce" in text, text
+
+
+def test_collectives_from_two_threads_at_different_speeds_are_not_a_deadlock():
+    """Each rank blocked for seconds in a collective the other has not issued, on two communicators, one per thread:
+    the other rank's second thread issues it, so the job completes (a deadlock named here would kill a correct
+    program)."""
+    cmd = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", "2", "--timeout", "60",
+           os.path.join("tests", "dist_scripts", "collectives_on_two_threads.py")]
+    proc = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True, text=True,
+                          timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    assert "rank 0 completed" in proc.stdout and "rank 1 completed" in proc.stdout, proc.stdout

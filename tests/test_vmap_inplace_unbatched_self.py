@@ -43,3 +43,19 @@ def _message(m, name):
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_inplace_op_of_an_unbatched_tensor_is_pytorchs_error(name):
     assert _message(ember, name) == _message(torch, name)
+
+
+@pytest.mark.parametrize("name", ["add_", "atan2_", "iadd", "ior"])
+@pytest.mark.parametrize("self_shape,batched_shape", [
+    ((3,), (2, 4)),  # sizes that do not broadcast: the kernel's RuntimeError, not NumPy's ValueError
+    ((4, 3), (2, 3)),  # an example of fewer dims than self: its batch dim first, then 1s (broadcast shape [2, 4, 3])
+    ((4, 1, 3), (2, 5, 1)),
+])
+def test_inplace_shape_check_of_an_unbatched_tensor_is_pytorchs_error(name, self_shape, batched_shape):
+    def message(m):
+        dtype = m.int64 if name == "ior" else m.float32
+        with pytest.raises(RuntimeError) as info:
+            m.func.vmap(lambda b: OPS[name](m.ones(self_shape, dtype=dtype), b))(m.ones(batched_shape, dtype=dtype))
+        return str(info.value)
+
+    assert message(ember) == message(torch)

@@ -71,8 +71,9 @@ def half_positions(arrays) -> tuple:
     return arrays[at[0]].dtype, at
 
 
-def narrow_at(grads, low, at: tuple):
-    """``grads`` (a tuple, one per input) with the float32 gradients at positions ``at`` rounded to ``low``."""
+def narrow_at(grads, low, at: tuple, rounded=narrow):
+    """``grads`` (a tuple, one per input) with the float32 gradients at positions ``at`` rounded to ``low``
+    (``rounded(g, low)``: ``narrow``, or, for the recorded gradients of create_graph, a recorded cast)."""
     if not isinstance(grads, (tuple, list)):
-        return narrow(grads, low) if 0 in at else grads
-    return type(grads)(narrow(g, low) if i in at else g for i, g in enumerate(grads))
+        return rounded(grads, low) if 0 in at else grads
+    return type(grads)(rounded(g, low) if i in at else g for i, g in enumerate(grads))

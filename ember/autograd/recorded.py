@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 
 from .._backend import xp
+from . import lowp
 
 
 class HigherOrderError(RuntimeError):
@@ -829,7 +830,13 @@ def _run_recorded(node, grads: list):
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges
             inputs = node.rerun_inputs()
-            if low is None:
+            if low is None and node.half_inputs is not None:  # half inputs through float32 ones (a bfloat16 batch
+                # through float32 norm parameters): in float32 as forward, each gradient in its input's dtype
+                half, at = node.half_inputs
+                fresh.forward(*[_widened(a, half) for a in inputs], **params)
+                results = fresh.backward(*[_widened(g, half) for g in grads])
+                results = lowp.narrow_at(results, half, at, rounded=_narrowed)
+            elif low is None:
                 fresh.forward(*inputs, **params)
                 results = fresh.backward(*grads)
             else:  # in float32, as the first backward: the gradients and inputs cast up (recorded), the results

@@ -90,6 +90,14 @@ def peer_finished(group, peer: int | None, name: str) -> str | None:
             f"{'send' if name == 'recv' else 'recv'}, so it will never {what}.")
 
 
+def other_threads() -> int:
+    """How many live threads of this process besides the calling one could issue a collective: ember's own
+    (``ember-`` threads: this responder, the intra-op pool) never do; any other one (the program's, an RPC
+    worker's) may, at any time, even if it has issued none yet."""
+    me = threading.current_thread()
+    return sum(1 for t in threading.enumerate() if t is not me and not t.name.startswith("ember-"))
+
+
 class Watchdog:
     """The responder thread plus ``report()`` for timeout messages."""
 
@@ -123,6 +131,7 @@ class Watchdog:
         state = {"serial": serial, "issued": -1, "waiting": None, "op": None}
         if comm is not None:
             state.update(issued=comm.issued, waiting=comm.waiting, op=comm.name_of(number))
+        state["threads"] = other_threads()  # (the responder is ember's own: this counts every thread of the program)
         elsewhere = [(other.index, *other.waiting) for other in list(self._registry.values())
                      if other is not comm and other.waiting is not None]
         state["elsewhere"] = elsewhere[0][2][:200] if elsewhere else None  # where it waits instead
@@ -211,10 +220,15 @@ class Watchdog:
         the two issued collectives on two communicators in different orders). None when no rank is seen so.
 
         Certain, not a guess: this rank is blocked here, so it cannot issue the other's collective; the other is
-        blocked there, so it cannot issue this one. (Point-to-point waits are not numbered alike on every rank,
-        and are not judged.)"""
+        blocked there, so it cannot issue this one. That holds for ranks whose program runs one thread: where
+        this rank or the other runs more, another thread may issue the missing collective (a thread per
+        communicator is a correct program), and nothing is concluded (the timeout still tells). (Point-to-point
+        waits are not numbered alike on every rank, and are not judged.)"""
+        if other_threads():
+            return None
         for r, state in sorted(self.ask(comm.index, comm.world_ranks, op_number).items()):
-            if state is None or state["issued"] >= op_number or state["waiting"] or not state.get("elsewhere_at"):
+            if state is None or state["issued"] >= op_number or state["waiting"] or not state.get("elsewhere_at") \
+                    or state.get("threads", 1) > 1:
                 continue
             index, number = state["elsewhere_at"]
             theirs, name = self._registry.get(index), state["elsewhere"]

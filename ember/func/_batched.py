@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import _warnings
 from .._backend import xp
-from .._size import Size
+from .._size import Size, inplace_broadcast_mismatch
 from .._tensor import Tensor
 from ..return_types import rebuilt
 
@@ -126,9 +126,12 @@ _INPLACE_FALLBACK.update(__ifloordiv__="floor_divide_", __imod__="remainder_", _
 def unbatched_inplace_error(name: str, self_shape: tuple, batched_shapes: list, level: int) -> RuntimeError:
     """PyTorch's error for the in-place op ``name`` of an unbatched tensor of shape ``self_shape`` with batched
     arguments (``batched_shapes``: their batch values' shapes, the batch dim first) at vmap level ``level``."""
-    if name in _INPLACE_SHAPE_CHECKED:
-        shape = xp.broadcast_shapes(tuple(self_shape), *(tuple(s) for s in batched_shapes))
-        return RuntimeError(f"output with shape {list(self_shape)} doesn't match the broadcast shape {list(shape)}")
+    if name in _INPLACE_SHAPE_CHECKED:  # (the kernel's check: sizes that do not broadcast, a shape other than self's)
+        for shape in batched_shapes:  # (an example of fewer dims than self: the batch dim first, then 1s, as vmap's)
+            shape = (shape[0],) + (1,) * max(0, len(self_shape) - len(shape) + 1) + tuple(shape[1:])
+            mismatch = inplace_broadcast_mismatch(tuple(self_shape), shape)
+            if mismatch is not None:
+                return RuntimeError(mismatch)
     if name in _INPLACE_ARITHMETIC:
         return inplace_error("inplace arithmetic")
     if name in _INPLACE_FALLBACK:
