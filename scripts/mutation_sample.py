@@ -106,6 +106,13 @@ _RANK_ERRORS = "tests/test_class_loss_and_norm_rank_errors.py"
 # forward-mode AD's diagonal path, their tangents PyTorch's
 _LOSS_DECLARED_PATHS = "tests/test_forward_ad.py::test_the_losses_elementwise_nodes_take_their_declared_path"
 
+# the row ops, BatchNorm with ReLU, and the optimizers' updates as one region on numba's OpenMP threads (policy.omp):
+# the bits of ember's own pool and of one thread; no other test turns policy.omp on, so without these a wrong
+# argument to a kernel's ``parallel`` form (LayerNorm's gradient without its centring term) goes untested
+_OMP_ROW_OPS = "tests/test_omp_kernels.py::test_row_ops_on_omp_threads_give_the_one_thread_bits"
+_OMP_BATCH_NORM_RELU = "tests/test_omp_kernels.py::test_ops_on_omp_threads_give_the_bits_of_ember_pool"
+_OMP_OPTIMIZERS = "tests/test_omp_kernels.py::test_adam_on_omp_threads_gives_the_reference_bits"
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
@@ -374,7 +381,8 @@ TARGETS = {
                               # (rms_norm's weight of another dtype: the input's dtype kept, PyTorch's warning once per
                               # process, _mismatch_warned; layer_norm's mixed dtypes checked before shapes;
                               # instance_norm's recorded graph as PyTorch's: the (1, N * C, *) view, batch_norm's node)
-                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py"],
+                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py",
+                              _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py",
@@ -407,9 +415,10 @@ TARGETS = {
                                     "tests/test_scalar_argument_errors.py",
                                     # (a result's strides: log_sigmoid's kernel allocates a contiguous one)
                                     "tests/test_elementwise_broadcast_layout.py::test_result_strides_and_values_are_pytorchs",
-                                    "tests/test_argument_positions_by_keyword.py::test_message_as_torchs"],
+                                    "tests/test_argument_positions_by_keyword.py::test_message_as_torchs",
+                                    _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
-    "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
+    "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py", _OMP_OPTIMIZERS],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
                                  "tests/test_grad_store.py", "tests/test_grad_store_added_groups.py",
                                  "tests/test_optim_complex.py", "tests/test_optimizer_refusals.py",
@@ -424,9 +433,9 @@ TARGETS = {
                                  "tests/test_kernels.py::test_optimizer_updates_same_bits_as_numpy",
                                  # (add_scaled's compiled kernel taken where its dispatch applies, never the NumPy
                                  # path's: the same bits either way)
-                                 "tests/test_optimizer_compiled_paths.py"],
+                                 "tests/test_optimizer_compiled_paths.py", _OMP_OPTIMIZERS],
     "ember/optim/_helpers.py": _OPTIM_TESTS,
-    "ember/optim/rmsprop.py": _OPTIM_TESTS,
+    "ember/optim/rmsprop.py": [*_OPTIM_TESTS, _OMP_OPTIMIZERS],
     "ember/optim/adagrad.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adadelta.py": _OPTIM_TESTS,
     "ember/optim/adamax.py": _OPTIM_TESTS,
