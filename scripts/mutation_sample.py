@@ -112,6 +112,9 @@ _LOSS_DECLARED_PATHS = "tests/test_forward_ad.py::test_the_losses_elementwise_no
 _OMP_ROW_OPS = "tests/test_omp_kernels.py::test_row_ops_on_omp_threads_give_the_one_thread_bits"
 _OMP_BATCH_NORM_RELU = "tests/test_omp_kernels.py::test_ops_on_omp_threads_give_the_bits_of_ember_pool"
 _OMP_OPTIMIZERS = "tests/test_omp_kernels.py::test_adam_on_omp_threads_gives_the_reference_bits"
+# (and every region form of LayerNorm, RMSNorm, GELU and SiLU: with and without weight and bias, float32 and
+# float64, against PyTorch and one thread)
+_OMP_REGION_FORMS = "tests/test_omp_norm_and_activation_regions.py"
 
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
@@ -382,7 +385,7 @@ TARGETS = {
                               # process, _mismatch_warned; layer_norm's mixed dtypes checked before shapes;
                               # instance_norm's recorded graph as PyTorch's: the (1, N * C, *) view, batch_norm's node)
                               "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py",
-                              _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
+                              _OMP_REGION_FORMS, _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py",
@@ -416,7 +419,7 @@ TARGETS = {
                                     # (a result's strides: log_sigmoid's kernel allocates a contiguous one)
                                     "tests/test_elementwise_broadcast_layout.py::test_result_strides_and_values_are_pytorchs",
                                     "tests/test_argument_positions_by_keyword.py::test_message_as_torchs",
-                                    _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
+                                    _OMP_REGION_FORMS, _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py", _OMP_OPTIMIZERS],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
