@@ -348,7 +348,9 @@ TARGETS = {
                               # (a weight or pos_weight that is no tensor: PyTorch's TypeError, its position)
                               "tests/test_loss_weight_arguments.py",
                               # (binary_cross_entropy's derivative at its 1e-12 clamp, in float32 and float64)
-                              "tests/test_norm_dtypes_and_loss_epsilon.py", _LOSS_DECLARED_PATHS],
+                              "tests/test_norm_dtypes_and_loss_epsilon.py", _LOSS_DECLARED_PATHS,
+                              # (each loss node's _saved_<name> against PyTorch's)
+                              "tests/test_grad_fn_saved_attributes.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                                         _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
                                         # (a 0-d input against each kind of target, and probabilities with an
@@ -362,7 +364,10 @@ TARGETS = {
                                         # (a weight that is no tensor: PyTorch's TypeError, its position)
                                         "tests/test_loss_weight_arguments.py",
                                         # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
-                                        _RANK_ERRORS, _LOSS_DECLARED_PATHS],
+                                        _RANK_ERRORS, _LOSS_DECLARED_PATHS,
+                                        # (each node's _saved_<name> against PyTorch's: nll_loss's total weight,
+                                        # 0 unreduced, for each kernel's node)
+                                        "tests/test_grad_fn_saved_attributes.py"],
     # (first, as they take seconds and the whole map minutes: every normalisation split over threads, tall and wide
     # rows, compiled and NumPy paths, the splits the other tests' sizes never take, _compiled_norm_rows'
     # parallel_for; batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
@@ -385,7 +390,9 @@ TARGETS = {
                               # process, _mismatch_warned; layer_norm's mixed dtypes checked before shapes;
                               # instance_norm's recorded graph as PyTorch's: the (1, N * C, *) view, batch_norm's node)
                               "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py",
-                              _OMP_REGION_FORMS, _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
+                              _OMP_REGION_FORMS, _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU,
+                              # (layer_norm's _saved_<name> against PyTorch's: its mean and 1/std)
+                              "tests/test_grad_fn_saved_attributes.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py",
