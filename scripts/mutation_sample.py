@@ -304,7 +304,10 @@ TARGETS = {
                                # (a half std's gradient reads the result rounded to the half type, as PyTorch saves it)
                                "tests/test_half_std_gradient.py",
                                # (a result with a dimension of size 1, row-major already, not copied: _row_major)
-                               _RESULT_MEMORY],
+                               _RESULT_MEMORY,
+                               # (each node's _saved_<name> and _raw_saved_<name> against PyTorch's: prod's input
+                               # and result)
+                               "tests/test_grad_fn_saved_attributes.py"],
     "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_more.py", "tests/test_ops_matrix_sort.py", _HALF,
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
@@ -337,7 +340,9 @@ TARGETS = {
                             "tests/test_addr_mixed_dtype_gradients.py",
                             # (half-precision addmv: alpha taken in the half type, float16's alpha-1 fast path, beta 0
                             # ignoring the input's nan)
-                            "tests/test_addmv_half_rounding.py"],
+                            "tests/test_addmv_half_rounding.py",
+                            # (each node's _saved_<name> and _raw_saved_<name> against PyTorch's: mm's operands)
+                            "tests/test_grad_fn_saved_attributes.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)
