@@ -106,6 +106,16 @@ _RANK_ERRORS = "tests/test_class_loss_and_norm_rank_errors.py"
 # forward-mode AD's diagonal path, their tangents PyTorch's
 _LOSS_DECLARED_PATHS = "tests/test_forward_ad.py::test_the_losses_elementwise_nodes_take_their_declared_path"
 
+# the row ops, BatchNorm with ReLU, and the optimizers' updates as one region on numba's OpenMP threads (policy.omp):
+# the bits of ember's own pool and of one thread; no other test turns policy.omp on, so without these a wrong
+# argument to a kernel's ``parallel`` form (LayerNorm's gradient without its centring term) goes untested
+_OMP_ROW_OPS = "tests/test_omp_kernels.py::test_row_ops_on_omp_threads_give_the_one_thread_bits"
+_OMP_BATCH_NORM_RELU = "tests/test_omp_kernels.py::test_ops_on_omp_threads_give_the_bits_of_ember_pool"
+_OMP_OPTIMIZERS = "tests/test_omp_kernels.py::test_adam_on_omp_threads_gives_the_reference_bits"
+# (and every region form of LayerNorm, RMSNorm, GELU and SiLU: with and without weight and bias, float32 and
+# float64, against PyTorch and one thread)
+_OMP_REGION_FORMS = "tests/test_omp_norm_and_activation_regions.py"
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
@@ -299,7 +309,10 @@ TARGETS = {
                                # (a half std's gradient reads the result rounded to the half type, as PyTorch saves it)
                                "tests/test_half_std_gradient.py",
                                # (a result with a dimension of size 1, row-major already, not copied: _row_major)
-                               _RESULT_MEMORY],
+                               _RESULT_MEMORY,
+                               # (each node's _saved_<name> and _raw_saved_<name> against PyTorch's: prod's input
+                               # and result)
+                               "tests/test_grad_fn_saved_attributes.py"],
     "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_more.py", "tests/test_ops_matrix_sort.py", _HALF,
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
@@ -335,7 +348,9 @@ TARGETS = {
                             "tests/test_addmv_half_rounding.py",
                             # (every product with its defaults at its edge shapes in each dtype, first and second
                             # order; each refusal; the addmm family with nothing to sum; tensordot's dims forms)
-                            "tests/test_matrix_product_edges_as_pytorchs.py"],
+                            "tests/test_matrix_product_edges_as_pytorchs.py",
+                            # (each node's _saved_<name> and _raw_saved_<name> against PyTorch's: mm's operands)
+                            "tests/test_grad_fn_saved_attributes.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)
@@ -346,7 +361,9 @@ TARGETS = {
                               # (a weight or pos_weight that is no tensor: PyTorch's TypeError, its position)
                               "tests/test_loss_weight_arguments.py",
                               # (binary_cross_entropy's derivative at its 1e-12 clamp, in float32 and float64)
-                              "tests/test_norm_dtypes_and_loss_epsilon.py", _LOSS_DECLARED_PATHS],
+                              "tests/test_norm_dtypes_and_loss_epsilon.py", _LOSS_DECLARED_PATHS,
+                              # (each loss node's _saved_<name> against PyTorch's)
+                              "tests/test_grad_fn_saved_attributes.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                                         _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
                                         # (a 0-d input against each kind of target, and probabilities with an
@@ -360,7 +377,10 @@ TARGETS = {
                                         # (a weight that is no tensor: PyTorch's TypeError, its position)
                                         "tests/test_loss_weight_arguments.py",
                                         # (cross_entropy and nll_loss of a 0-d input: PyTorch's error per target)
-                                        _RANK_ERRORS, _LOSS_DECLARED_PATHS],
+                                        _RANK_ERRORS, _LOSS_DECLARED_PATHS,
+                                        # (each node's _saved_<name> against PyTorch's: nll_loss's total weight,
+                                        # 0 unreduced, for each kernel's node)
+                                        "tests/test_grad_fn_saved_attributes.py"],
     # (first, as they take seconds and the whole map minutes: every normalisation split over threads, tall and wide
     # rows, compiled and NumPy paths, the splits the other tests' sizes never take, _compiled_norm_rows'
     # parallel_for; batch_norm of a 0-d or 1-D input, PyTorch's error for each mode and parameter)
@@ -382,7 +402,10 @@ TARGETS = {
                               # (rms_norm's weight of another dtype: the input's dtype kept, PyTorch's warning once per
                               # process, _mismatch_warned; layer_norm's mixed dtypes checked before shapes;
                               # instance_norm's recorded graph as PyTorch's: the (1, N * C, *) view, batch_norm's node)
-                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py"],
+                              "tests/test_norm_dtypes_and_loss_epsilon.py", "tests/test_instance_norm_graph.py",
+                              _OMP_REGION_FORMS, _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU,
+                              # (layer_norm's _saved_<name> against PyTorch's: its mean and 1/std)
+                              "tests/test_grad_fn_saved_attributes.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py",
@@ -415,9 +438,10 @@ TARGETS = {
                                     "tests/test_scalar_argument_errors.py",
                                     # (a result's strides: log_sigmoid's kernel allocates a contiguous one)
                                     "tests/test_elementwise_broadcast_layout.py::test_result_strides_and_values_are_pytorchs",
-                                    "tests/test_argument_positions_by_keyword.py::test_message_as_torchs"],
+                                    "tests/test_argument_positions_by_keyword.py::test_message_as_torchs",
+                                    _OMP_REGION_FORMS, _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
-    "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
+    "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py", _OMP_OPTIMIZERS],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
                                  "tests/test_grad_store.py", "tests/test_grad_store_added_groups.py",
                                  "tests/test_optim_complex.py", "tests/test_optimizer_refusals.py",
@@ -432,9 +456,9 @@ TARGETS = {
                                  "tests/test_kernels.py::test_optimizer_updates_same_bits_as_numpy",
                                  # (add_scaled's compiled kernel taken where its dispatch applies, never the NumPy
                                  # path's: the same bits either way)
-                                 "tests/test_optimizer_compiled_paths.py"],
+                                 "tests/test_optimizer_compiled_paths.py", _OMP_OPTIMIZERS],
     "ember/optim/_helpers.py": _OPTIM_TESTS,
-    "ember/optim/rmsprop.py": _OPTIM_TESTS,
+    "ember/optim/rmsprop.py": [*_OPTIM_TESTS, _OMP_OPTIMIZERS],
     "ember/optim/adagrad.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adadelta.py": _OPTIM_TESTS,
     "ember/optim/adamax.py": _OPTIM_TESTS,

@@ -122,6 +122,16 @@ CASES = {
     "nll_loss_2d": lambda lib, t: lib.nn.functional.nll_loss(t["m"].reshape(1, 4, 3, 1),
                                                              lib.tensor([[[0], [3], [1]]])),
     "nll_loss_3d": lambda lib, t: lib.nn.functional.nll_loss(t["m"].reshape(1, 4, 3), lib.tensor([[0, 3, 1]])),
+    # (unreduced, weighted, ignoring a class: the total weight PyTorch saves is 0 without a reduction, the weights of
+    # the targets not ignored with one, for each kernel's node)
+    "nll_loss_2d_unreduced": lambda lib, t: lib.nn.functional.nll_loss(
+        t["m"].reshape(1, 4, 3, 1), lib.tensor([[[0], [3], [1]]]), weight=t["b"].detach().abs(),
+        reduction="none"),
+    "nll_loss_3d_sum_ignored": lambda lib, t: lib.nn.functional.nll_loss(
+        t["m"].reshape(1, 4, 3), lib.tensor([[0, 3, 1]]), weight=t["b"].detach().abs(), ignore_index=3,
+        reduction="sum"),
+    "cross_entropy_unreduced_weighted": lambda lib, t: lib.nn.functional.cross_entropy(
+        t["m"], lib.tensor([0, 2, 1, 2]), weight=t["x"].detach().abs(), reduction="none"),
     "layer_norm": lambda lib, t: lib.nn.functional.layer_norm(t["m"], (3,), t["w"], t["x"]),
     "layer_norm_two_dims": lambda lib, t: lib.nn.functional.layer_norm(t["m"] * 2, (4, 3)),
     "layer_norm_no_bias": lambda lib, t: lib.nn.functional.layer_norm(t["m"].unsqueeze(0), [3], t["w"] * 2),
