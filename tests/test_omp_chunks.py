@@ -90,6 +90,31 @@ def test_a_split_inside_a_chunk_runs_inline(threads, monkeypatch):
     assert regions == [2] and sorted(inner) == [(0, 0, 8), (5, 0, 8)]
 
 
+@omp_only
+def test_numbas_worker_keeps_its_python_thread_state_between_regions(threads):
+    # A ctypes callback on a thread Python did not start gets a new thread state each call unless one is kept
+    # (``_omp._keep_state``): its thread-local data (``_parallel``'s, NumPy's error state) would be lost every chunk,
+    # and the state's creation and teardown were half of a region's CPU.
+    ember.set_num_threads(2)
+    local = threading.local()
+    seen = []
+
+    def chunk(lo: int, hi: int) -> None:
+        if threading.get_ident() != threading.main_thread().ident:
+            seen.append((threading.get_ident(), getattr(local, "chunks", 0)))
+            local.chunks = getattr(local, "chunks", 0) + 1
+
+    with policy.override(omp=True, omp_chunks=True):
+        for _ in range(6):
+            _parallel.parallel_for(chunk, 2, 1 << 20)
+    assert len(seen) == 6
+    by_thread = {}
+    for ident, count in seen:  # each worker counts up from where its last chunk left its thread-local data
+        assert count == by_thread.get(ident, count)
+        by_thread[ident] = count + 1
+    assert seen[-1][1] > 0
+
+
 def _conv_step(kind: str, x_np, w_np, up_np):
     """Forward and backward of one convolution: output, input gradient, weight gradient, bias gradient."""
     x, w = ember.tensor(x_np, requires_grad=True), ember.tensor(w_np, requires_grad=True)
