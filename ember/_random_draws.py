@@ -384,3 +384,44 @@ def multinomial(g, probs: np.ndarray, num_samples: int, replacement: bool) -> np
     for i in range(rows):
         out[i] = np.argsort(-key[i], kind="stable")[:num_samples]
     return out
+
+
+# -- gamma --------------------------------------------------------------------------------------------------------
+_ONE_THIRD_F32 = float(_F32(1.0) / _F32(3.0))  # PyTorch's 1.0f / 3.0f, a float constant even in double arithmetic
+_SQUEEZE_F32 = float(_F32(0.0331))  # its 0.0331f
+
+
+@holding_lock
+def gamma(g, alphas: np.ndarray) -> np.ndarray:
+    """One Gamma(alpha, 1) draw per element of ``alphas`` (flat, in order), as PyTorch's CPU ``_standard_gamma``
+    (``alphas`` float32 or float64) and the gamma step of ``_sample_dirichlet`` (float64) draw them: Marsaglia and
+    Tsang's rejection method on ``normal_distribution<double>`` and ``1 - u`` of 53-bit uniforms, alpha below 1
+    boosted by one with the scale ``(1 - u) ** (1 / alpha)``. ``alpha += 1``, ``1 / alpha`` and ``d = alpha - 1/3``
+    are taken in the alpha's own type (float32 for float32), the rest in double; a draw is returned in float64."""
+    single = alphas.dtype == _F32
+    as_scalar = _F32 if single else _F64
+    out = np.empty(alphas.size, _F64)
+    for k, alpha in enumerate(alphas.reshape(-1).tolist()):
+        alpha = as_scalar(alpha)
+        scale = 1.0
+        if alpha < 1:
+            if alpha == 0:
+                out[k] = 0.0
+                continue
+            scale *= math.pow(1.0 - float(g.unit64(1)[0]), float(as_scalar(1) / alpha))
+            alpha = as_scalar(alpha + as_scalar(1))
+        d = float(alpha - as_scalar(_ONE_THIRD_F32)) if single else float(alpha) - _ONE_THIRD_F32
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            while True:
+                x = float(normal_scalar(g, 1)[0])
+                y = 1.0 + c * x
+                if y > 0:
+                    break
+            v = y * y * y
+            u = 1.0 - float(g.unit64(1)[0])
+            xx = x * x
+            if u < 1.0 - _SQUEEZE_F32 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+                out[k] = scale * d * v
+                break
+    return out

@@ -164,6 +164,22 @@ def test_errors_like_torch(make):
     raises_like_torch(make)
 
 
+@pytest.mark.parametrize("make", [
+    lambda m: m.tensor([1.0, 2.0]),  # a confusion matrix built from float predictions
+    lambda m: m.tensor([1.0, 2.0], dtype=m.float64),
+    lambda m: m.tensor([[1.0]]),  # the dtype is refused before the shape
+    lambda m: m.tensor([True, False]),
+    lambda m: m.tensor([1.0], dtype=m.float16),
+])
+def test_bincount_refuses_non_integer_dtypes_as_torch(make):
+    # PyTorch's kernel exists for integer types only: NotImplementedError naming the dtype, not the 1-d message
+    with pytest.raises(NotImplementedError) as want:
+        torch.bincount(make(torch))
+    with pytest.raises(NotImplementedError) as got:
+        ember.bincount(make(ember))
+    assert str(got.value) == str(want.value)
+
+
 @pytest.mark.parametrize("fn,specs", [
     (lambda m, x: x.unfold(0, 3, 2), [(7,)]),
     (lambda m, x: x.unfold(1, 2, 1), [(2, 5, 3)]),

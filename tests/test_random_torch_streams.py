@@ -465,3 +465,27 @@ def test_poisson_gradient_and_errors():
     assert grads[1] == grads[0]
     for bad in ([1.0, -1.0], [float("nan")], [1, 2]):
         assert_same_error(lambda m, bad=bad: m.poisson(m.tensor(bad)))
+
+
+# -- gamma-based distributions: PyTorch's Marsaglia-Tsang sampler, draw for draw --------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("alpha", [[0.2], [1.0], [3.5, 0.7, 12.0, 0.05], [1e-3, 250.0]])
+def test_gamma_sample_is_pytorchs(alpha, dtype):
+    # alpha below 1 takes the boosted path (one more uniform); large alpha rarely rejects, small often does
+    same(lambda lib: lib.distributions.Gamma(lib.tensor(alpha, dtype=getattr(lib, dtype)),
+                                             lib.tensor(2.0, dtype=getattr(lib, dtype))).sample((40,)), seed=3)
+
+
+@pytest.mark.parametrize("concentration", [[0.2, 0.2], [1.0, 1.0], [0.5, 2.0, 7.0]])
+def test_dirichlet_and_beta_samples_are_pytorchs(concentration):
+    # _sample_dirichlet draws its gammas in float64 even for float32 concentrations, then normalises in float64
+    same(lambda lib: lib.distributions.Dirichlet(lib.tensor(concentration)).sample((30,)), seed=5)
+    same(lambda lib: lib.distributions.Beta(lib.tensor([concentration[0]]),
+                                            lib.tensor([concentration[1]])).sample((30,)), seed=6)
+    same(lambda lib: lib.distributions.Beta(lib.tensor(concentration[0], dtype=lib.float64),
+                                            lib.tensor(concentration[1], dtype=lib.float64)).rsample((7,)), seed=7)
+
+
+def test_chi2_and_studentt_draw_pytorchs_gammas():
+    same(lambda lib: lib.distributions.Chi2(lib.tensor([1.0, 4.0])).sample((20,)), seed=8)
+    same(lambda lib: lib.distributions.StudentT(lib.tensor(3.0)).sample((20,)), seed=9)

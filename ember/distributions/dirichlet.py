@@ -29,10 +29,15 @@ class Dirichlet(ExponentialFamily):
         return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",))
 
     def rsample(self, sample_shape=()):
-        g = standard_gamma(self.concentration.expand(tuple(self._extended_shape(sample_shape))))
-        from .. import finfo
+        from .. import finfo, float64
 
-        return (g / g.sum(-1, keepdim=True)).clamp(min=finfo(g.dtype).tiny, max=1 - finfo(g.dtype).eps)
+        # PyTorch's _sample_dirichlet: the gamma draws and their normalisation in float64 whatever the
+        # concentration's type, then the ratio cast back and kept inside (0, 1): at least the type's smallest
+        # normal number, at most the largest value below 1
+        concentration = self.concentration.expand(tuple(self._extended_shape(sample_shape)))
+        g = standard_gamma(concentration.to(float64))
+        ratio = (g / g.sum(-1, keepdim=True)).to(concentration.dtype)
+        return ratio.clamp(min=finfo(ratio.dtype).tiny, max=1 - finfo(ratio.dtype).eps / 2)
 
     def log_prob(self, value):
         from ..ops.gamma_fns import xlogy

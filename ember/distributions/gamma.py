@@ -90,9 +90,12 @@ class StandardGamma(Node):
     dx/dalpha = -(dP/dalpha)(alpha, x) / p(x; alpha); dP/dalpha by a central difference of ``gammainc``."""
 
     def forward(self, alpha):
-        from ..random import rng_of
+        from .._random_draws import gamma
+        from ..random import generator_of
 
-        x = rng_of(None).standard_gamma(alpha.astype(xp.float64))
+        # PyTorch's sampler in float32 or float64 (the types its kernel is compiled for), in memory order
+        drawn = alpha if alpha.dtype in (xp.float32, xp.float64) else alpha.astype(xp.float32)
+        x = gamma(generator_of(None), xp.ascontiguousarray(drawn)).reshape(alpha.shape)
         x = xp.maximum(x, xp.finfo(alpha.dtype).tiny).astype(alpha.dtype)
         self.saved = (alpha, x)
         return x
@@ -141,7 +144,12 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        return standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        from .. import finfo
+
+        # as PyTorch: the quotient kept above the smallest normal number, outside the gradient's path
+        value.detach().clamp_(min=finfo(value.dtype).tiny)
+        return value
 
     def log_prob(self, value):
         from ..ops.gamma_fns import xlogy

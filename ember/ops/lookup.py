@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
-from .._dtype import SCALAR_TYPE_NAMES, np_kind
+from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results, refuse_meta
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
@@ -67,7 +67,9 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
     """Occurrences of each value 0..max(x) in a 1-D non-negative integer tensor (summed ``weights`` when given)."""
     a = x._data
     refuse_meta("bincount", a, *(() if weights is None else (weights._data,)))
-    if a.ndim != 1 or a.dtype.kind not in "iub":
+    if a.dtype.kind not in "iu":  # PyTorch's kernel is compiled for integer types only: bool and floats are refused
+        raise not_implemented_for("bincount_cpu", x.dtype)
+    if a.ndim != 1:
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape {list(x.shape)}, "
                            f"dtype {x.dtype})")
     if a.size and a.min() < 0:

@@ -48,6 +48,7 @@ class CIFAR10(VisionDataset):
     train_list = ["data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5"]
     test_list = ["test_batch"]
     meta = {"filename": "batches.meta", "key": "label_names"}
+    _not_found = "Dataset not found or corrupted."  # torchvision's words (ember does not check the files' MD5)
 
     def __init__(self, root: str | os.PathLike, train: bool = True, transform: Callable | None = None,
                  target_transform: Callable | None = None, download: bool = False) -> None:

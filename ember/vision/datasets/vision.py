@@ -33,13 +33,16 @@ class VisionDataset(Dataset):
             target = self.target_transform(target)
         return img, target
 
+    # how torchvision's dataset says its files are missing (CIFAR's, which checks their MD5 sums: "or corrupted")
+    _not_found = "Dataset not found."
+
     def _require_files(self, download: bool, folder: str, files: list[str]) -> None:
         """Download when asked and the files are missing (``_check_exists`` / ``download`` of the subclass);
         still missing: torchvision's "Dataset not found" naming ``files`` in ``folder``."""
         if download and not self._check_exists():
             self.download()
         if not self._check_exists():
-            raise not_found(folder, files)
+            raise not_found(folder, files, self._not_found)
 
     def __len__(self) -> int:
         raise NotImplementedError
@@ -59,9 +62,9 @@ class VisionDataset(Dataset):
         return "\n".join([f"Dataset {type(self).__name__}"] + [" " * self._repr_indent + line for line in lines])
 
 
-def not_found(folder: str, files: list[str]) -> RuntimeError:
-    """torchvision's "Dataset not found" error, naming the files looked for and where."""
-    return RuntimeError(f"Dataset not found. You can use download=True to download it "
+def not_found(folder: str, files: list[str], words: str = "Dataset not found.") -> RuntimeError:
+    """torchvision's "Dataset not found" error (its ``words``), naming the files looked for and where."""
+    return RuntimeError(f"{words} You can use download=True to download it "
                         f"(expected {', '.join(files)} in {folder})")
 
 
