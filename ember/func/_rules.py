@@ -16,7 +16,7 @@ import ember as E
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor
 from ..return_types import rebuilt
-from ._batched import batch_size, loop, peel, rule, unbatched_inplace_error, wrap, wrap_out
+from ._batched import batch_size, loop, overload_of, peel, rule, unbatched_inplace_error, wrap, wrap_out
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -136,7 +136,8 @@ def inplace(name, op, level, args, kwargs):
     if not batched:
         others = [v for v, b in (peel(a, level) for a in (*args[1:], *kwargs.values())) if b]
         if others:
-            raise unbatched_inplace_error(name, self_value.shape, [o.shape for o in others], level)
+            raise unbatched_inplace_error(overload_of(name, args, kwargs), self_value.shape,
+                                          [o.shape for o in others], level)
     rank = logical_ndim(args[0], level)
     new_args = [self_value] + [_aligned(a, level, rank) for a in args[1:]]
     op(*new_args, **{k: _aligned(v, level, rank) for k, v in kwargs.items()})
