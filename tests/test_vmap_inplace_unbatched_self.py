@@ -33,6 +33,7 @@ OPS = {
     "masked_fill_tensor_value": lambda s, b: s.masked_fill_(b > 0, s.new_tensor(2.0)),
     "masked_fill_value_keyword": lambda s, b: s.masked_fill_(b > 0, value=s.new_tensor(2.0)),
     "masked_scatter_": lambda s, b: s.masked_scatter_(b > 0, s.new_ones(3)),
+    "masked_fill_batched_value": lambda s, b: s.masked_fill_(s > 0, b.sum()),  # (a 0-d value per example)
 }
 
 
