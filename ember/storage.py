@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import weakref
+from collections.abc import Sequence
 
 from . import _dtype, _meta
 from ._backend import xp
@@ -139,27 +140,47 @@ class UntypedStorage:
         return f"UntypedStorage(nbytes={self.nbytes()}, device=cpu)"
 
 
-class TypedStorage:
-    """A tensor's storage seen as elements of the tensor's dtype. ``TypedStorage(wrap_storage=untyped,
-    dtype=dtype, device=None, _internal=True)`` (PyTorch's form, which programs use to retype a storage) views an
-    ``UntypedStorage``'s bytes as elements of ``dtype``, sharing its memory; no deprecation warning (see
-    docs/api.md, storages)."""
+_TYPED_STORAGE_FORMS = ("TypedStorage.__init__ received an invalid combination of arguments. Expected one of:\n"
+                        " * (*, torch.device device, torch.dtype dtype)\n * (int size, *, torch.device device, "
+                        "torch.dtype dtype)\n * (Sequence data, *, torch.device device, torch.dtype dtype)\n * (*, "
+                        "UntypedStorage wrap_storage, torch.dtype dtype)")
 
-    def __init__(self, root=None, dtype: _dtype.dtype | None = None, *, wrap_storage: UntypedStorage | None = None,
+
+class TypedStorage:
+    """A tensor's storage seen as elements of the tensor's dtype, built as PyTorch's: ``TypedStorage(dtype=d)``
+    (empty), ``TypedStorage(size, dtype=d)`` (``size`` zeros; PyTorch leaves them uninitialised),
+    ``TypedStorage(sequence, dtype=d)`` (the values, flattened) -- ``d`` the default dtype when left out -- and
+    ``TypedStorage(wrap_storage=untyped, dtype=d, device=None, _internal=True)`` (the form programs use to retype
+    a storage), which views an ``UntypedStorage``'s bytes as elements of ``d``, sharing its memory. No
+    deprecation warning (see docs/api.md, storages)."""
+
+    def __init__(self, *args, dtype: _dtype.dtype | None = None, wrap_storage: UntypedStorage | None = None,
                  device=None, _internal: bool = False) -> None:
         if wrap_storage is not None:
             reason = ("\nArgument 'device' should not be specified when 'wrap_storage' is given"
                       if device is not None else "")
-            if root is not None or not isinstance(wrap_storage, UntypedStorage) or \
-                    not isinstance(dtype, _dtype.dtype) or reason:
-                raise RuntimeError("TypedStorage.__init__ received an invalid combination of arguments. Expected one "
-                                   "of:\n * (*, torch.device device, torch.dtype dtype)\n * (int size, *, torch.device"
-                                   " device, torch.dtype dtype)\n * (Sequence data, *, torch.device device, torch.dtype"
-                                   " dtype)\n * (*, UntypedStorage wrap_storage, torch.dtype dtype)" + reason)
-            root = wrap_storage._root
-        elif root is None or dtype is None:
-            raise TypeError("TypedStorage() takes a storage to wrap: TypedStorage(wrap_storage=untyped, dtype=dtype)")
-        self._root, self.dtype = root, dtype
+            if args or not isinstance(wrap_storage, UntypedStorage) or not isinstance(dtype, _dtype.dtype) or reason:
+                raise RuntimeError(_TYPED_STORAGE_FORMS + reason)
+            self._root, self.dtype = wrap_storage._root, dtype
+            return
+        if len(args) > 1:
+            raise RuntimeError(_TYPED_STORAGE_FORMS + "\nToo many positional arguments")
+        data = args[0] if args else 0
+        size = isinstance(data, int) and not isinstance(data, bool)
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        if not size and not isinstance(data, Sequence):
+            raise TypeError(f"{_TYPED_STORAGE_FORMS}\nArgument type not recognized: {type(data)}")
+        dtype = _dtype.get_default_dtype() if dtype is None else dtype
+        self._root = xp.zeros(data, dtype.np) if size else xp.array(data, dtype=dtype.np).reshape(-1)
+        self.dtype = dtype
+
+    @classmethod
+    def _over(cls, root, dtype: _dtype.dtype) -> TypedStorage:
+        """The storage whose memory is the array ``root``, as elements of ``dtype`` (ember's own construction)."""
+        storage = cls.__new__(cls)
+        storage._root, storage.dtype = root, dtype
+        return storage
 
     @property
     def device(self):
@@ -219,9 +240,7 @@ class _LegacyStorage(TypedStorage):
     _DTYPE: _dtype.dtype
 
     def __init__(self, data=0) -> None:
-        size = isinstance(data, int) and not isinstance(data, bool)
-        root = xp.zeros(data, self._DTYPE.np) if size else xp.array(data, dtype=self._DTYPE.np).reshape(-1)
-        super().__init__(root, self._DTYPE)
+        super().__init__(data, dtype=self._DTYPE)
 
     @classmethod
     def from_buffer(cls, buffer, byte_order: str | None = None, count: int = -1, offset: int = 0):
@@ -247,9 +266,7 @@ class _LegacyStorage(TypedStorage):
             raise ValueError(f"buffer has only {(size - offset) // dt.itemsize} elements after offset {offset}, "
                              f"but specified a size of {count}")
         values = xp.frombuffer(buffer, dtype=dt, count=count, offset=offset)
-        storage = cls.__new__(cls)
-        TypedStorage.__init__(storage, values.astype(cls._DTYPE.np), cls._DTYPE)  # a copy, in native order
-        return storage
+        return cls._over(values.astype(cls._DTYPE.np), cls._DTYPE)  # a copy, in native order
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(size={self.size()}, dtype={self.dtype}, device=cpu)"
@@ -281,7 +298,7 @@ def untyped_storage(x) -> UntypedStorage:
 
 def typed_storage(x) -> TypedStorage:
     """``x.storage()``: the storage as elements of ``x.dtype``."""
-    return TypedStorage(storage_root(x._data), x.dtype)
+    return TypedStorage._over(storage_root(x._data), x.dtype)
 
 
 def tensor_data_ptr(x) -> int:

@@ -173,6 +173,7 @@ def main() -> None:
     resume = args.resume or (args.ckpt_dir is not None and has_checkpoint(args.ckpt_dir, args.ddp))
     params = train(args.steps, args.ckpt_dir, args.stop_after, args.ddp, resume)
     if args.out and rank == 0:  # the parameters are the same on every rank
+        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)  # (torch.save refuses a missing folder)
         torch.save(params, args.out)
     if rank == 0:
         print(f"trained to step {args.steps if args.stop_after is None else args.stop_after}"

@@ -155,3 +155,12 @@ def test_a_wrong_vmap_rule_in_backward_fails_the_batched_check():
 def test_batched_forward_grad_check_runs():
     """(tests/test_gradcheck_batched_forward_grad.py compares it with PyTorch's.)"""
     assert ember.autograd.gradcheck(_f, _inputs(ember), check_forward_ad=True, check_batched_forward_grad=True)
+
+
+@pytest.mark.parametrize("options", [{}, {"fast_mode": True}, {"check_batched_grad": True},
+                                     {"check_forward_ad": True}])
+def test_an_input_the_function_does_not_use_passes_as_in_torch(options):
+    """PyTorch's backward-multiplied-by-grad_output check skips an input whose gradient is None (unused)."""
+    for lib in (torch, ember):
+        assert lib.autograd.gradcheck(lambda a, b: a * 2, _inputs(lib), **options)
+        assert lib.autograd.gradgradcheck(lambda a, b: a * a, _inputs(lib))

@@ -225,3 +225,21 @@ def test_dropout_of_integer_or_bool_input_as_pytorch(call, dtype):
         except RuntimeError as err:  # (PyTorch's alpha dropout of bools names an intermediate Long)
             outcomes.append(("error", str(err) if dtype == "int64" else "cast error"))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, x, p: F.dropout(x, p=p), lambda F, x, p: F.dropout(x, p=p, training=False),
+    lambda F, x, p: F.dropout(x.clone(), p=p, inplace=True), lambda F, x, p: F.dropout1d(x, p=p),
+    lambda F, x, p: F.dropout2d(x.unsqueeze(-1), p=p), lambda F, x, p: F.dropout3d(x[..., None, None], p=p),
+    lambda F, x, p: F.alpha_dropout(x, p=p, training=True), lambda F, x, p: F.feature_alpha_dropout(x, p, True)])
+def test_a_numpy_complex_p_warns_once_and_masks_as_torchs(call):
+    """PyTorch's kernel takes p as a double: one ComplexWarning (in eval mode too), the real part used."""
+    results = []
+    for m in (torch, ember):
+        m.manual_seed(3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = call(m.nn.functional, m.ones(2, 3, 5), np.complex128(0.3 + 0.1j))
+        results.append(([w.category.__name__ for w in caught], out.numpy()))
+    assert results[1][0] == results[0][0] == ["ComplexWarning"]
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)

@@ -28,6 +28,12 @@ OPS = {
     "imod": lambda s, b: s.__imod__(b),
     "ipow": lambda s, b: s.__ipow__(b),
     "ior": lambda s, b: s.__ior__(b),
+    # a batched mask: masked_fill_ with a number has PyTorch's arithmetic rule, with a tensor value the fallback
+    "masked_fill_": lambda s, b: s.masked_fill_(b > 0, 2.0),
+    "masked_fill_tensor_value": lambda s, b: s.masked_fill_(b > 0, s.new_tensor(2.0)),
+    "masked_fill_value_keyword": lambda s, b: s.masked_fill_(b > 0, value=s.new_tensor(2.0)),
+    "masked_scatter_": lambda s, b: s.masked_scatter_(b > 0, s.new_ones(3)),
+    "masked_fill_batched_value": lambda s, b: s.masked_fill_(s > 0, b.sum()),  # (a 0-d value per example)
 }
 
 

@@ -327,13 +327,16 @@ def _batched_forward_grad_check(func: Callable, inputs: tuple, raise_exception: 
 def _backward_multiplied_by_grad_output(outputs: list[Tensor], inputs: tuple, checked: list[int],
                                         raise_exception: bool) -> bool:
     """PyTorch's check that backward multiplies by grad_output: zero output gradients give every checked input a
-    zero gradient, then of its dtype and size (None, for an input the outputs do not use, is PyTorch's error too)."""
+    zero gradient, then of its dtype and size. An input the outputs do not use (its gradient None) passes, as in
+    PyTorch: nothing flows to it, so there is nothing to multiply."""
     from . import grad as autograd_grad
 
     grads = autograd_grad(outputs, [inputs[i] for i in checked], [Tensor._make(xp.zeros_like(o._data))
                                                                   for o in outputs], allow_unused=True)
     for g, i in zip(grads, checked):
-        problem = "backward not multiplied by grad_output" if g is None or xp.any(g._data != 0) else \
+        if g is None:
+            continue
+        problem = "backward not multiplied by grad_output" if xp.any(g._data != 0) else \
             "grad is incorrect type" if g.dtype != inputs[i].dtype else \
             "grad is incorrect size" if g.shape != inputs[i].shape else None
         if problem is not None:

@@ -108,7 +108,8 @@ def _check_inplace_on_unbatched(frame, batched: BatchedTensor) -> None:
         target = frame.f_locals.get("self")
         if (name.endswith("_") and not name.startswith("__") or name.startswith("__i")) and \
                 isinstance(target, Tensor) and type(target) is not BatchedTensor:
-            raise unbatched_inplace_error(name, target.shape, [batched._value.shape], batched._level)
+            raise unbatched_inplace_error(overload_of(name, (), frame.f_locals), target.shape,
+                                          [batched._value.shape], batched._level)
         frame = frame.f_back
 
 
@@ -116,11 +117,23 @@ def _check_inplace_on_unbatched(frame, batched: BatchedTensor) -> None:
 # in-place binary arithmetic batching rule ("inplace arithmetic"), the fallback of an op with no batching rule (the
 # ATen op: "aten::pow_"), an op's own rule (its name: "index_add_"); add_ and the bitwise ops reach the kernel's
 # shape check instead
-_INPLACE_ARITHMETIC = frozenset("sub_ mul_ div_ clamp_min_ clamp_max_ copy_ __isub__ __imul__ __itruediv__".split())
+# shape check instead. masked_fill_ with a number (its Scalar overload) has the arithmetic rule, with a tensor value
+# (``masked_fill_.Tensor``, ``overload_of``) the fallback
+_INPLACE_ARITHMETIC = frozenset("sub_ mul_ div_ clamp_min_ clamp_max_ copy_ masked_fill_ __isub__ __imul__ "
+                                "__itruediv__".split())
 _INPLACE_SHAPE_CHECKED = frozenset("add_ atan2_ __iadd__ __iand__ __ior__ __ixor__".split())
-_INPLACE_FALLBACK = {name: name for name in ("pow_ clamp_ clip_ masked_fill_ lerp_ addcmul_ addcdiv_ remainder_ fmod_ "
-                                             "floor_divide_").split()}
-_INPLACE_FALLBACK.update(__ifloordiv__="floor_divide_", __imod__="remainder_", __ipow__="pow_")
+_INPLACE_FALLBACK = {name: name for name in ("pow_ clamp_ clip_ masked_scatter_ lerp_ addcmul_ addcdiv_ remainder_ "
+                                             "fmod_ floor_divide_").split()}
+_INPLACE_FALLBACK.update({"masked_fill_.Tensor": "masked_fill_", "__ifloordiv__": "floor_divide_",
+                          "__imod__": "remainder_", "__ipow__": "pow_"})
+
+
+def overload_of(name: str, args: tuple, kwargs: dict) -> str:
+    """The key ``unbatched_inplace_error`` reads for the in-place call ``name(*args, **kwargs)``: its name, or
+    for masked_fill_ with a tensor value PyTorch's ``masked_fill_.Tensor`` overload, which has no batching rule."""
+    if name == "masked_fill_" and isinstance(args[2] if len(args) > 2 else kwargs.get("value"), Tensor):
+        return "masked_fill_.Tensor"
+    return name
 
 
 def unbatched_inplace_error(name: str, self_shape: tuple, batched_shapes: list, level: int) -> RuntimeError:

@@ -16,7 +16,7 @@ import ember as E
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor
 from ..return_types import rebuilt
-from ._batched import batch_size, loop, peel, rule, unbatched_inplace_error, wrap, wrap_out
+from ._batched import batch_size, loop, overload_of, peel, rule, unbatched_inplace_error, wrap, wrap_out
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -84,7 +84,7 @@ def _sizes(args) -> tuple:
 _BINARY = (
     "add sub subtract mul multiply div divide true_divide floor_divide remainder fmod pow float_power atan2 arctan2 "
     "hypot maximum minimum fmax fmin logaddexp logaddexp2 copysign nextafter xlogy lerp addcmul addcdiv where "
-    "masked_fill clamp clip clamp_min clamp_max eq ne lt le gt ge greater less greater_equal less_equal not_equal "
+    "clamp clip clamp_min clamp_max eq ne lt le gt ge greater less greater_equal less_equal not_equal "
     "logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor isclose heaviside type_as "
     "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__ __mod__ "
     "__rmod__ __pow__ __rpow__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __and__ __or__ __xor__ __rand__ __ror__ "
@@ -129,6 +129,31 @@ def _aligned(a, level: int, rank: int):
     return pad(value, rank) if batched else a
 
 
+def _masked_fill_args(args: tuple, kwargs: dict, level: int):
+    """masked_fill's (self, mask, value) when its value is batched (a 0-d tensor per example, which the op itself
+    refuses once padded to the examples' rank), else None."""
+    given = (*args, *(kwargs[k] for k in ("mask", "value") if k in kwargs))
+    if len(given) == 3 and peel(given[2], level)[1] and logical_ndim(given[2], level) == 0:
+        return given
+    return None
+
+
+def _fill_each_example(x: Tensor, mask, value: Tensor) -> Tensor:
+    """Each example of ``x`` (batch values aligned) filled where ``mask`` holds with its own ``value``, in x's
+    dtype: PyTorch's rule for masked_fill with a batched value."""
+    return E.where(mask, value.to(x.dtype), x)
+
+
+@rule("masked_fill")
+def masked_fill(name, op, level, args, kwargs):
+    """masked_fill: elementwise, except a batched value, which fills each example with its own."""
+    given = _masked_fill_args(args, kwargs, level)
+    if given is None:
+        return pointwise(name, op, level, args, kwargs)
+    rank = max(logical_ndim(a, level) for a in given[:2] if isinstance(a, Tensor))
+    return wrap_out(_fill_each_example(*(_aligned(a, level, rank) for a in given)), level)
+
+
 @rule(*_INPLACE[:-5])
 def inplace(name, op, level, args, kwargs):
     """In-place elementwise ops: the example's value changes in place (its batch value does)."""
@@ -136,7 +161,12 @@ def inplace(name, op, level, args, kwargs):
     if not batched:
         others = [v for v, b in (peel(a, level) for a in (*args[1:], *kwargs.values())) if b]
         if others:
-            raise unbatched_inplace_error(name, self_value.shape, [o.shape for o in others], level)
+            raise unbatched_inplace_error(overload_of(name, args, kwargs), self_value.shape,
+                                          [o.shape for o in others], level)
+    if name == "masked_fill_" and (given := _masked_fill_args(args, kwargs, level)) is not None:
+        rank = logical_ndim(args[0], level)
+        self_value.copy_(_fill_each_example(*(_aligned(a, level, rank) for a in given)))
+        return args[0]
     rank = logical_ndim(args[0], level)
     new_args = [self_value] + [_aligned(a, level, rank) for a in args[1:]]
     op(*new_args, **{k: _aligned(v, level, rank) for k, v in kwargs.items()})

@@ -180,10 +180,11 @@ class ScriptModule(Module):
 
 
 class ScriptFunction:
-    """No ember object is a ScriptFunction (PyTorch's is built only by its compiler)."""
+    """No ember object is a ScriptFunction: PyTorch's is built only by its compiler, and calling the class is
+    PyTorch's TypeError (its binding defines no constructor)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("torch.jit.ScriptFunction is not implemented in ember: ember has no TorchScript")
+        raise TypeError(f"{type(self).__name__}: No constructor defined!")
 
 
 __getattr__ = module_getattr(__name__)

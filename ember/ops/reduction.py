@@ -38,6 +38,15 @@ def _axes(dim, ndim: int):
     return axes if ndim else None  # a 0-d tensor accepts dim 0 / -1: the whole (single) element
 
 
+def _dims_as_given(out: Tensor, dim, ndim: int) -> Tensor:
+    """``out``'s node keeps several ``dim`` in the order given (wrapped non-negative), which PyTorch's shows as its
+    ``_saved_dim``, where ember reduces over them sorted (``_axes``)."""
+    node = out.grad_fn
+    if node is not None and isinstance(dim, (list, tuple)) and len(dim) > 1 and ndim:
+        node.dims_given = tuple(_wrap_dim(d, ndim) for d in dim)
+    return out
+
+
 def _check_nonempty(name: str, x, axes) -> None:
     """PyTorch's IndexError for a max/min-like reduction over an empty dimension."""
     if x.size == 0:
@@ -155,13 +164,15 @@ def _running_mean_of_infinite(x, axes, out):
 # sum / mean over given dimensions, under PyTorch's names for that overload (names only)
 @torch_named("SumBackward1")
 class _SumOverDims(Sum):
-    _saved_dim = property(lambda self: self.axes)  # (non-negative: PyTorch's reads a negative dim as unsigned)
+    dims_given = None  # (``_dims_as_given``; non-negative: PyTorch's reads a negative dim as unsigned)
+    _saved_dim = property(lambda self: self.dims_given or self.axes)
     _saved_keepdim = property(lambda self: self.keepdim)
 
 
 @torch_named("MeanBackward1")
 class _MeanOverDims(Mean):
-    _saved_dim = property(lambda self: self.axes)  # (non-negative: PyTorch's reads a negative dim as unsigned)
+    dims_given = None  # (``_dims_as_given``; non-negative: PyTorch's reads a negative dim as unsigned)
+    _saved_dim = property(lambda self: self.dims_given or self.axes)
     _saved_keepdim = property(lambda self: self.keepdim)
 
 
@@ -444,7 +455,9 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> T
     if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
     x, asked = _accumulated_as(x, dtype)
-    return _as_asked(node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim), asked)
+    ndim = x._data.ndim
+    return _as_asked(_dims_as_given(node.apply(x, axes=None if dim is None else _axes(dim, ndim), keepdim=keepdim),
+                                    dim, ndim), asked)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
@@ -465,7 +478,8 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
             f"a floating point or complex dtype. Got: {SCALAR_TYPE_NAMES[x.dtype.name]} (call .float() first, "
             "or pass a floating dtype=)"
         )
-    return node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
+    ndim = x._data.ndim
+    return _dims_as_given(node.apply(x, axes=None if dim is None else _axes(dim, ndim), keepdim=keepdim), dim, ndim)
 
 
 @full_precision
@@ -555,7 +569,8 @@ class AmaxAmin(Extreme):
     """amax / amin: ``Extreme`` named as PyTorch's."""
 
     nan_counts = False
-    _saved_dim = property(lambda self: () if self.axes is None else tuple(self.axes))  # (non-negative, sorted)
+    dims_given = None  # (``_dims_as_given``)
+    _saved_dim = property(lambda self: self.dims_given or (() if self.axes is None else tuple(self.axes)))
     _saved_keepdim = property(lambda self: self.keepdim)
 
     def name(self) -> str:
@@ -567,7 +582,7 @@ def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
     axes = _axes(dim, x._data.ndim)
     if x._data.size == 0:
         _refuse_empty_dims(name, x._data, dim)
-    return AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim)
+    return _dims_as_given(AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim), dim, x._data.ndim)
 
 
 def _refuse_empty_dims(name: str, a, dim) -> None:

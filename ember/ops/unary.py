@@ -320,7 +320,7 @@ class _ClampByNumbers(Node):
             keep &= x >= self.lo
         if self.hi is not None:
             keep &= x <= self.hi
-        return (g * keep,)
+        return (xp.where(keep, g, xp.zeros((), g.dtype)),)  # (selected, as PyTorch's: +0.0 outside, whatever g)
 
 
 class _ClampByTensors(Node):

@@ -41,6 +41,9 @@ class Pointwise(Node):
     float32_compute = True
     contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
     saves_input = False  # (True: PyTorch's node saves the input, ``node_named``'s ``saved``)
+    # True where PyTorch's backward kernel selects (``f' != 0 ? g : 0``, hardtanh's) rather than multiplying by f':
+    # the gradient is +0.0 where f' is 0 whatever g's sign (a product gives -0.0 for a negative g)
+    selects_gradient = False
 
     def forward(self, x, fn, params):
         out, deriv = fn(x, self.needs_input_grad is not None, *params)
@@ -77,6 +80,8 @@ class Pointwise(Node):
         deriv = self.derivative()
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
             return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g)),)
+        if self.selects_gradient:
+            return (xp.where(deriv != 0, g, xp.zeros((), g.dtype)),)
         return (multiply(g, deriv),)  # split among the intra-op threads
 
     def keep_original_input(self, original: Tensor) -> None:
@@ -112,7 +117,7 @@ def _saved_param(position: int) -> property:
 
 
 def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tuple[str, ...] | None = None,
-               reads_result_in_place: bool = True) -> type:
+               reads_result_in_place: bool = True, selects_gradient: bool = False) -> type:
     """The node class of one activation: ``SmoothPointwise`` (``Pointwise`` for a piecewise-linear one, not
     ``smooth``) under PyTorch's node name ``name`` (``GeluBackward0``), made once per activation so that its
     ``grad_fn`` reads as PyTorch's at no cost per call. ``own``: ember's class name (``__qualname__``, by which
@@ -121,10 +126,11 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
     (``_saved_self``), the names of the parameters it saves too (``_saved_negative_slope``), those of the leading
     activation parameters, in order. Its in-place form (``EluBackward1``, ``_maybe_inplace``'s ``result_saved``)
     reads its result, the input it overwrote: that entry shows as ``_saved_result``, as PyTorch's, and there is no
-    ``_saved_self`` (unless not ``reads_result_in_place``: threshold_'s ``ThresholdBackward1`` saves its input)."""
+    ``_saved_self`` (unless not ``reads_result_in_place``: threshold_'s ``ThresholdBackward1`` saves its input).
+    ``selects_gradient``: ``Pointwise.selects_gradient`` (a piecewise-linear one whose PyTorch kernel selects)."""
     base = SmoothPointwise if smooth else Pointwise
     own = own or name[:-len("Backward0")]
-    namespace: dict = {"__module__": __name__, "__qualname__": own}
+    namespace: dict = {"__module__": __name__, "__qualname__": own, "selects_gradient": selects_gradient}
     if saved is not None:
         namespace["saves_input"] = True
         namespace["_saved_self"], namespace["_raw_saved_self"] = saved_tensor(1)
@@ -141,7 +147,7 @@ _GELU = node_named("GeluBackward0", saved=("approximate",))
 _SILU = node_named("SiluBackward0", saved=())
 _ELU = node_named("EluBackward0", saved=("alpha", "scale", "input_scale"))
 _SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
-_HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"))
+_HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"), selects_gradient=True)
 _LOG_SIGMOID = node_named("LogSigmoidBackward0", saved=())
 _LOG_SIGMOID.contiguous_result = True
 # PyTorch's CPU forward also returns exp(-|x|) (``_logsigmoid``'s ``e``), which its node saves: made again from the

@@ -80,6 +80,7 @@ def _apply(input: Tensor, p: float, training: bool, inplace: bool, feature: bool
     """PyTorch's dropout kernel: x * mask (+ shift for alpha dropout), the mask element-wise or per channel
     (``batched=False``: the channels along dim 0, as PyTorch's feature dropout of ``input.unsqueeze(0)``)."""
     _check_p(p)
+    p = float(p)  # once, as PyTorch's kernel takes a double (a NumPy complex p: one ComplexWarning, in eval too)
     if not training or p == 0 or input._data.size == 0:
         return input
     if not input.is_floating_point():  # PyTorch scales by a float mask, which it cannot write into integers

@@ -113,7 +113,8 @@ def stochastic_depth(input: Tensor, p: float, mode: str, training: bool = True) 
     """Randomly zero whole residual branches (Huang et al. 2016) and scale the rest by ``1 / (1 - p)``.
 
     ``mode='row'`` draws one keep/drop per sample (first dimension), ``'batch'`` one for the whole batch. The
-    identity when not ``training`` or ``p == 0``. Draws from ember's generator (not PyTorch's stream).
+    identity when not ``training`` or ``p == 0``. Draws torchvision's ``bernoulli_`` from ember's generator:
+    torchvision's drops for the same seed.
     """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"drop probability has to be between 0 and 1, but got {p}")
