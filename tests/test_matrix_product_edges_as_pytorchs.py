@@ -188,9 +188,16 @@ NOTHING_TO_SUM = {"addmm": ("addmm", [(2, 3), (2, 0), (0, 3)]),
                   "addbmm of no batch, empty result": ("addbmm", [(0, 3), (0, 0, 4), (0, 4, 3)]),
                   "addbmm of an empty result": ("addbmm", [(0, 3), (2, 0, 0), (2, 0, 3)]),
                   "addmv": ("addmv", [(2,), (2, 0), (0,)]),
-                  "addmv of an empty result": ("addmv", [(0,), (0, 0), (0,)])}
+                  "addmv of an empty result": ("addmv", [(0,), (0, 0), (0,)]),
+                  # (an empty result with something to sum: returned before beta and alpha are read; addmv's
+                  # shortcut for an empty matrix reads beta alone, as a tensor of the result's dtype)
+                  "addmm of no rows": ("addmm", [(0, 3), (0, 2), (2, 3)]),
+                  "baddbmm of no rows": ("baddbmm", [(2, 0, 3), (2, 0, 2), (2, 2, 3)]),
+                  "addbmm of no rows": ("addbmm", [(0, 3), (2, 0, 2), (2, 2, 3)]),
+                  "addmv of no rows": ("addmv", [(0,), (0, 2), (2,)])}
 SCALES = [(1, 1), (0, 1), (2, 1), (True, True), (False, True), (0.5, 1), (1, 0.5), (0.0, 1), (-1, 1), (1, -1), (0, 0),
-          (1 + 0j, 1), (0j, 1), (True, 2), (1, True)]
+          (1 + 0j, 1), (0j, 1), (True, 2), (1, True), (1 + 2j, 1), (2j, 1), (1, 1 + 2j), (True, 1j), (300, 1),
+          (1, 300)]
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int64", "uint8", "int8", "float32", "float64", "float16", "bfloat16"])
@@ -199,7 +206,9 @@ def test_a_product_with_nothing_to_sum_checks_and_keeps_the_results_dtype_as_tor
     """Where PyTorch scales the input alone, its in-place cast check refuses a beta the result cannot hold (a float
     into an integer or bool result, a complex into a real one, an int into a bool one: ``result type Long can't be
     cast to the desired output type Bool``), and a result it computes keeps its dtype (a bool one bool, beta and
-    alpha read as bools: ember's was int64 or float64 for an int or float scale)."""
+    alpha read as bools: ember's was int64 or float64 for an int or float scale). alpha is not read (a complex one
+    taken), nor is either for an empty result (addmv's empty matrix: beta read alone, a complex one as True for a
+    bool result, its refusal for half precision naming ``double``: ember refused them or named the half type)."""
     name, shapes = NOTHING_TO_SUM[case]
     for beta, alpha in SCALES:
         outcomes = []
