@@ -346,3 +346,35 @@ def test_chain_matmul_of_each_count_and_its_refusals_as_torch():
             except Exception as e:  # noqa: BLE001
                 outcomes.append((type(e).__name__, str(e).split("\n")[0]))
         assert outcomes[0] == outcomes[1], args
+
+
+# calls that do not match: the products with PyTorch's second, out_dtype overload list both where its parser finds
+# each plausible for the count of the arguments (keywords included); a call only the first takes names the argument
+OVERLOAD_MISMATCHES = {
+    "baddbmm list and beta": lambda m: m.baddbmm(_t(m, 2, 2, 2), [[1.0]], _t(m, 2, 2, 2), beta=2),
+    "baddbmm int and alpha": lambda m: m.baddbmm(_t(m, 2, 2, 2), _t(m, 2, 2, 2), 3, alpha=2),
+    "baddbmm int input and beta": lambda m: m.baddbmm(1, _t(m, 2, 2, 2), _t(m, 2, 2, 2), beta=2),
+    "baddbmm str, beta and alpha": lambda m: m.baddbmm(_t(m, 2, 2, 2), "a", _t(m, 2, 2, 2), beta=1, alpha=2),
+    "baddbmm by keyword with beta": lambda m: m.baddbmm(_t(m, 2, 2, 2), batch1=[[1.0]], batch2=_t(m, 2, 2, 2),
+                                                        beta=2),
+    "baddbmm all by keyword": lambda m: m.baddbmm(input=3, batch1=_t(m, 2, 2, 2), batch2=_t(m, 2, 2, 2), beta=2),
+    "baddbmm numpy array and beta": lambda m: m.baddbmm(_t(m, 2, 2, 2), np.ones((2, 2, 2)), _t(m, 2, 2, 2), beta=1),
+    "addmm list and beta": lambda m: m.addmm(_t(m, 2, 2), [[1.0]], _t(m, 2, 2), beta=2),
+    "baddbmm list alone": lambda m: m.baddbmm(_t(m, 2, 2, 2), [[1.0]], _t(m, 2, 2, 2)),
+    "baddbmm by keyword alone": lambda m: m.baddbmm(_t(m, 2, 2, 2), batch1=[[1.0]], batch2=_t(m, 2, 2, 2)),
+    "addbmm list and beta": lambda m: m.addbmm(_t(m, 2, 2), [[1.0]], _t(m, 2, 2, 2), beta=2),
+    "addmv list and beta": lambda m: m.addmv(_t(m, 2), [[1.0]], _t(m, 2), beta=2),
+    "baddbmm method list and beta": lambda m: _t(m, 2, 2, 2).baddbmm([[1.0]], _t(m, 2, 2, 2), beta=2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERLOAD_MISMATCHES))
+def test_a_call_matching_no_overload_is_refused_as_pytorchs_parser(case):
+    """PyTorch's "invalid combination of arguments" (its whole message) where two overloads are plausible: ember
+    named the argument as for a function of one overload."""
+    messages = []
+    for m in (ember, torch):
+        with pytest.raises(TypeError) as info:
+            OVERLOAD_MISMATCHES[case](m)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
