@@ -378,3 +378,35 @@ def test_a_call_matching_no_overload_is_refused_as_pytorchs_parser(case):
             OVERLOAD_MISMATCHES[case](m)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+OUT_CALLS = {"baddbmm": lambda m, grad, out: m.baddbmm(m.ones(2, 2, 3), m.ones(2, 2, 4, requires_grad=grad),
+                                                        m.ones(2, 4, 3), out=out),
+             "tensordot": lambda m, grad, out: m.tensordot(m.ones(2, 3, requires_grad=grad), m.ones(3, 4), 1, out=out)}
+OUTS = {"empty": lambda m: m.empty(0), "float64": lambda m: m.empty(0, dtype=m.float64),
+        "int64": lambda m: m.empty(0, dtype=m.int64), "filled, another shape": lambda m: m.zeros(5),
+        "the result's shape": lambda m: m.zeros(2, 4), "requiring grad": lambda m: m.empty(0, requires_grad=True),
+        "requiring grad, not a leaf": lambda m: m.zeros(2, 4, requires_grad=True) * 1}
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("name", sorted(OUT_CALLS))
+def test_out_of_baddbmm_and_tensordot_as_torch(name, grad):
+    """``out=`` (ember had none): the result written into ``out`` and returned, an empty one resized silently, a
+    filled one of another shape with PyTorch's warning; PyTorch's refusal of another dtype (baddbmm's C++ type
+    names, tensordot's own words); under autograd baddbmm's refusal, tensordot's differentiable copy (refused into
+    an ``out`` that requires grad and has another shape, in its words)."""
+    for kind, make_out in OUTS.items():
+        outcomes = []
+        for m in (ember, torch):
+            out = make_out(m)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    r = OUT_CALLS[name](m, grad, out)
+                    outcomes.append((r is out, tuple(r.shape), str(r.dtype).split(".")[-1], r.sum().item(),
+                                     r.requires_grad, None if r.grad_fn is None else "node"))
+                except RuntimeError as e:
+                    outcomes.append(str(e))
+            outcomes.append([str(w.message).split(",")[0] for w in caught if "resized" in str(w.message)])
+        assert outcomes[:2] == outcomes[2:], (kind, outcomes)
