@@ -410,3 +410,39 @@ def test_out_of_baddbmm_and_tensordot_as_torch(name, grad):
                     outcomes.append(str(e))
             outcomes.append([str(w.message).split(",")[0] for w in caught if "resized" in str(w.message)])
         assert outcomes[:2] == outcomes[2:], (kind, outcomes)
+
+
+OUT_DTYPE_CALLS = {
+    "mm": lambda m: m.mm(_t(m, 2, 4), _t(m, 4, 3), m.float32),
+    "mm by keyword, bfloat16": lambda m: m.mm(_t(m, 2, 4, dtype="bfloat16"), _t(m, 4, 3, dtype="bfloat16"),
+                                              out_dtype=m.float32),
+    "mm of mismatched shapes": lambda m: m.mm(_t(m, 2, 4), _t(m, 3, 3), m.float32),
+    "bmm": lambda m: m.bmm(_t(m, 2, 2, 4), _t(m, 2, 4, 3), m.float16),
+    "addmm": lambda m: m.addmm(_t(m, 2, 3), _t(m, 2, 4), _t(m, 4, 3), m.float32),
+    "addmm with beta": lambda m: m.addmm(_t(m, 2, 3), _t(m, 2, 4), _t(m, 4, 3), m.float32, beta=2),
+    "addmm by keyword": lambda m: m.addmm(_t(m, 2, 3), _t(m, 2, 4), _t(m, 4, 3), out_dtype=m.float32),
+    "baddbmm": lambda m: m.baddbmm(_t(m, 2, 2, 3), _t(m, 2, 2, 4), _t(m, 2, 4, 3), m.float32),
+    "mm, a str": lambda m: m.mm(_t(m, 2, 4), _t(m, 4, 3), "x"),
+    "mm, a list operand": lambda m: m.mm(_t(m, 2, 4), [[1.0]], m.float32),
+    "baddbmm, a str by keyword": lambda m: m.baddbmm(_t(m, 2, 2, 3), _t(m, 2, 2, 4), _t(m, 2, 4, 3), out_dtype="x"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUT_DTYPE_CALLS))
+def test_the_out_dtype_overload_is_refused_on_the_cpu_as_torch(case):
+    """PyTorch's ``out_dtype`` overload of mm, bmm, addmm and baddbmm has no CPU kernel: its NotImplementedError
+    (ember's message is PyTorch's first sentences, without its list of the backends that have one); a value that is
+    no dtype, or an operand that is no tensor beside one, its parser's TypeError listing both overloads (ember had
+    no such parameter)."""
+    outcomes = []
+    for m in (ember, torch):
+        try:
+            OUT_DTYPE_CALLS[case](m)
+            outcomes.append(("ok",))
+        except (TypeError, NotImplementedError) as e:
+            outcomes.append((type(e).__name__, str(e)))
+    (e, t) = outcomes
+    assert e[0] == t[0] != "ok", outcomes
+    assert t[1].startswith(e[1]) and (e[0] == "TypeError") == (e[1] == t[1]), outcomes
+    if e[0] == "NotImplementedError":
+        assert "'CPU' backend" in e[1]

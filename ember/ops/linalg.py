@@ -367,16 +367,43 @@ def _check_dims(name: str, t: Tensor, nd: int) -> None:
 
 
 @lower_precision
-def mm(a: Tensor, b: Tensor) -> Tensor:
+def refuse_out_dtype(name: str, out_dtype) -> None:
+    """PyTorch's overload of the product ``name`` taking an ``out_dtype`` (``torch.mm(a, b, torch.float32)``) has no
+    CPU kernel: its NotImplementedError for a dtype; a value that is no dtype matches neither overload (the argument
+    parser's TypeError, worded from the call by the function's wrapper). Nothing when none was given."""
+    if out_dtype is None:
+        return
+    if not isinstance(out_dtype, dtype):
+        error = TypeError(f"{name}(): argument 'out_dtype' must be torch.dtype, not {type(out_dtype).__name__}")
+        error.operand = out_dtype  # type: ignore[attr-defined]
+        raise error
+    raise NotImplementedError(f"Could not run 'aten::{name}.dtype' with arguments from the 'CPU' backend. This could "
+                              "be because the operator doesn't exist for this backend, or was omitted during the "
+                              "selective/custom build process (if using custom build).")
+
+
+def _out_dtype_given(number_first: tuple, out_dtype) -> tuple:
+    """The deprecated number-first arguments and the ``out_dtype`` of a call of the addmm family: a dtype after the
+    operands is PyTorch's ``out_dtype`` overload (``torch.addmm(x, a, b, torch.float32)``), not a number."""
+    if len(number_first) == 1 and isinstance(number_first[0], dtype):
+        return (), number_first[0]
+    return number_first, out_dtype
+
+
+def mm(a: Tensor, b: Tensor, out_dtype: dtype | None = None) -> Tensor:
+    """The product of two matrices (``out_dtype``: PyTorch's overload without a CPU kernel, ``refuse_out_dtype``)."""
     require_tensors("mm", 2, mat2=b)
+    refuse_out_dtype("mm", out_dtype)
     _check_dims("mm", a, 2)
     _check_dims("mm", b, 2)
     return matmul(a, b)
 
 
 @lower_precision
-def bmm(a: Tensor, b: Tensor) -> Tensor:
+def bmm(a: Tensor, b: Tensor, out_dtype: dtype | None = None) -> Tensor:
+    """The products of two batches of matrices (``out_dtype``: as mm's)."""
     require_tensors("bmm", 2, mat2=b)
+    refuse_out_dtype("bmm", out_dtype)
     _check_bmm(a, b)
     return _matmul(a, b, _BatchTimesBatch)
 
@@ -699,13 +726,17 @@ class Addr(_AddedProduct):
 
 
 @lower_precision
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1,
+          out_dtype: dtype | None = None) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result. (``number_first``:
-    PyTorch's deprecated ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ember/_deprecated_overloads.py.)"""
+    PyTorch's deprecated ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ember/_deprecated_overloads.py;
+    ``out_dtype``, by keyword or after the operands: as mm's.)"""
+    number_first, out_dtype = _out_dtype_given(number_first, out_dtype)
     if number_first:
         input, mat1, mat2, beta, alpha = _deprecated.beta_first_function(
             "addmm", ("mat1", "mat2"), (input, mat1, mat2, *number_first), beta, alpha)
     require_tensors("addmm", 2, mat1=mat1, mat2=mat2)
+    refuse_out_dtype("addmm", out_dtype)
     if mat1.layout is not strided or mat2.layout is not strided:  # a sparse operand: its product, then the sum
         from .elementwise import add, mul
         from .indexing import where
@@ -727,12 +758,15 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alph
 
 
 @lower_precision
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * bmm(batch1, batch2) (``number_first``: as addmm's)."""
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1,
+            out_dtype: dtype | None = None) -> Tensor:
+    """beta * input + alpha * bmm(batch1, batch2) (``number_first``, ``out_dtype``: as addmm's)."""
+    number_first, out_dtype = _out_dtype_given(number_first, out_dtype)
     if number_first:
         input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
             "baddbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
     require_tensors("baddbmm", 2, batch1=batch1, batch2=batch2)
+    refuse_out_dtype("baddbmm", out_dtype)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
