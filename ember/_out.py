@@ -71,8 +71,8 @@ bitwise_left_shift bitwise_right_shift copysign
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
-addmm addmv amax amin argmax argmin baddbmm bmm clamp clip dot gather index_select masked_select matmul mm mv round
-sort take tensordot topk vdot
+addbmm addmm addmv amax amin argmax argmin baddbmm bmm clamp clip dot gather index_select masked_select matmul mm mv
+round sort take tensordot topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
 sgn nan_to_num inner isposinf isneginf any all float_power
 """.split())
@@ -97,6 +97,8 @@ EXACT_MESSAGES = {
     "take": "take(): self and out expected to have the same dtype, but got self.dtype = {result} and "
             "out.dtype = {out}",
     "where": "Expected out type to be {result} but got {out}",
+    # (addbmm's kernel copies its input into out, then adds the products in place: addmm's check of that pair)
+    "addbmm": "self and mat2 must have the same dtype, but got {out} and {result}",
     "signbit": "signbit does not support non-boolean outputs.",
     "isposinf": "isposinf does not support non-boolean outputs.",
     "isneginf": "isneginf does not support non-boolean outputs.",
@@ -132,6 +134,9 @@ FACTORIES = frozenset("arange empty eye full linspace logspace ones rand randint
 _ONE_DIMENSIONAL = frozenset({"arange", "range", "linspace", "logspace"})
 # of these, PyTorch's composite ones resize out first, grad mode or not: an out that requires grad is refused so
 _RESIZING_FACTORIES = frozenset({"empty", "randn"})
+# the ops whose out= PyTorch resizes without a warning: the factories, and addbmm (its kernel resizes out to the
+# input's shape, then to the result's)
+_RESIZED_SILENTLY = FACTORIES | {"addbmm"}
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
 _AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "kron": "mul", "hstack": "cat", "vstack": "cat",
                    **{name: f"aten::{name}" for name in FACTORIES}}
@@ -147,8 +152,8 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int
 # assert_no_partial_overlap), and those refusing any overlap (assert_no_overlap); addmm/addmv check only their
 # added input (the product is computed apart)
 _NO_PARTIAL_OVERLAP = (CASTING | EXACT) - frozenset("""
-amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm baddbmm matmul mv dot vdot
-inner tensordot
+amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm baddbmm addbmm matmul mv
+dot vdot inner tensordot
 cat concat concatenate stack hstack vstack gather index_select tril triu
 """.split())
 _NO_OVERLAP = frozenset("cat concat concatenate stack hstack vstack gather index_select".split())
@@ -456,7 +461,7 @@ def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None
                 f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does not "
                 f"match the computed number of elements {result.numel()}. Note that this may occur as a result of "
                 f"rounding error. The out tensor will be resized to a tensor of shape ({result.numel()},).")
-        elif out.numel() != 0 and name not in FACTORIES:  # (the factories resize it silently)
+        elif out.numel() != 0 and name not in _RESIZED_SILENTLY:
             warn(
                 f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
                 f"not match the required output shape {list(result.shape)}. This behavior is deprecated, and in a "

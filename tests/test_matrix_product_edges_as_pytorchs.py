@@ -382,6 +382,8 @@ def test_a_call_matching_no_overload_is_refused_as_pytorchs_parser(case):
 
 OUT_CALLS = {"baddbmm": lambda m, grad, out: m.baddbmm(m.ones(2, 2, 3), m.ones(2, 2, 4, requires_grad=grad),
                                                         m.ones(2, 4, 3), out=out),
+             "addbmm": lambda m, grad, out: m.addbmm(m.ones(3), m.ones(2, 2, 4, requires_grad=grad), m.ones(2, 4, 3),
+                                                      out=out),
              "tensordot": lambda m, grad, out: m.tensordot(m.ones(2, 3, requires_grad=grad), m.ones(3, 4), 1, out=out)}
 OUTS = {"empty": lambda m: m.empty(0), "float64": lambda m: m.empty(0, dtype=m.float64),
         "int64": lambda m: m.empty(0, dtype=m.int64), "filled, another shape": lambda m: m.zeros(5),
@@ -391,11 +393,12 @@ OUTS = {"empty": lambda m: m.empty(0), "float64": lambda m: m.empty(0, dtype=m.f
 
 @pytest.mark.parametrize("grad", [False, True])
 @pytest.mark.parametrize("name", sorted(OUT_CALLS))
-def test_out_of_baddbmm_and_tensordot_as_torch(name, grad):
+def test_out_of_baddbmm_addbmm_and_tensordot_as_torch(name, grad):
     """``out=`` (ember had none): the result written into ``out`` and returned, an empty one resized silently, a
-    filled one of another shape with PyTorch's warning; PyTorch's refusal of another dtype (baddbmm's C++ type
-    names, tensordot's own words); under autograd baddbmm's refusal, tensordot's differentiable copy (refused into
-    an ``out`` that requires grad and has another shape, in its words)."""
+    filled one of another shape with PyTorch's warning (addbmm's without); PyTorch's refusal of another dtype
+    (baddbmm's C++ type names, addbmm's addmm check of out against the batches, tensordot's own words); under
+    autograd baddbmm's and addbmm's refusal, tensordot's differentiable copy (refused into an ``out`` that requires
+    grad and has another shape, in its words)."""
     for kind, make_out in OUTS.items():
         outcomes = []
         for m in (ember, torch):
