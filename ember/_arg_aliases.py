@@ -246,12 +246,46 @@ def _mismatch_name(value) -> str:
     return c_type_name(value)
 
 
+# the matrix products to which PyTorch gives a second overload taking a positional ``out_dtype`` (``torch.mm(a, b,
+# torch.float32)``): their tensor parameters and their keywords before ``out``
+_OUT_DTYPE_OVERLOADS = {
+    "mm": ("Tensor input, Tensor mat2", ""), "bmm": ("Tensor input, Tensor mat2", ""),
+    "addmm": ("Tensor input, Tensor mat1, Tensor mat2", ", Number beta = 1, Number alpha = 1"),
+    "baddbmm": ("Tensor input, Tensor batch1, Tensor batch2", ", Number beta = 1, Number alpha = 1"),
+}
+
+
+def overloads_error(name: str, args: tuple, kwargs: dict) -> TypeError | None:
+    """PyTorch's TypeError for a call of a function with several overloads whose argument does not match (an
+    operand that is no tensor), where its parser finds more than one overload plausible for the count of the
+    arguments, keywords included (``torch.baddbmm(x, [[1.0]], y, beta=2)``: "received an invalid combination of
+    arguments", both listed; without the keyword only the first takes three arguments: its "must be Tensor"); None
+    where one overload is plausible. The keywords are shown last, in the reverse of their order, as its parser
+    does."""
+    spec = _OUT_DTYPE_OVERLOADS.get(name)
+    if spec is None:
+        return None
+    tensors, numbers = spec
+    count, first = len(args) + len(kwargs), tensors.count("Tensor")
+    if not first + 1 <= count <= first + numbers.count("=") + 1:  # (out_dtype's least count, the first's most)
+        return None
+    given = [c_type_name(a) for a in args] + [f"{k}={c_type_name(kwargs[k])}" for k in reversed(kwargs)]
+    got = ", ".join(given) + (", " if kwargs and not args else "")
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f" * ({tensors}, *{numbers}, Tensor out = None)\n"
+                     f" * ({tensors}, torch.dtype out_dtype, *{numbers}, Tensor out = None)\n")
+
+
 def function_operand_error(name: str, args: tuple, kwargs: dict, operand) -> TypeError | None:
     """PyTorch's TypeError of the function ``torch.<name>(tensor, operand)`` for an operand that is neither a
     tensor nor a number, where its signature has a Tensor and a Number overload (``torch.fmod(x, "a")``: "fmod()
     received an invalid combination of arguments - got (Tensor, str), but expected one of: ..."; each overload that
-    PyTorch's parser explains with the arguments it did not match); None for a function that PyTorch words "must be
-    Tensor" (``torch.add``), or where the first argument is not a tensor."""
+    PyTorch's parser explains with the arguments it did not match; ``overloads_error``'s for the others with
+    several overloads); None for a function that PyTorch words "must be Tensor" (``torch.add``), or where the first
+    argument is not a tensor."""
+    several = overloads_error(name, args, kwargs)
+    if several is not None:
+        return several
     if not args or not is_tensor(args[0]):
         return None
     shown = _mismatch_name(operand)
@@ -498,6 +532,9 @@ def _refusing_non_tensors(name: str, fn: Callable, torch_names: dict[str, str]) 
             if given is e or (isinstance(e, AttributeError) and getattr(e, "obj", None) is not given):
                 refuse_arrays_met_as_error(name, args, kwargs, positional)
                 raise
+            several = overloads_error(name, args, kwargs)
+            if several is not None:
+                raise several from None
             _refuse_non_tensor(name, "input", given, 1 if args else None)
             raise
         except ParserRuntimeError:

@@ -26,6 +26,7 @@ class dtype:
     """A tensor element type, e.g. ``ember.float32``."""
 
     __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_category")
+    _c_type_name = "torch.dtype"  # (as PyTorch's argument parser names the type: ``got (Tensor, torch.dtype)``)
 
     def __init__(self, name: str, np_dtype, category: int) -> None:
         self.name = name

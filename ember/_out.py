@@ -17,7 +17,8 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   message for that op;
 - the op is not differentiated: with gradients enabled and an input or ``out`` that requires grad,
   ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation"), except
-  for ``inner`` (PyTorch's composite: out is a differentiable copy of the result);
+  for ``tensordot`` and ``inner`` (PyTorch's composites: out is a differentiable copy of the result; an out that
+  requires grad and has another shape than the result is tensordot's RuntimeError);
 - the overloads that take no ``out=`` refuse it as PyTorch's argument parser does (``TypeError``): ``sum`` and
   ``prod`` take it only with a ``dim``, ``max``/``min`` take one tensor without a dim or with another tensor and a
   tuple of two with a dim. ``max``/``min`` of all elements into ``out`` is PyTorch's ``max.unary_out``: an empty
@@ -70,8 +71,8 @@ bitwise_left_shift bitwise_right_shift copysign
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
-addmm addmv amax amin argmax argmin bmm clamp clip dot gather index_select masked_select matmul mm mv round sort take
-topk vdot
+addbmm addmm addmv amax amin argmax argmin baddbmm bmm clamp clip dot gather index_select masked_select matmul mm mv
+round sort take tensordot topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
 sgn nan_to_num inner isposinf isneginf any all float_power
 """.split())
@@ -84,7 +85,8 @@ _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instea
 EXACT_MESSAGES = {
     **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign sgn round clamp clip bitwise_not"
                     .split(), _FOUND),
-    **dict.fromkeys("addmm addmv bmm matmul mm gather sort topk argmax argmin max min norm tril triu".split(), _CPP),
+    **dict.fromkeys("addmm addmv baddbmm bmm matmul mm gather sort topk argmax argmin max min norm tril triu".split(),
+                    _CPP),
     **dict.fromkeys(("dot", "vdot"), "result dtype {out} does not match input dtype {result}"),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
             "out's dtype.",
@@ -95,6 +97,8 @@ EXACT_MESSAGES = {
     "take": "take(): self and out expected to have the same dtype, but got self.dtype = {result} and "
             "out.dtype = {out}",
     "where": "Expected out type to be {result} but got {out}",
+    # (addbmm's kernel copies its input into out, then adds the products in place: addmm's check of that pair)
+    "addbmm": "self and mat2 must have the same dtype, but got {out} and {result}",
     "signbit": "signbit does not support non-boolean outputs.",
     "isposinf": "isposinf does not support non-boolean outputs.",
     "isneginf": "isneginf does not support non-boolean outputs.",
@@ -103,7 +107,8 @@ EXACT_MESSAGES = {
     "any": "any only supports bool tensor for result, got: {out}",
     "all": "all only supports bool tensor for result, got: {out}",
     "nan_to_num": "nan_to_num: dtype of out: {out} should be same as input: {result}",
-    "inner": "tensordot: Expected the output tensor to have dtype {result}, but got an output tensor with dtype {out}",
+    **dict.fromkeys(("inner", "tensordot"), "tensordot: Expected the output tensor to have dtype {result}, but got an "
+                                            "output tensor with dtype {out}"),
 }
 _TRUTHS = frozenset({"any", "all"})
 # max/min of all elements (max.unary_out): out's dtype is checked by PyTorch's canCast assertion, in its words
@@ -129,6 +134,9 @@ FACTORIES = frozenset("arange empty eye full linspace logspace ones rand randint
 _ONE_DIMENSIONAL = frozenset({"arange", "range", "linspace", "logspace"})
 # of these, PyTorch's composite ones resize out first, grad mode or not: an out that requires grad is refused so
 _RESIZING_FACTORIES = frozenset({"empty", "randn"})
+# the ops whose out= PyTorch resizes without a warning: the factories, and addbmm (its kernel resizes out to the
+# input's shape, then to the result's)
+_RESIZED_SILENTLY = FACTORIES | {"addbmm"}
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
 _AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "kron": "mul", "hstack": "cat", "vstack": "cat",
                    **{name: f"aten::{name}" for name in FACTORIES}}
@@ -144,7 +152,8 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int
 # assert_no_partial_overlap), and those refusing any overlap (assert_no_overlap); addmm/addmv check only their
 # added input (the product is computed apart)
 _NO_PARTIAL_OVERLAP = (CASTING | EXACT) - frozenset("""
-amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm matmul mv dot vdot inner
+amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm baddbmm addbmm matmul mv
+dot vdot inner tensordot
 cat concat concatenate stack hstack vstack gather index_select tril triu
 """.split())
 _NO_OVERLAP = frozenset("cat concat concatenate stack hstack vstack gather index_select".split())
@@ -452,7 +461,7 @@ def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None
                 f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does not "
                 f"match the computed number of elements {result.numel()}. Note that this may occur as a result of "
                 f"rounding error. The out tensor will be resized to a tensor of shape ({result.numel()},).")
-        elif out.numel() != 0 and name not in FACTORIES:  # (the factories resize it silently)
+        elif out.numel() != 0 and name not in _RESIZED_SILENTLY:
             warn(
                 f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
                 f"not match the required output shape {list(result.shape)}. This behavior is deprecated, and in a "
@@ -495,7 +504,10 @@ isposinf isneginf signbit argmax argmin floor_divide heaviside
 
 
 # PyTorch's composite functions whose out= copies a differentiable result (tensordot's): no refusal under autograd
-_DIFFERENTIABLE = frozenset({"inner"})
+_DIFFERENTIABLE = frozenset({"inner", "tensordot"})
+_TENSORDOT_GRAD_OUT = ("tensordot(): the 'out' tensor was specified and requires gradients, and its shape does not "
+                       "match the expected result. Either remove the 'out' argument, ensure it does not require "
+                       "gradients, or make sure its shape matches the expected output.")
 
 
 def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
@@ -565,6 +577,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             result = result.contiguous()  # (PyTorch copies an integer input into out, resized row-major)
         if name == "mean" and len(args) < 2 and "dim" not in kwargs and "axis" not in kwargs:
             return _write("mean.dtype_out", result, out, False)  # (PyTorch's mean of all elements: its own words)
+        if name in _DIFFERENTIABLE and isinstance(out, Tensor) and out.requires_grad and out.shape != result.shape:
+            raise RuntimeError(_TENSORDOT_GRAD_OUT)  # (tensordot's own check, before its resize refuses)
         # (abs of a complex tensor is real: its out is checked as a cast, as PyTorch's)
         source = args[0] if args else kwargs.get("input")
         exact = name in EXACT and not (name in _REAL_OF_COMPLEX and result.dtype != getattr(source, "dtype", None))

@@ -188,9 +188,16 @@ NOTHING_TO_SUM = {"addmm": ("addmm", [(2, 3), (2, 0), (0, 3)]),
                   "addbmm of no batch, empty result": ("addbmm", [(0, 3), (0, 0, 4), (0, 4, 3)]),
                   "addbmm of an empty result": ("addbmm", [(0, 3), (2, 0, 0), (2, 0, 3)]),
                   "addmv": ("addmv", [(2,), (2, 0), (0,)]),
-                  "addmv of an empty result": ("addmv", [(0,), (0, 0), (0,)])}
+                  "addmv of an empty result": ("addmv", [(0,), (0, 0), (0,)]),
+                  # (an empty result with something to sum: returned before beta and alpha are read; addmv's
+                  # shortcut for an empty matrix reads beta alone, as a tensor of the result's dtype)
+                  "addmm of no rows": ("addmm", [(0, 3), (0, 2), (2, 3)]),
+                  "baddbmm of no rows": ("baddbmm", [(2, 0, 3), (2, 0, 2), (2, 2, 3)]),
+                  "addbmm of no rows": ("addbmm", [(0, 3), (2, 0, 2), (2, 2, 3)]),
+                  "addmv of no rows": ("addmv", [(0,), (0, 2), (2,)])}
 SCALES = [(1, 1), (0, 1), (2, 1), (True, True), (False, True), (0.5, 1), (1, 0.5), (0.0, 1), (-1, 1), (1, -1), (0, 0),
-          (1 + 0j, 1), (0j, 1), (True, 2), (1, True)]
+          (1 + 0j, 1), (0j, 1), (True, 2), (1, True), (1 + 2j, 1), (2j, 1), (1, 1 + 2j), (True, 1j), (300, 1),
+          (1, 300)]
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int64", "uint8", "int8", "float32", "float64", "float16", "bfloat16"])
@@ -199,7 +206,9 @@ def test_a_product_with_nothing_to_sum_checks_and_keeps_the_results_dtype_as_tor
     """Where PyTorch scales the input alone, its in-place cast check refuses a beta the result cannot hold (a float
     into an integer or bool result, a complex into a real one, an int into a bool one: ``result type Long can't be
     cast to the desired output type Bool``), and a result it computes keeps its dtype (a bool one bool, beta and
-    alpha read as bools: ember's was int64 or float64 for an int or float scale)."""
+    alpha read as bools: ember's was int64 or float64 for an int or float scale). alpha is not read (a complex one
+    taken), nor is either for an empty result (addmv's empty matrix: beta read alone, a complex one as True for a
+    bool result, its refusal for half precision naming ``double``: ember refused them or named the half type)."""
     name, shapes = NOTHING_TO_SUM[case]
     for beta, alpha in SCALES:
         outcomes = []
@@ -337,3 +346,106 @@ def test_chain_matmul_of_each_count_and_its_refusals_as_torch():
             except Exception as e:  # noqa: BLE001
                 outcomes.append((type(e).__name__, str(e).split("\n")[0]))
         assert outcomes[0] == outcomes[1], args
+
+
+# calls that do not match: the products with PyTorch's second, out_dtype overload list both where its parser finds
+# each plausible for the count of the arguments (keywords included); a call only the first takes names the argument
+OVERLOAD_MISMATCHES = {
+    "baddbmm list and beta": lambda m: m.baddbmm(_t(m, 2, 2, 2), [[1.0]], _t(m, 2, 2, 2), beta=2),
+    "baddbmm int and alpha": lambda m: m.baddbmm(_t(m, 2, 2, 2), _t(m, 2, 2, 2), 3, alpha=2),
+    "baddbmm int input and beta": lambda m: m.baddbmm(1, _t(m, 2, 2, 2), _t(m, 2, 2, 2), beta=2),
+    "baddbmm str, beta and alpha": lambda m: m.baddbmm(_t(m, 2, 2, 2), "a", _t(m, 2, 2, 2), beta=1, alpha=2),
+    "baddbmm by keyword with beta": lambda m: m.baddbmm(_t(m, 2, 2, 2), batch1=[[1.0]], batch2=_t(m, 2, 2, 2),
+                                                        beta=2),
+    "baddbmm all by keyword": lambda m: m.baddbmm(input=3, batch1=_t(m, 2, 2, 2), batch2=_t(m, 2, 2, 2), beta=2),
+    "baddbmm numpy array and beta": lambda m: m.baddbmm(_t(m, 2, 2, 2), np.ones((2, 2, 2)), _t(m, 2, 2, 2), beta=1),
+    "addmm list and beta": lambda m: m.addmm(_t(m, 2, 2), [[1.0]], _t(m, 2, 2), beta=2),
+    "baddbmm list alone": lambda m: m.baddbmm(_t(m, 2, 2, 2), [[1.0]], _t(m, 2, 2, 2)),
+    "baddbmm by keyword alone": lambda m: m.baddbmm(_t(m, 2, 2, 2), batch1=[[1.0]], batch2=_t(m, 2, 2, 2)),
+    "addbmm list and beta": lambda m: m.addbmm(_t(m, 2, 2), [[1.0]], _t(m, 2, 2, 2), beta=2),
+    "addmv list and beta": lambda m: m.addmv(_t(m, 2), [[1.0]], _t(m, 2), beta=2),
+    "baddbmm method list and beta": lambda m: _t(m, 2, 2, 2).baddbmm([[1.0]], _t(m, 2, 2, 2), beta=2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERLOAD_MISMATCHES))
+def test_a_call_matching_no_overload_is_refused_as_pytorchs_parser(case):
+    """PyTorch's "invalid combination of arguments" (its whole message) where two overloads are plausible: ember
+    named the argument as for a function of one overload."""
+    messages = []
+    for m in (ember, torch):
+        with pytest.raises(TypeError) as info:
+            OVERLOAD_MISMATCHES[case](m)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+OUT_CALLS = {"baddbmm": lambda m, grad, out: m.baddbmm(m.ones(2, 2, 3), m.ones(2, 2, 4, requires_grad=grad),
+                                                        m.ones(2, 4, 3), out=out),
+             "addbmm": lambda m, grad, out: m.addbmm(m.ones(3), m.ones(2, 2, 4, requires_grad=grad), m.ones(2, 4, 3),
+                                                      out=out),
+             "tensordot": lambda m, grad, out: m.tensordot(m.ones(2, 3, requires_grad=grad), m.ones(3, 4), 1, out=out)}
+OUTS = {"empty": lambda m: m.empty(0), "float64": lambda m: m.empty(0, dtype=m.float64),
+        "int64": lambda m: m.empty(0, dtype=m.int64), "filled, another shape": lambda m: m.zeros(5),
+        "the result's shape": lambda m: m.zeros(2, 4), "requiring grad": lambda m: m.empty(0, requires_grad=True),
+        "requiring grad, not a leaf": lambda m: m.zeros(2, 4, requires_grad=True) * 1}
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("name", sorted(OUT_CALLS))
+def test_out_of_baddbmm_addbmm_and_tensordot_as_torch(name, grad):
+    """``out=`` (ember had none): the result written into ``out`` and returned, an empty one resized silently, a
+    filled one of another shape with PyTorch's warning (addbmm's without); PyTorch's refusal of another dtype
+    (baddbmm's C++ type names, addbmm's addmm check of out against the batches, tensordot's own words); under
+    autograd baddbmm's and addbmm's refusal, tensordot's differentiable copy (refused into an ``out`` that requires
+    grad and has another shape, in its words)."""
+    for kind, make_out in OUTS.items():
+        outcomes = []
+        for m in (ember, torch):
+            out = make_out(m)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    r = OUT_CALLS[name](m, grad, out)
+                    outcomes.append((r is out, tuple(r.shape), str(r.dtype).split(".")[-1], r.sum().item(),
+                                     r.requires_grad, None if r.grad_fn is None else "node"))
+                except RuntimeError as e:
+                    outcomes.append(str(e))
+            outcomes.append([str(w.message).split(",")[0] for w in caught if "resized" in str(w.message)])
+        assert outcomes[:2] == outcomes[2:], (kind, outcomes)
+
+
+OUT_DTYPE_CALLS = {
+    "mm": lambda m: m.mm(_t(m, 2, 4), _t(m, 4, 3), m.float32),
+    "mm by keyword, bfloat16": lambda m: m.mm(_t(m, 2, 4, dtype="bfloat16"), _t(m, 4, 3, dtype="bfloat16"),
+                                              out_dtype=m.float32),
+    "mm of mismatched shapes": lambda m: m.mm(_t(m, 2, 4), _t(m, 3, 3), m.float32),
+    "bmm": lambda m: m.bmm(_t(m, 2, 2, 4), _t(m, 2, 4, 3), m.float16),
+    "addmm": lambda m: m.addmm(_t(m, 2, 3), _t(m, 2, 4), _t(m, 4, 3), m.float32),
+    "addmm with beta": lambda m: m.addmm(_t(m, 2, 3), _t(m, 2, 4), _t(m, 4, 3), m.float32, beta=2),
+    "addmm by keyword": lambda m: m.addmm(_t(m, 2, 3), _t(m, 2, 4), _t(m, 4, 3), out_dtype=m.float32),
+    "baddbmm": lambda m: m.baddbmm(_t(m, 2, 2, 3), _t(m, 2, 2, 4), _t(m, 2, 4, 3), m.float32),
+    "mm, a str": lambda m: m.mm(_t(m, 2, 4), _t(m, 4, 3), "x"),
+    "mm, a list operand": lambda m: m.mm(_t(m, 2, 4), [[1.0]], m.float32),
+    "baddbmm, a str by keyword": lambda m: m.baddbmm(_t(m, 2, 2, 3), _t(m, 2, 2, 4), _t(m, 2, 4, 3), out_dtype="x"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUT_DTYPE_CALLS))
+def test_the_out_dtype_overload_is_refused_on_the_cpu_as_torch(case):
+    """PyTorch's ``out_dtype`` overload of mm, bmm, addmm and baddbmm has no CPU kernel: its NotImplementedError
+    (ember's message is PyTorch's first sentences, without its list of the backends that have one); a value that is
+    no dtype, or an operand that is no tensor beside one, its parser's TypeError listing both overloads (ember had
+    no such parameter)."""
+    outcomes = []
+    for m in (ember, torch):
+        try:
+            OUT_DTYPE_CALLS[case](m)
+            outcomes.append(("ok",))
+        except (TypeError, NotImplementedError) as e:
+            outcomes.append((type(e).__name__, str(e)))
+    (e, t) = outcomes
+    assert e[0] == t[0] != "ok", outcomes
+    assert t[1].startswith(e[1]) and (e[0] == "TypeError") == (e[1] == t[1]), outcomes
+    if e[0] == "NotImplementedError":
+        assert "'CPU' backend" in e[1]

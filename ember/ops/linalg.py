@@ -367,16 +367,43 @@ def _check_dims(name: str, t: Tensor, nd: int) -> None:
 
 
 @lower_precision
-def mm(a: Tensor, b: Tensor) -> Tensor:
+def refuse_out_dtype(name: str, out_dtype) -> None:
+    """PyTorch's overload of the product ``name`` taking an ``out_dtype`` (``torch.mm(a, b, torch.float32)``) has no
+    CPU kernel: its NotImplementedError for a dtype; a value that is no dtype matches neither overload (the argument
+    parser's TypeError, worded from the call by the function's wrapper). Nothing when none was given."""
+    if out_dtype is None:
+        return
+    if not isinstance(out_dtype, dtype):
+        error = TypeError(f"{name}(): argument 'out_dtype' must be torch.dtype, not {type(out_dtype).__name__}")
+        error.operand = out_dtype  # type: ignore[attr-defined]
+        raise error
+    raise NotImplementedError(f"Could not run 'aten::{name}.dtype' with arguments from the 'CPU' backend. This could "
+                              "be because the operator doesn't exist for this backend, or was omitted during the "
+                              "selective/custom build process (if using custom build).")
+
+
+def _out_dtype_given(number_first: tuple, out_dtype) -> tuple:
+    """The deprecated number-first arguments and the ``out_dtype`` of a call of the addmm family: a dtype after the
+    operands is PyTorch's ``out_dtype`` overload (``torch.addmm(x, a, b, torch.float32)``), not a number."""
+    if len(number_first) == 1 and isinstance(number_first[0], dtype):
+        return (), number_first[0]
+    return number_first, out_dtype
+
+
+def mm(a: Tensor, b: Tensor, out_dtype: dtype | None = None) -> Tensor:
+    """The product of two matrices (``out_dtype``: PyTorch's overload without a CPU kernel, ``refuse_out_dtype``)."""
     require_tensors("mm", 2, mat2=b)
+    refuse_out_dtype("mm", out_dtype)
     _check_dims("mm", a, 2)
     _check_dims("mm", b, 2)
     return matmul(a, b)
 
 
 @lower_precision
-def bmm(a: Tensor, b: Tensor) -> Tensor:
+def bmm(a: Tensor, b: Tensor, out_dtype: dtype | None = None) -> Tensor:
+    """The products of two batches of matrices (``out_dtype``: as mm's)."""
     require_tensors("bmm", 2, mat2=b)
+    refuse_out_dtype("bmm", out_dtype)
     _check_bmm(a, b)
     return _matmul(a, b, _BatchTimesBatch)
 
@@ -463,31 +490,33 @@ def _check_same_dtype(input: Tensor, a: Tensor, b: Tensor, name: str) -> None:
                            f"{SCALAR_TYPE_NAMES[y.name]}")
 
 
-def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
+def _product_scalars(d: dtype, beta, alpha, half_as: str | None = "float32") -> tuple:
     """beta and alpha as PyTorch's kernels for a result of dtype ``d`` take them. For a dtype that is not complex, a
     complex one is read as its real part, refused where it has an imaginary part (the error names the C type it
-    would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
-    integer dtype then converted to it as PyTorch's checked conversion does (a float inside the type's range
-    truncated toward zero, outside it an error: -0.5 and 255.9 for uint8; a negative int wraps into an unsigned type
-    while its magnitude fits, -1 -> 255; any other int outside the range an error, naming the type as c10 does:
-    ``int`` for int32); an int past uint64 PyTorch's OverflowError (its argument parser's) for any dtype. For a bool
-    result (the products PyTorch computes in bool: those with nothing to sum) each is read as a bool."""
+    would be converted to: for half precision ``half_as``, the type the kernel converts it to: ``float`` where it
+    computes in float, ``double`` for a ``scalar_tensor`` fill, its own where None); for an integer dtype then
+    converted to it as PyTorch's checked conversion does (a float inside the type's range truncated toward zero,
+    outside it an error: -0.5 and 255.9 for uint8; a negative int wraps into an unsigned type while its magnitude
+    fits, -1 -> 255; any other int outside the range an error, naming the type as c10 does: ``int`` for int32); an
+    int past uint64 PyTorch's OverflowError (its argument parser's) for any dtype. For a bool result (the products
+    PyTorch computes in bool: those with nothing to sum) each is read as a bool, a complex one too (1+2j True)."""
     beta, alpha = _python_numbers(beta, alpha)
     scalar_ints((beta, alpha))
     boolean = d.np == xp.bool_
     if d.is_complex or d.name not in C_INTEGER_NAMES and not boolean and not (_is_complex(beta) or
                                                                              _is_complex(alpha)):
         return beta, alpha  # (the common case: a floating result, real scalars)
-    c_name = C_INTEGER_NAMES.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]
+    c_name = C_INTEGER_NAMES.get(d.name) or CPP_TYPE_NAMES[half_as if half_as and d.itemsize == 2 else d.name]
     scalars = []
     for value in (beta, alpha):
+        if boolean:  # (a bool result stays bool: its kernels take a scalar as a bool, 2, 0.5 and 1+2j True)
+            scalars.append(bool(value))
+            continue
         if _is_complex(value):
             if value.imag:
                 raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
             value = value.real
-        if boolean:  # (a bool result stays bool: its kernels take a scalar as a bool, 2 and 0.5 True)
-            value = bool(value)
-        elif d.name in C_INTEGER_NAMES:
+        if d.name in C_INTEGER_NAMES:
             if value.__class__ is float:  # (c10 checks a double against the range before truncating: -0.5 and
                 checked_fill(value, d.np)  # 255.9 overflow a uint8, where an int -1 wraps to 255)
             value = int(integer_scalar(int(value), d.np))
@@ -495,24 +524,32 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     return tuple(scalars)
 
 
-def _check_input_scaled_alone(input: Tensor, beta, result_size: int, inner: int, batches: int | None = None) -> None:
-    """PyTorch's CPU kernels with nothing to sum (an inner dimension of 0; addbmm's batch of 0) scale the input in
-    place, ``result.mul_(beta)`` (``zero_()`` for a beta of 0), whose cast check refuses a beta whose type the
-    result cannot hold: a float into an integer or bool result, a complex into a real one, an int into a bool one
-    (``result type Long can't be cast to the desired output type Bool``). An empty result is returned before that
-    (addmm, baddbmm), except by addbmm with no batch. ``batches``: addbmm's count, whose kernel runs one ``addmm_``
-    per batch entry, each after the first with beta 1 (an int: a bool result refused even with a bool beta)."""
+def _scalars_read(input: Tensor, d: dtype, beta, alpha, result_size: int, inner: int,
+                  batches: int | None = None) -> tuple:
+    """beta and alpha as PyTorch's CPU kernels of addmm, baddbmm and addbmm read them, for a result of dtype ``d``.
+    An empty result is returned before either is read (except by addbmm with no batch): any scalar is taken, none
+    used. With nothing to sum (an inner dimension of 0; addbmm's batch of 0) the kernel scales the input in place,
+    ``result.mul_(beta)`` (``zero_()`` for a beta of 0), alpha not read; that cast check refuses a beta whose type
+    the result cannot hold: a float into an integer or bool result, a complex into a real one, an int into a bool
+    one (``result type Long can't be cast to the desired output type Bool``). ``batches``: addbmm's count, whose
+    kernel runs one ``addmm_`` per batch entry, each after the first with beta 1 (an int: a bool result refused
+    even with a bool beta). Otherwise both are converted for the product (``_product_scalars``)."""
     from .inplace import _refuse_complex_number, check_result_cast
 
-    if batches != 0 and (not result_size or inner):
-        return
-    beta = _python_numbers(beta)[0]
-    if beta != 0:
-        if _is_complex(beta) and not input.is_complex():  # (named as PyTorch's: ComplexHalf beside float16)
-            _refuse_complex_number(input)
-        check_result_cast(input, beta)
-    if batches is not None and batches > 1:
-        check_result_cast(input, 1)
+    if batches != 0 and not result_size:
+        return 1, 1  # (values never read: nothing is computed)
+    if batches == 0 or not inner:
+        alpha = 1  # (not read: there is no product to scale)
+        beta = _python_numbers(beta)[0]
+        if beta != 0:
+            if _is_complex(beta) and not input.is_complex():  # (named as PyTorch's: ComplexHalf beside float16)
+                _refuse_complex_number(input)
+            check_result_cast(input, beta)
+            if d.name in C_INTEGER_NAMES:  # (mul_ casts an int beta into the result's type: 300 wraps to 44 in uint8)
+                beta = int(xp.asarray(beta).astype(d.np))
+        if batches is not None and batches > 1:
+            check_result_cast(input, 1)
+    return _product_scalars(d, beta, alpha)
 
 
 def _python_numbers(*scales) -> tuple:
@@ -689,13 +726,17 @@ class Addr(_AddedProduct):
 
 
 @lower_precision
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1,
+          out_dtype: dtype | None = None) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result. (``number_first``:
-    PyTorch's deprecated ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ember/_deprecated_overloads.py.)"""
+    PyTorch's deprecated ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ember/_deprecated_overloads.py;
+    ``out_dtype``, by keyword or after the operands: as mm's.)"""
+    number_first, out_dtype = _out_dtype_given(number_first, out_dtype)
     if number_first:
         input, mat1, mat2, beta, alpha = _deprecated.beta_first_function(
             "addmm", ("mat1", "mat2"), (input, mat1, mat2, *number_first), beta, alpha)
     require_tensors("addmm", 2, mat1=mat1, mat2=mat2)
+    refuse_out_dtype("addmm", out_dtype)
     if mat1.layout is not strided or mat2.layout is not strided:  # a sparse operand: its product, then the sum
         from .elementwise import add, mul
         from .indexing import where
@@ -712,25 +753,26 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alph
     _check_product(mat1, mat2)
     (rows, inner), columns = mat1._data.shape, mat2._data.shape[1]
     _check_added(input, (rows, columns), "addmm")
-    _check_input_scaled_alone(input, beta, rows * columns, inner)
-    beta, alpha = _product_scalars(mat1.dtype, beta, alpha)
+    beta, alpha = _scalars_read(input, mat1.dtype, beta, alpha, rows * columns, inner)
     return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
 @lower_precision
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * bmm(batch1, batch2) (``number_first``: as addmm's)."""
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1,
+            out_dtype: dtype | None = None) -> Tensor:
+    """beta * input + alpha * bmm(batch1, batch2) (``number_first``, ``out_dtype``: as addmm's)."""
+    number_first, out_dtype = _out_dtype_given(number_first, out_dtype)
     if number_first:
         input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
             "baddbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
     require_tensors("baddbmm", 2, batch1=batch1, batch2=batch2)
+    refuse_out_dtype("baddbmm", out_dtype)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
     (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
     _check_added(input, (batches, rows, columns), "baddbmm")
-    _check_input_scaled_alone(input, beta, batches * rows * columns, inner)
-    beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
+    beta, alpha = _scalars_read(input, batch1.dtype, beta, alpha, batches * rows * columns, inner)
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -746,8 +788,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1,
     _check_product(batch1, batch2, "addmm_impl_cpu_")
     (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
     _check_added(input, (rows, columns), "addbmm")
-    _check_input_scaled_alone(input, beta, rows * columns, inner, batches)
-    beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
+    beta, alpha = _scalars_read(input, batch1.dtype, beta, alpha, rows * columns, inner, batches)
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -764,7 +805,10 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=
     if input._data.ndim and input._data.shape[0] not in (1, mat._data.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({mat._data.shape[0]}x"
                            f"{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
-    beta, alpha = _product_scalars(mat.dtype, beta, alpha, opmath=False)
+    if not mat._data.size:  # (PyTorch's shortcut: input times beta as a tensor of its dtype; alpha not read)
+        beta, alpha = _product_scalars(mat.dtype, beta, 1, half_as="float64")
+    else:
+        beta, alpha = _product_scalars(mat.dtype, beta, alpha, half_as=None)
     return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
@@ -795,7 +839,7 @@ def _addr_scalars(result: dtype, beta, alpha) -> tuple:
             raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
     if result.np == xp.bool_:
         return bool(beta), bool(alpha)
-    return _product_scalars(result, beta, alpha, opmath=False)
+    return _product_scalars(result, beta, alpha, half_as=None)
 
 
 def _check_both_dtypes(a: Tensor, b: Tensor) -> None:
