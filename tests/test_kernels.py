@@ -440,6 +440,42 @@ def test_leaky_relu_compiled_same_bits_as_numpy_and_torch(need_grad, slope, dtyp
 
 
 @compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bounds", [(0, 6), (-1.0, 1.0), (0.1, 0.7)])
+@pytest.mark.parametrize("form", ["functional", "inplace", "inplace_batch_last"])
+def test_hardtanh_gradient_same_bits_as_numpy_and_torch(form, bounds, dtype):
+    """hardtanh's (relu6's) one-pass gradient from the saved input, out of place and in place (which saves a clone
+    of the input), against the NumPy reference's f' times g, bit for bit: inputs at the bounds, NaN, +-inf, a NaN
+    and infinite gradient at a clipped element (0 * inf is NaN in both); and PyTorch's where the gradient is
+    finite."""
+    import torch
+
+    lo, hi = bounds
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((8, 16, 12, 12)) * 4).astype(dtype)  # 18 432 elements
+    x.flat[:8] = [np.nan, -0.0, np.inf, -np.inf, lo, hi, np.float32(0.1), np.float32(0.7)]
+    g = rng.standard_normal(x.shape).astype(dtype)
+    g.flat[2:4] = [np.inf, np.nan]
+    if form == "inplace_batch_last":
+        x = np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+
+    def run():
+        xt = ember.tensor(x, requires_grad=True)
+        y = ember.nn.functional.hardtanh(xt * 1, lo, hi, inplace=form != "functional")
+        y.backward(ember.tensor(g))
+        return y.detach().numpy(), xt.grad.numpy()
+
+    fast, ref = both_ways(run)
+    assert_same_bits(fast, ref)
+    assert np.isnan(fast[1].flat[2:4]).all()  # (0 * inf, 0 * NaN: not PyTorch's 0, ember's reference product)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.hardtanh(tx * 1, lo, hi, inplace=form != "functional")
+    ty.backward(torch.tensor(g))
+    np.testing.assert_array_equal(fast[0], ty.detach().numpy())
+    np.testing.assert_array_equal(fast[1].flat[4:], tx.grad.numpy().flat[4:])
+
+
+@compiled_only
 @pytest.mark.parametrize("name, kwargs", [("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1}),
                                           ("Adam", {"lr": 1e-3}), ("Adagrad", {"lr": 0.1}), ("Adadelta", {})])
 def test_optimizer_updates_same_bits_as_numpy(name, kwargs):

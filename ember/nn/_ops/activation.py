@@ -22,7 +22,7 @@ from ..._kernels import activation as compiled
 from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._meta import kept_layout
-from ..._parallel import multiply, parallel_blocks, parallel_rows
+from ..._parallel import multiply, parallel_blocks, parallel_flat, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.lowp import to_float32
@@ -42,8 +42,15 @@ class Pointwise(Node):
     contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
     saves_input = False  # (True: PyTorch's node saves the input, ``node_named``'s ``saved``)
 
+    # ``grad_from_input(g, x, *params)``: g * f'(x) in one compiled pass from the saved input, or None where that
+    # kernel would not run on such arrays (``g`` None: whether it would); where it would, forward keeps no f'
+    grad_from_input = None
+
     def forward(self, x, fn, params):
-        out, deriv = fn(x, self.needs_input_grad is not None, *params)
+        need = self.needs_input_grad is not None
+        if need and self.grad_from_input is not None and self.saves_input and self.grad_from_input(None, x, *params):
+            need = False  # (backward reads the saved input)
+        out, deriv = fn(x, need, *params)
         # the input too where PyTorch's node saves it (``_saved_self``), which the formula does not read (f' is
         # saved): no copy, its array is held for the version check already (``_apply``)
         self.saved = (deriv, x) if self.saves_input else (deriv,)
@@ -74,6 +81,10 @@ class Pointwise(Node):
         super()._pack_saved(inputs)
 
     def backward(self, g):
+        if self.saved[0] is None and self.grad_from_input is not None and type(g) is xp.ndarray:
+            gx = self.grad_from_input(g, self.saved[1], *self.params)
+            if gx is not None:
+                return (gx,)
         deriv = self.derivative()
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
             return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g)),)
@@ -167,6 +178,7 @@ def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel:
 
 
 _TENSOR_OR_ARRAY = (Tensor, xp.ndarray)
+_COMPILED_FLOATS = (xp.dtype(xp.float32), xp.dtype(xp.float64))  # the dtypes of the compiled activation kernels
 
 
 def scalar_params(op: str, positions: tuple, **params) -> tuple:
@@ -421,6 +433,32 @@ def _hardtanh(x, need, lo, hi):
     # derivative 0 at and beyond the bounds, else 1: NaN takes the gradient, as PyTorch's kernel
     out = xp.clip(x, lo, hi)
     return out, (~((x <= lo) | (x >= hi))).astype(x.dtype) if need else None
+
+
+def _hardtanh_grad(g, x, lo, hi):
+    """g * f'(x) of hardtanh in one compiled pass over g and the saved input (``_kernels.activation.hardtanh_grad``,
+    the same bits as ``_hardtanh``'s f' times g, which the caller computes where this returns None: a dtype or size
+    the kernel does not take, compiled kernels off). ``g`` None: whether the kernel would run on ``x``."""
+    if x.__class__ is not xp.ndarray or x.dtype not in _COMPILED_FLOATS:
+        return None
+    if g is None:
+        return policy.compiles(x.size, policy.min_compiled_elements)
+    if g.dtype != x.dtype or g.shape != x.shape or not policy.compiles(x.size, policy.min_compiled_elements):
+        return None
+    lo, hi = x.dtype.type(lo), x.dtype.type(hi)  # (as NumPy compares x with a Python number: in x's dtype)
+    gx = xp.empty_like(x)
+
+    def grad(go, xo, d):
+        if go.ndim == 1:
+            compiled.hardtanh_grad(go, xo, lo, hi, d)
+        else:  # (arrays parallel_flat cannot flatten come whole: the reference)
+            xp.multiply(go, _hardtanh(xo, True, lo, hi)[1], out=d)
+
+    parallel_flat(grad, g, x, gx, min_elements=policy.min_parallel_pass_elements, flat=True)
+    return gx
+
+
+_HARDTANH.grad_from_input = staticmethod(_hardtanh_grad)
 
 
 def _logsigmoid(x, need):
