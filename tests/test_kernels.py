@@ -476,6 +476,37 @@ def test_hardtanh_gradient_same_bits_as_numpy_and_torch(form, bounds, dtype):
 
 
 @compiled_only
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+def test_bfloat16_conversions_same_bits_as_ml_dtypes(layout):
+    """float32 -> bfloat16 -> float32 by the compiled bit conversion (a cast, autocast's casts, the float32 compute
+    of a bfloat16 op) against ml_dtypes' astype, bit for bit: random bit patterns (NaNs of both signs with any
+    payload, infinities, subnormals), rounding ties to even, the largest finite value (which rounds to inf)."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(2)
+    bits = rng.integers(0, 2 ** 32, 40_000, dtype=np.uint64).astype(np.uint32)
+    bits[:12] = [0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFF800001, 0x7FFFFFFF, 0x7F7FFFFF, 1, 0x80008000,
+                 0x00018000, 0x3F808000, 0x3F818000]
+    x = bits.view(np.float32).reshape(200, 200)
+    if layout == "transposed":
+        x = x.T
+    elif layout == "expanded":
+        x = np.broadcast_to(x[:1], (200, 200))
+
+    def run():
+        with np.errstate(invalid="ignore"):
+            b = ember.tensor(x).to(ember.bfloat16)
+            return b.view(ember.int16).numpy(), b.float().numpy().view(np.uint32)
+
+    fast, ref = both_ways(run)
+    assert_same_bits(fast, ref)
+    with np.errstate(invalid="ignore"):
+        expected = x.astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(fast[0], expected.view(np.int16))
+    np.testing.assert_array_equal(fast[1], expected.astype(np.float32).view(np.uint32))
+
+
+@compiled_only
 @pytest.mark.parametrize("name, kwargs", [("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1}),
                                           ("Adam", {"lr": 1e-3}), ("Adagrad", {"lr": 0.1}), ("Adadelta", {})])
 def test_optimizer_updates_same_bits_as_numpy(name, kwargs):
