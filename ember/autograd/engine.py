@@ -8,7 +8,8 @@
     4. when the queue is empty, run the callbacks queued during this backward
 
 With inputs given (autograd.grad, backward(inputs=...)) only the nodes on a path to them run, each computing only
-the input gradients on such paths (``_reaching``), as PyTorch's engine does.
+the input gradients on such paths (``_reaching``), as PyTorch's engine does; nothing under the inputs is walked
+(``topological_nr``).
 
 Iterative and deterministic: the same graph runs its nodes, and so fires its
 hooks, in the same order in every process — what data-parallel training needs.
