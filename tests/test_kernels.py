@@ -445,9 +445,8 @@ def test_leaky_relu_compiled_same_bits_as_numpy_and_torch(need_grad, slope, dtyp
 @pytest.mark.parametrize("form", ["functional", "inplace", "inplace_batch_last"])
 def test_hardtanh_gradient_same_bits_as_numpy_and_torch(form, bounds, dtype):
     """hardtanh's (relu6's) one-pass gradient from the saved input, out of place and in place (which saves a clone
-    of the input), against the NumPy reference's f' times g, bit for bit: inputs at the bounds, NaN, +-inf, a NaN
-    and infinite gradient at a clipped element (0 * inf is NaN in both); and PyTorch's where the gradient is
-    finite."""
+    of the input), against the NumPy reference, bit for bit, and PyTorch's: inputs at the bounds, NaN, +-inf, an
+    infinite and a NaN gradient at clipped elements (0 there, as PyTorch's ``hardtanh_backward``, not 0 * inf)."""
     import torch
 
     lo, hi = bounds
@@ -467,12 +466,14 @@ def test_hardtanh_gradient_same_bits_as_numpy_and_torch(form, bounds, dtype):
 
     fast, ref = both_ways(run)
     assert_same_bits(fast, ref)
-    assert np.isnan(fast[1].flat[2:4]).all()  # (0 * inf, 0 * NaN: not PyTorch's 0, ember's reference product)
+    assert (fast[1].flat[2:4] == 0).all()
     tx = torch.tensor(x, requires_grad=True)
     ty = torch.nn.functional.hardtanh(tx * 1, lo, hi, inplace=form != "functional")
     ty.backward(torch.tensor(g))
     np.testing.assert_array_equal(fast[0], ty.detach().numpy())
-    np.testing.assert_array_equal(fast[1].flat[4:], tx.grad.numpy().flat[4:])
+    # (at x = NaN, flat[0], PyTorch's vectorised kernel answers 0 and its scalar code g: ember's is the scalar code's,
+    # tests/test_nonfinite_activations.py)
+    np.testing.assert_array_equal(fast[1].flat[1:], tx.grad.numpy().flat[1:])
 
 
 @compiled_only

@@ -188,12 +188,12 @@ def relu_grad(g, out, gx):
 
 @kernel
 def hardtanh_grad(g, x, lo, hi, gx):
-    """gx = g times 0.0 where x <= lo or x >= hi, else times 1.0 (also where x is NaN; 0 * inf is NaN, as the
-    reference's product): 1-D arrays, ``lo`` and ``hi`` of x's dtype. The counterpart of ``_hardtanh``'s derivative
-    times g in ``ember/nn/_ops/activation.py`` (the reference), the same arithmetic in one pass."""
+    """gx = 0 where x <= lo or x >= hi, else g (also where x is NaN), as PyTorch's ``hardtanh_backward``: 1-D
+    arrays, ``lo`` and ``hi`` of x's dtype. The counterpart of ``_hardtanh_grad``'s ``where`` in
+    ``ember/nn/_ops/activation.py`` (the reference), the same bits in one pass."""
     for i in prange(g.shape[0]):
         v = x[i]
-        gx[i] = (0.0 if v <= lo or v >= hi else 1.0) * g[i]
+        gx[i] = 0.0 if v <= lo or v >= hi else g[i]
 
 
 @kernel

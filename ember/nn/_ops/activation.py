@@ -430,21 +430,31 @@ def _softplus(x, need, beta, threshold):
 
 
 def _hardtanh(x, need, lo, hi):
-    # derivative 0 at and beyond the bounds, else 1: NaN takes the gradient, as PyTorch's kernel
     out = xp.clip(x, lo, hi)
-    return out, (~((x <= lo) | (x >= hi))).astype(x.dtype) if need else None
+    return out, (~_hardtanh_clipped(x, lo, hi)).astype(x.dtype) if need else None
+
+
+def _hardtanh_clipped(x, lo, hi):
+    """Where hardtanh's derivative is 0: at and beyond the bounds (NaN is not: it takes the gradient, as PyTorch's
+    kernel)."""
+    return (x <= lo) | (x >= hi)
 
 
 def _hardtanh_grad(g, x, lo, hi):
-    """g * f'(x) of hardtanh in one compiled pass over g and the saved input (``_kernels.activation.hardtanh_grad``,
-    the same bits as ``_hardtanh``'s f' times g, which the caller computes where this returns None: a dtype or size
-    the kernel does not take, compiled kernels off). ``g`` None: whether the kernel would run on ``x``."""
-    if x.__class__ is not xp.ndarray or x.dtype not in _COMPILED_FLOATS:
+    """hardtanh's input gradient from the saved input, as PyTorch's ``hardtanh_backward``: g where x is strictly
+    inside the bounds (or NaN), else 0 (also for an infinite or NaN g, which a product with f' would make NaN).
+    One compiled pass (``_kernels.activation.hardtanh_grad``) where it runs, else NumPy's ``where`` (the reference).
+    ``g`` None: whether forward may leave f' unmade (a plain array ``x``); None where this does not apply (the
+    caller multiplies by f')."""
+    if x.__class__ is not xp.ndarray:
         return None
     if g is None:
-        return policy.compiles(x.size, policy.min_compiled_elements)
-    if g.dtype != x.dtype or g.shape != x.shape or not policy.compiles(x.size, policy.min_compiled_elements):
+        return True
+    if g.shape != x.shape:
         return None
+    if not (x.dtype in _COMPILED_FLOATS and g.dtype == x.dtype
+            and policy.compiles(x.size, policy.min_compiled_elements)):
+        return xp.where(_hardtanh_clipped(x, lo, hi), g.dtype.type(0), g)
     lo, hi = x.dtype.type(lo), x.dtype.type(hi)  # (as NumPy compares x with a Python number: in x's dtype)
     gx = xp.empty_like(x)
 
@@ -452,7 +462,7 @@ def _hardtanh_grad(g, x, lo, hi):
         if go.ndim == 1:
             compiled.hardtanh_grad(go, xo, lo, hi, d)
         else:  # (arrays parallel_flat cannot flatten come whole: the reference)
-            xp.multiply(go, _hardtanh(xo, True, lo, hi)[1], out=d)
+            xp.copyto(d, xp.where(_hardtanh_clipped(xo, lo, hi), d.dtype.type(0), go))
 
     parallel_flat(grad, g, x, gx, min_elements=policy.min_parallel_pass_elements, flat=True)
     return gx
