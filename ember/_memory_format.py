@@ -191,8 +191,12 @@ def astype_result(x, dtype):
     ops that compute from a converted copy of their input (casts, float64 kernels, ``tensor(x)``). float64 into a
     half precision goes through float32, as PyTorch's (``via_float32``)."""
     x = via_float32(x, dtype)
-    if type(x) is not xp.ndarray or 0 not in x.strides:
+    if type(x) is not xp.ndarray:
         return x.astype(dtype)
+    if 0 not in x.strides:
+        from .autograd.lowp import converted
+
+        return converted(x, xp.dtype(dtype))
     out = empty_result(x, dtype=dtype)
     out[...] = x
     return out

@@ -131,3 +131,59 @@ def test_custom_function_outputs_for_unneeded_inputs_are_dropped():
     (ga,) = ember.autograd.grad(Mul.apply(a, b * 1).sum(), a)
     np.testing.assert_array_equal(ga.numpy(), [3.0, 4.0])
     assert b.grad is None
+
+
+def test_an_unrolled_loop_walks_only_the_newest_step(monkeypatch):
+    """A gradient taken at every step of an unrolled loop that keeps its graph (``create_graph``, learning a learning
+    rate through SGD steps) walks the nodes above the input, not the whole history under it (PyTorch's
+    ``topological_nr`` cut): the walk's size stays the same from step to step, where it grew with every step (the
+    loop's time quadratic in its length). Values against PyTorch, the hypergradient through all steps included."""
+    from ember.autograd import engine
+
+    walked = []
+    count = engine._count_dependencies
+
+    def counted(*args):
+        deps = count(*args)
+        walked.append(len(deps))
+        return deps
+
+    monkeypatch.setattr(engine, "_count_dependencies", counted)
+    rng = np.random.default_rng(0)
+    x, w0 = rng.standard_normal((8, 5)), rng.standard_normal(5)
+    results = {}
+    for fw in (ember, torch):
+        lr = fw.tensor(0.1, dtype=fw.float64, requires_grad=True)
+        w = fw.tensor(w0, requires_grad=True) * 1
+        xt, losses = fw.tensor(x), []
+        for _ in range(12):
+            loss = fw.tanh(xt @ w).square().mean()
+            (g,) = fw.autograd.grad(loss, w, create_graph=True)
+            w = w - lr * g
+            losses.append(loss)
+        (hyper,) = fw.autograd.grad(fw.stack(losses).sum(), lr)
+        results[fw.__name__] = [t.detach().numpy() for t in (*losses, hyper)]
+    steps = walked[:12]
+    assert steps[3:] == [steps[3]] * 9 and steps[3] < 12, steps
+    assert walked[12] > 12 * steps[3]  # (the hypergradient walks the whole graph)
+    for a, e in zip(results["ember"], results["torch"]):
+        np.testing.assert_allclose(a, e, rtol=1e-12)
+
+
+def test_inputs_at_different_depths_and_hooks_under_them():
+    """Two inputs, one under the other: both gradients, the node hooks between them fire, those under the deeper
+    input do not (nothing there is walked), as PyTorch's."""
+    calls = {}
+    for fw in (ember, torch):
+        fired = []
+        x = fw.tensor([1.0, 2.0, 3.0], dtype=fw.float64, requires_grad=True)
+        deep = fw.exp(x * 2)
+        mid = fw.sin(deep) * deep
+        top = (mid.square() + deep).sum()
+        for name, t in (("x2", deep.grad_fn.next_functions[0][0]), ("deep", deep.grad_fn), ("mid", mid.grad_fn)):
+            t.register_prehook(lambda g, name=name, fired=fired: fired.append(name))
+        grads = fw.autograd.grad(top, [mid, deep])
+        calls[fw.__name__] = (fired, [g.numpy() for g in grads])
+    assert calls["ember"][0] == calls["torch"][0]
+    for a, e in zip(calls["ember"][1], calls["torch"][1]):
+        np.testing.assert_allclose(a, e, rtol=1e-12)

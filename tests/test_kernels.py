@@ -440,6 +440,74 @@ def test_leaky_relu_compiled_same_bits_as_numpy_and_torch(need_grad, slope, dtyp
 
 
 @compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bounds", [(0, 6), (-1.0, 1.0), (0.1, 0.7)])
+@pytest.mark.parametrize("form", ["functional", "inplace", "inplace_batch_last"])
+def test_hardtanh_gradient_same_bits_as_numpy_and_torch(form, bounds, dtype):
+    """hardtanh's (relu6's) one-pass gradient from the saved input, out of place and in place (which saves a clone
+    of the input), against the NumPy reference, bit for bit, and PyTorch's: inputs at the bounds, NaN, +-inf, an
+    infinite and a NaN gradient at clipped elements (0 there, as PyTorch's ``hardtanh_backward``, not 0 * inf)."""
+    import torch
+
+    lo, hi = bounds
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((8, 16, 12, 12)) * 4).astype(dtype)  # 18 432 elements
+    x.flat[:8] = [np.nan, -0.0, np.inf, -np.inf, lo, hi, np.float32(0.1), np.float32(0.7)]
+    g = rng.standard_normal(x.shape).astype(dtype)
+    g.flat[2:4] = [np.inf, np.nan]
+    if form == "inplace_batch_last":
+        x = np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+
+    def run():
+        xt = ember.tensor(x, requires_grad=True)
+        y = ember.nn.functional.hardtanh(xt * 1, lo, hi, inplace=form != "functional")
+        y.backward(ember.tensor(g))
+        return y.detach().numpy(), xt.grad.numpy()
+
+    fast, ref = both_ways(run)
+    assert_same_bits(fast, ref)
+    assert (fast[1].flat[2:4] == 0).all()
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.hardtanh(tx * 1, lo, hi, inplace=form != "functional")
+    ty.backward(torch.tensor(g))
+    np.testing.assert_array_equal(fast[0], ty.detach().numpy())
+    # (at x = NaN, flat[0], PyTorch's vectorised kernel answers 0 and its scalar code g: ember's is the scalar code's,
+    # tests/test_nonfinite_activations.py)
+    np.testing.assert_array_equal(fast[1].flat[1:], tx.grad.numpy().flat[1:])
+
+
+@compiled_only
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+def test_bfloat16_conversions_same_bits_as_ml_dtypes(layout):
+    """float32 -> bfloat16 -> float32 by the compiled bit conversion (a cast, autocast's casts, the float32 compute
+    of a bfloat16 op) against ml_dtypes' astype, bit for bit: random bit patterns (NaNs of both signs with any
+    payload, infinities, subnormals), rounding ties to even, the largest finite value (which rounds to inf)."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(2)
+    bits = rng.integers(0, 2 ** 32, 40_000, dtype=np.uint64).astype(np.uint32)
+    bits[:12] = [0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFF800001, 0x7FFFFFFF, 0x7F7FFFFF, 1, 0x80008000,
+                 0x00018000, 0x3F808000, 0x3F818000]
+    x = bits.view(np.float32).reshape(200, 200)
+    if layout == "transposed":
+        x = x.T
+    elif layout == "expanded":
+        x = np.broadcast_to(x[:1], (200, 200))
+
+    def run():
+        with np.errstate(invalid="ignore"):
+            b = ember.tensor(x).to(ember.bfloat16)
+            return b.view(ember.int16).numpy(), b.float().numpy().view(np.uint32)
+
+    fast, ref = both_ways(run)
+    assert_same_bits(fast, ref)
+    with np.errstate(invalid="ignore"):
+        expected = x.astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(fast[0], expected.view(np.int16))
+    np.testing.assert_array_equal(fast[1], expected.astype(np.float32).view(np.uint32))
+
+
+@compiled_only
 @pytest.mark.parametrize("name, kwargs", [("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1}),
                                           ("Adam", {"lr": 1e-3}), ("Adagrad", {"lr": 0.1}), ("Adadelta", {})])
 def test_optimizer_updates_same_bits_as_numpy(name, kwargs):

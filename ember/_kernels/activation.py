@@ -1,11 +1,11 @@
-"""ReLU, its gradient and GELU (erf form; float32, and float64 by the C library's erfc) in one pass each (numba).
-ReLU's: the counterpart of the mask-then-multiply passes in ``ember/ops/unary.py`` (``Relu.backward``), the same
-arithmetic, so the same bits; ReLU's forward, of ``numpy.maximum(x, 0)`` (run only as ``kernel.parallel``, where
-numba's OpenMP threads split it; ember's own pool splits NumPy's maximum). GELU's: the counterpart of
-``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference; ``gelu_erf64``'s is
-``_gelu_erf64_into``). The float32 formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2)
-(Abramowitz & Stegun 7.1.26, |error of erf| < 1.5e-7), computed in float64 and rounded once to float32, so results
-are within a float32 ulp or two of the reference's float32 arithmetic.
+"""ReLU, its gradient, hardtanh's gradient and GELU (erf form; float32, and float64 by the C library's erfc) in one
+pass each (numba). ReLU's: the counterpart of the mask-then-multiply passes in ``ember/ops/unary.py``
+(``Relu.backward``), the same arithmetic, so the same bits; ReLU's forward, of ``numpy.maximum(x, 0)`` (run only as
+``kernel.parallel``, where numba's OpenMP threads split it; ember's own pool splits NumPy's maximum). GELU's: the
+counterpart of ``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference;
+``gelu_erf64``'s is ``_gelu_erf64_into``). The float32 formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1
++ p |x| / sqrt 2) (Abramowitz & Stegun 7.1.26, |error of erf| < 1.5e-7), computed in float64 and rounded once to
+float32, so results are within a float32 ulp or two of the reference's float32 arithmetic.
 
 exp is ``rows.exp_split``.
 """
@@ -184,6 +184,16 @@ def relu_grad(g, out, gx):
     product): 1-D arrays."""
     for i in prange(g.shape[0]):
         gx[i] = (1.0 if out[i] != 0 else 0.0) * g[i]
+
+
+@kernel
+def hardtanh_grad(g, x, lo, hi, gx):
+    """gx = 0 where x <= lo or x >= hi, else g (also where x is NaN), as PyTorch's ``hardtanh_backward``: 1-D
+    arrays, ``lo`` and ``hi`` of x's dtype. The counterpart of ``_hardtanh_grad``'s ``where`` in
+    ``ember/nn/_ops/activation.py`` (the reference), the same bits in one pass."""
+    for i in prange(g.shape[0]):
+        v = x[i]
+        gx[i] = 0.0 if v <= lo or v >= hi else g[i]
 
 
 @kernel

@@ -8,7 +8,8 @@
     4. when the queue is empty, run the callbacks queued during this backward
 
 With inputs given (autograd.grad, backward(inputs=...)) only the nodes on a path to them run, each computing only
-the input gradients on such paths (``_reaching``), as PyTorch's engine does.
+the input gradients on such paths (``_reaching``), as PyTorch's engine does; nothing under the inputs is walked
+(``topological_nr``).
 
 Iterative and deterministic: the same graph runs its nodes, and so fires its
 hooks, in the same order in every process — what data-parallel training needs.
@@ -69,12 +70,41 @@ def sum_to_shape(grad, shape: tuple):
     return out.reshape(shape) if lead else out
 
 
-def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
+def topological_nr(node: Node) -> int:
+    """PyTorch's ``topological_nr``: the length of the longest path from ``node`` down to a node without edges (a
+    leaf's accumulator: 0). A node whose number is below a target's cannot reach it, so a backward with inputs
+    given walks no part of the graph under them (PyTorch's ``min_topo_nr``): taking a gradient at each step of an
+    unrolled loop whose graph keeps every step (``create_graph``) visits the newest step, not the whole history.
+    Computed on first use and kept on the node (``Node._topo``), so each node is numbered once: a node's edges are
+    fixed once the op that made it has returned."""
+    topo = node._topo
+    if topo is not None:
+        return topo
+    stack = [(node, False)]
+    while stack:
+        at, expanded = stack.pop()
+        if expanded:  # every child numbered (pushed after this entry)
+            longest = -1
+            for edge in at.next_edges:
+                if edge is not None and edge[0]._topo > longest:
+                    longest = edge[0]._topo
+            at._topo = longest + 1
+        elif at._topo is None:
+            stack.append((at, True))
+            stack.extend((edge[0], False) for edge in at.next_edges if edge is not None and edge[0]._topo is None)
+    return node._topo
+
+
+def _count_dependencies(roots: list[Node], min_topo: int = 0) -> dict[Node, int]:
+    """For every node reachable from ``roots``, how many edges point at it. Nodes numbered below ``min_topo``
+    (``topological_nr``) are counted but not walked through: they lead to no input given."""
     deps: dict[Node, int] = {}
     seen = set(roots)
     stack = list(roots)
     while stack:
         node = stack.pop()
+        if min_topo and node._topo < min_topo:
+            continue
         for edge in node.next_edges:
             if edge is None:
                 continue
@@ -93,12 +123,13 @@ def has_hooks(roots: list[Node]) -> bool:
     return any(n._pre_hooks or n._node_pre_hooks or n._post_hooks or n._retained for n in nodes)
 
 
-def _reaching(roots: list[Node], targets: set) -> set:
+def _reaching(roots: list[Node], targets: set, min_topo: int = 0) -> set:
     """The nodes that must run for some node of ``targets`` to get its gradient: those with an edge to a target or
     to such a node (PyTorch's ``needed_``). With ``inputs`` given (autograd.grad, backward(inputs=...)) only these
     run, and only their inputs on such paths get gradients, as PyTorch's engine computes just what reaches the
     inputs (a penalty's input gradient takes no weight gradients); the targets themselves are only visited (their
-    tensor hooks, the gradient captured) unless they are needed too."""
+    tensor hooks, the gradient captured) unless they are needed too. A node numbered below ``min_topo``, the
+    targets' least ``topological_nr``, leads to none: not walked through."""
     needed: set = set()
     done: set = set()
     for root in roots:
@@ -114,6 +145,8 @@ def _reaching(roots: list[Node], targets: set) -> set:
             if node in done:
                 continue
             done.add(node)
+            if min_topo and node._topo < min_topo:
+                continue
             stack.append((node, True))
             for edge in node.next_edges:
                 if edge is not None and edge[0] not in done:
@@ -246,7 +279,7 @@ class _Walk:
 
     __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "one_root", "serial", "accumulates")
 
-    def __init__(self, roots) -> None:
+    def __init__(self, roots, min_topo: int = 0) -> None:
         self.reach: set | None = None  # with inputs given: the nodes on a path to them (``_reaching``)
         self.accumulates = True  # False: autograd.grad's, which writes no leaf's .grad
         self.buffers: dict[Node, list] = {}
@@ -256,7 +289,7 @@ class _Walk:
         self.roots = root_nodes
         self.one_root = len(roots) == 1  # (one root gradient: PyTorch's engine has no graph root node above it)
         self.serial = next(_walk_serials)  # (tells one backward from the next, as PyTorch's graph task id)
-        self.deps = _count_dependencies(root_nodes)
+        self.deps = _count_dependencies(root_nodes, min_topo)
         self.order = itertools.count()  # tie-break for equal priorities, so the order stays deterministic
         self.ready = [(-n.seq, next(self.order), n) for n in root_nodes if self.deps.get(n, 0) == 0]
         heapq.heapify(self.ready)
@@ -391,12 +424,18 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     multi-grad hook over them must see the backward they belong to).
     Returns {edge: gradient} for the captured edges.
     """
-    walk = _Walk(roots)
+    min_topo = 0
+    if capture is not None:
+        targets = {node for node, _ in capture}
+        # (the roots numbered too: ``_count_dependencies`` and ``_reaching`` read every walked node's number)
+        min_topo = min(map(topological_nr, targets), default=0)
+        for (node, _), _ in roots:
+            topological_nr(node)
+    walk = _Walk(roots, min_topo)
     walk.accumulates = accumulate or captured_run  # (backward(inputs=...) accumulates its leaves itself)
     needed = reach = None
     if capture is not None:
-        targets = {node for node, _ in capture}
-        needed = _reaching(list(walk.buffers), targets)
+        needed = _reaching(list(walk.buffers), targets, min_topo)
         if captured_run:
             needed |= targets
         reach = needed | targets

@@ -193,6 +193,7 @@ class Node:
     _packed = False  # saved holds what saved-tensor hooks packed (unpack_saved before backward)
     _packed_saved = None  # what the hooks packed, while saved holds its unpacked arrays (repack_saved)
     _kept_after_release = None  # saved, with its tensors FREED, once backward freed it (_kept_after_release)
+    _topo = None  # PyTorch's topological_nr, once a backward with inputs given has numbered it (engine.py)
     # The order in which backward passes this node's input gradients on (input positions), where it is not the
     # inputs' own: a fused node standing for several of PyTorch's (``Linear``: addmm(bias, input, weight.t())) passes
     # them in the order PyTorch's nodes do, so that leaves' hooks fire in PyTorch's order. None: the inputs' order.

@@ -22,7 +22,7 @@ from ..._kernels import activation as compiled
 from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._meta import kept_layout
-from ..._parallel import multiply, parallel_blocks, parallel_rows
+from ..._parallel import multiply, parallel_blocks, parallel_flat, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.lowp import to_float32
@@ -45,8 +45,15 @@ class Pointwise(Node):
     # the gradient is +0.0 where f' is 0 whatever g's sign (a product gives -0.0 for a negative g)
     selects_gradient = False
 
+    # ``grad_from_input(g, x, *params)``: g * f'(x) in one compiled pass from the saved input, or None where that
+    # kernel would not run on such arrays (``g`` None: whether it would); where it would, forward keeps no f'
+    grad_from_input = None
+
     def forward(self, x, fn, params):
-        out, deriv = fn(x, self.needs_input_grad is not None, *params)
+        need = self.needs_input_grad is not None
+        if need and self.grad_from_input is not None and self.saves_input and self.grad_from_input(None, x, *params):
+            need = False  # (backward reads the saved input)
+        out, deriv = fn(x, need, *params)
         # the input too where PyTorch's node saves it (``_saved_self``), which the formula does not read (f' is
         # saved): no copy, its array is held for the version check already (``_apply``)
         self.saved = (deriv, x) if self.saves_input else (deriv,)
@@ -77,6 +84,10 @@ class Pointwise(Node):
         super()._pack_saved(inputs)
 
     def backward(self, g):
+        if self.saved[0] is None and self.grad_from_input is not None and type(g) is xp.ndarray:
+            gx = self.grad_from_input(g, self.saved[1], *self.params)
+            if gx is not None:
+                return (gx,)
         deriv = self.derivative()
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
             return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g)),)
@@ -173,6 +184,7 @@ def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel:
 
 
 _TENSOR_OR_ARRAY = (Tensor, xp.ndarray)
+_COMPILED_FLOATS = (xp.dtype(xp.float32), xp.dtype(xp.float64))  # the dtypes of the compiled activation kernels
 
 
 def scalar_params(op: str, positions: tuple, **params) -> tuple:
@@ -424,9 +436,45 @@ def _softplus(x, need, beta, threshold):
 
 
 def _hardtanh(x, need, lo, hi):
-    # derivative 0 at and beyond the bounds, else 1: NaN takes the gradient, as PyTorch's kernel
     out = xp.clip(x, lo, hi)
-    return out, (~((x <= lo) | (x >= hi))).astype(x.dtype) if need else None
+    return out, (~_hardtanh_clipped(x, lo, hi)).astype(x.dtype) if need else None
+
+
+def _hardtanh_clipped(x, lo, hi):
+    """Where hardtanh's derivative is 0: at and beyond the bounds (NaN is not: it takes the gradient, as PyTorch's
+    kernel)."""
+    return (x <= lo) | (x >= hi)
+
+
+def _hardtanh_grad(g, x, lo, hi):
+    """hardtanh's input gradient from the saved input, as PyTorch's ``hardtanh_backward``: g where x is strictly
+    inside the bounds (or NaN), else 0 (also for an infinite or NaN g, which a product with f' would make NaN).
+    One compiled pass (``_kernels.activation.hardtanh_grad``) where it runs, else NumPy's ``where`` (the reference).
+    ``g`` None: whether forward may leave f' unmade (a plain array ``x``); None where this does not apply (the
+    caller multiplies by f')."""
+    if x.__class__ is not xp.ndarray:
+        return None
+    if g is None:
+        return True
+    if g.shape != x.shape:
+        return None
+    if not (x.dtype in _COMPILED_FLOATS and g.dtype == x.dtype
+            and policy.compiles(x.size, policy.min_compiled_elements)):
+        return xp.where(_hardtanh_clipped(x, lo, hi), g.dtype.type(0), g)
+    lo, hi = x.dtype.type(lo), x.dtype.type(hi)  # (as NumPy compares x with a Python number: in x's dtype)
+    gx = xp.empty_like(x)
+
+    def grad(go, xo, d):
+        if go.ndim == 1:
+            compiled.hardtanh_grad(go, xo, lo, hi, d)
+        else:  # (arrays parallel_flat cannot flatten come whole: the reference)
+            xp.copyto(d, xp.where(_hardtanh_clipped(xo, lo, hi), d.dtype.type(0), go))
+
+    parallel_flat(grad, g, x, gx, min_elements=policy.min_parallel_pass_elements, flat=True)
+    return gx
+
+
+_HARDTANH.grad_from_input = staticmethod(_hardtanh_grad)
 
 
 def _logsigmoid(x, need):
