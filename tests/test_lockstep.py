@@ -38,8 +38,6 @@ def test_a_rank_that_does_not_arrive_is_named_within_the_timeout():
     assert proc.returncode != 0
     assert "timed out after 4 s" in proc.stderr, proc.stderr
     assert "rank 1 did NOT arrive" in proc.stderr, proc.stderr
-    assert "did not complete on rank 0: ember.distributed: all_reduce timed out after 4 s" in proc.stderr \
-        and "another rank did not take part" not in proc.stderr, proc.stderr
     assert seconds < 30, f"the job must end soon after the 4 s timeout, took {seconds:.1f} s"
 
 
@@ -84,9 +82,8 @@ def test_ranks_waiting_for_one_that_finished_fail_at_once_not_at_the_timeout(npr
     assert proc.returncode != 0
     assert f"rank {last} has finished its script (it returned from it) having issued 4 operation(s) on this " \
         "communicator (its last was #4, all_reduce), so it will never join this one" in proc.stderr, proc.stderr
-    assert "DistributedDataParallel: the all-reduce of gradient bucket 0 (iteration 3) did not complete on rank 0: " \
-        "ember.distributed: all_reduce (operation #5" in proc.stderr and "timed out" not in proc.stderr, proc.stderr
-    assert "another rank did not take part" not in proc.stderr, "the exact cause leads, not the generic guess"
+    assert "DistributedDataParallel: the all-reduce of gradient bucket 0 (iteration 3) did not complete" \
+        in proc.stderr and "timed out" not in proc.stderr, proc.stderr
     assert f"rank {last} failed" not in proc.stderr, proc.stderr
     assert seconds < 25, f"the job must end long before the 60 s timeout, took {seconds:.1f} s"
 

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import ember
-from ember.distributed.comm import CollectiveCannotComplete
 from ember.distributed.reducer import Reducer
 
 
@@ -20,15 +19,13 @@ class Twins:
     """A communicator of ``size`` ranks that all compute what this one does (rank 0): a bucket's or the used
     counts' all-reduce multiplies by ``size``, the lockstep table's gives every rank this rank's row; each is
     complete at once, except the ones ``failing`` names ("bucket", "table", "used"), whose wait raises as a
-    timed-out collective's does (with ``cause``: as the communicator's does when it read the cause off the other
-    ranks)."""
+    timed-out collective's does."""
 
     rank = 0
 
     def __init__(self, size: int = 1):
         self.size = size
         self.failing: tuple = ()
-        self.cause: str | None = None
 
     def iallreduce_(self, array, op):
         role = "table" if array.ndim == 2 else "used" if array.dtype == np.int32 else "bucket"
@@ -39,8 +36,6 @@ class Twins:
 
         def wait():
             if role in self.failing:
-                if self.cause is not None:
-                    raise CollectiveCannotComplete(self.cause)
                 raise RuntimeError(f"the {role} collective timed out")
 
         return SimpleNamespace(is_completed=lambda: role not in self.failing, wait=wait)
@@ -82,21 +77,6 @@ def test_a_collective_that_does_not_complete_is_named_with_the_iteration_and_ran
         f"DistributedDataParallel: {what} (iteration 3) did not complete on rank 0: another rank did not take part "
         f"(it stopped, is stuck, or ran a different number of backward passes). the {failing[0]} collective timed out")
     assert isinstance(raised.value.__cause__, RuntimeError)
-
-
-def test_a_collective_whose_cause_is_known_leads_with_the_cause():
-    """When the communicator read the cause off the other ranks (one finished its script, is blocked elsewhere,
-    did not arrive), the report gives that cause right after the collective's name, not the generic guess."""
-    ember.manual_seed(0)
-    model = ember.nn.Linear(3, 2)
-    ddp = EmberDDP(model, Twins())
-    ddp.reducer.comm.failing = ("bucket",)
-    ddp.reducer.comm.cause = "rank 1 has finished its script, so it will never join this one"
-    with pytest.raises(RuntimeError) as raised:
-        ddp(ember.ones(1, 3)).sum().backward()
-    assert str(raised.value) == ("DistributedDataParallel: the all-reduce of gradient bucket 0 (iteration 1) did not "
-                                 "complete on rank 0: rank 1 has finished its script, so it will never join this one")
-    assert isinstance(raised.value.__cause__, CollectiveCannotComplete)
 
 
 def test_a_hook_whose_callback_raises_is_named_as_this_ranks_error_not_another_ranks():

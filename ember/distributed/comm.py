@@ -47,15 +47,6 @@ _freed: dict[int, tuple[int, str | None]] = {}  # a freed communicator's (operat
 _created = [0]
 _watchdog = None
 _POINT_TO_POINT = frozenset({"send", "recv"})
-
-
-class CollectiveCannotComplete(RuntimeError):
-    """An operation that cannot complete, its cause read off the other ranks' states (one finished its script,
-    is blocked in a collective this rank has not issued, or did not arrive): the message is the exact cause, which
-    a caller reporting the failure (DDP's reducer) puts first. A timeout without that knowledge is a plain
-    RuntimeError."""
-
-
 # .name: the public call (``all_gather_object``, ``ZeroRedundancyOptimizer.step``) running collectives of its own on
 # this thread, if any (``consistency.named_call`` sets it): a collective it starts is named after it, so that a
 # rank stuck there is reported as stuck in what the program called
@@ -309,15 +300,15 @@ class Work:
                     peer_gone = peer_gone + 1 if gone else 0
                     gone = gone if peer_gone >= 2 else None
                 if gone:
-                    raise CollectiveCannotComplete(gone)
+                    raise RuntimeError(gone)
                 if now >= ask_at and _watchdog is not None and self.name not in _POINT_TO_POINT:
                     ask_at = now + _DEADLOCK_AFTER_S
                     stuck = _watchdog.deadlock(self._comm, self.seq, self.name)
                     if stuck:
-                        raise CollectiveCannotComplete(stuck)
+                        raise RuntimeError(stuck)
             if now > deadline:
                 who = _watchdog.report(self._comm, self.seq, self.name) if _watchdog is not None else ""
-                raise (CollectiveCannotComplete if who else RuntimeError)(
+                raise RuntimeError(
                     f"ember.distributed: {self.name} timed out after {limit:g} s on rank "
                     f"{self._comm.world_rank} (group of {self._comm.size}): not every rank of the group "
                     f"reached it. {who + '. ' if who else ''}If the work between collectives is really that "

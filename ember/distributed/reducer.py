@@ -53,7 +53,7 @@ from .._tensor import Tensor
 from ..autograd.engine import queue_callback
 from ..autograd.grad_store import GradStore, build_stores, set_first_grad, zero_grads
 from . import lockstep
-from .comm import CollectiveCannotComplete, Communicator
+from .comm import Communicator
 from .reduce_op import ReduceOp
 from .straggler import StragglerMonitor
 
@@ -597,11 +597,11 @@ class Reducer:
                     f"DistributedDataParallel: {what} (iteration {self.iteration}) failed on rank {self.comm.rank}: "
                     f"the communication hook raised {type(first).__name__} on this rank (in the hook or in a "
                     f"callback it chained with Future.then()): {first}") from err
-            cause = str(err) if isinstance(first, CollectiveCannotComplete) else (
-                f"another rank did not take part (it stopped, is stuck, or ran a different number of backward "
-                f"passes). {err}")  # (the exact cause, read off the other ranks, leads when the communicator knows it)
-            raise RuntimeError(f"DistributedDataParallel: {what} (iteration {self.iteration}) did not complete on "
-                               f"rank {self.comm.rank}: {cause}") from err
+            raise RuntimeError(
+                f"DistributedDataParallel: {what} (iteration {self.iteration}) did not complete on rank "
+                f"{self.comm.rank}: another rank did not take part (it stopped, is stuck, or ran a different "
+                f"number of backward passes). {err}"
+            ) from err
 
     def bucket_sizes(self) -> list[int]:
         """Bytes in each gradient bucket, in launch order."""
