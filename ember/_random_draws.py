@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from ._random_math import cephes_log32, cephes_sincos32, fma32, fma64, libm
+from .random import compiles_draw as _compiles
 
 _F32 = np.float32
 _F64 = np.float64
@@ -97,6 +98,10 @@ def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.nd
     """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values)."""
     real, unit, fma = (_F64, g.unit64, fma64) if _is_f64(dtype) else (_F32, g.unit32, fma32)
     lo, hi = real(low), real(high)
+    if real is _F32 and _compiles(n):  # the same rule in one pass: ember._kernels.mt19937.uniform32
+        from ._kernels import mt19937
+
+        return g.compiled_draw(mt19937.uniform32, np.empty(int(n), _F32), lo, hi).astype(dtype, copy=False)
     v = unit(n)
     if lo == 0:
         if hi != 1:
@@ -154,7 +159,14 @@ def _scale32(v: np.ndarray, mean: float, std: float) -> np.ndarray:
     """fma(v, std, mean) in float32."""
     m, s = _F32(mean), _F32(std)
     if m == 0:
-        return v if s == 1 else v * s
+        if s != 1:
+            v *= s
+        return v
+    if _compiles(v.size) and v.flags.c_contiguous:  # the same rounding, in place: ember._kernels.mt19937.scale32
+        from ._kernels import mt19937
+
+        mt19937.scale32(v.reshape(-1), s, m)
+        return v
     return fma32(v, s, m)
 
 
@@ -268,9 +280,14 @@ def randperm(g, n: int) -> np.ndarray:
 def bernoulli_scalar(g, n: int, p: float) -> np.ndarray:
     """``tensor.bernoulli_(p)`` for a number p (a bool array): a 53-bit uniform k * 2**-53 below p, compared as
     the integer k < ceil(p * 2**53) (the same test: p * 2**53 is exact)."""
+    threshold = np.uint64(min(max(math.ceil(float(p) * 2.0**53), 0), 1 << 53))
+    if _compiles(n):  # the same test in one pass: ember._kernels.mt19937.bernoulli53
+        from ._kernels import mt19937
+
+        return g.compiled_draw(mt19937.bernoulli53, np.empty(int(n), np.bool_), threshold)
     bits = g.u64(n)
     bits &= np.uint64((1 << 53) - 1)
-    return bits < np.uint64(min(max(math.ceil(float(p) * 2.0**53), 0), 1 << 53))
+    return bits < threshold
 
 
 @holding_lock

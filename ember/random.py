@@ -48,6 +48,15 @@ def _to_seed(seed) -> int:
     return seed + (1 << 64) if seed < 0 else seed  # PyTorch keeps the seed as an unsigned 64-bit number
 
 
+def compiles_draw(n: int) -> bool:
+    """Whether a draw of ``n`` values runs the compiled kernels (``ember._kernels.mt19937``): from the kernel
+    policy's ``min_compiled_elements`` on, where reading and writing NumPy's mt19937 state (~0.1 ms) is paid back;
+    below it, and with compiled kernels off, the NumPy code beside each kernel's call runs (the kernels' reference)."""
+    from ._kernels.policy import policy
+
+    return policy.compiles(int(n), policy.min_compiled_elements)
+
+
 class Generator:
     """A random number generator (``ember.Generator``): PyTorch's CPU generator, for every ``generator=``
     argument (draws, DataLoader shuffling, ``random_split``). A new one is seeded with PyTorch's default seed."""
@@ -135,9 +144,25 @@ class Generator:
     def u32(self, n: int) -> np.ndarray:
         """``n`` draws of PyTorch's ``random()`` (32-bit words of the mt19937), as uint64."""
         n = int(n)
+        if compiles_draw(n):
+            from ._kernels import mt19937
+
+            return self.compiled_draw(mt19937.words, np.empty(n, np.uint64))
         if n:
             self._fresh = False
         return self._mt.random_raw(n)
+
+    def compiled_draw(self, kernel, out: np.ndarray, *args) -> np.ndarray:
+        """``out`` filled by ``kernel(key, pos, out, *args)`` (``ember._kernels.mt19937``) from this generator's
+        mt19937 words, the state moved on past them as the NumPy path moves it; returns ``out``."""
+        with self.lock:
+            state = self._mt.state["state"]
+            key = state["key"]  # (a copy, which the kernel advances)
+            pos = kernel(key, int(state["pos"]), out, *args)
+            self._mt.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+            if out.size:
+                self._fresh = False
+        return out
 
     def u64(self, n: int) -> np.ndarray:
         """``n`` draws of PyTorch's ``random64()``: two words, the first one high."""
@@ -149,6 +174,10 @@ class Generator:
 
     def unit32(self, n: int) -> np.ndarray:
         """``n`` float32 uniforms on [0, 1) as PyTorch draws them: 24 bits of one word."""
+        if compiles_draw(n):
+            from ._kernels import mt19937
+
+            return self.compiled_draw(mt19937.uniform32, np.empty(int(n), np.float32), np.float32(0), np.float32(1))
         r = self.u32(n)
         r &= np.uint64(0xFFFFFF)
         out = r.astype(np.float32)
@@ -157,6 +186,10 @@ class Generator:
 
     def unit64(self, n: int) -> np.ndarray:
         """``n`` float64 uniforms on [0, 1) as PyTorch draws them: 53 bits of one ``random64()``."""
+        if compiles_draw(n):
+            from ._kernels import mt19937
+
+            return self.compiled_draw(mt19937.unit64, np.empty(int(n), np.float64))
         r = self.u64(n)
         r &= np.uint64((1 << 53) - 1)
         out = r.astype(np.float64)
