@@ -80,8 +80,10 @@ def floating(draw, shape: tuple, dtype) -> np.ndarray:
     if dt.kind == "c":
         real = _F64 if dt == np.complex128 else _F32
         out.reshape(-1).view(real)[...] = draw(2 * n, real)
+    elif dt in (np.float32, np.float64):  # the draw's own fresh array, shaped: a model's weights are not copied
+        return draw(n, dt).astype(dt, copy=False).reshape(shape)  # (``out``, never written, took no memory)
     else:
-        out.reshape(-1)[...] = draw(n, dt if dt in (np.float32, np.float64) else _F32)
+        out.reshape(-1)[...] = draw(n, _F32)
     return out
 
 
