@@ -10,6 +10,7 @@ import torch
 import ember
 from ember._kernels import mt19937
 from ember._kernels.policy import policy
+from ember._random_math import fma32
 
 pytestmark = pytest.mark.skipif(not policy.use_compiled(), reason="numba's compiled kernels are not available")
 
@@ -122,3 +123,21 @@ def test_a_generator_object_and_the_global_one_stay_apart():
         want = torch.Generator().manual_seed(2)
         np.testing.assert_array_equal(got, torch.rand(2000, generator=want).numpy())
         np.testing.assert_array_equal(g.unit32(5), torch.rand(5, generator=want).numpy())
+
+
+def test_the_compiled_fma_rounds_once_as_the_reference():
+    """``kernel.fma32`` (one fused multiply-add instruction) against ``ember._random_math.fma32``: random triples,
+    and sums whose float64 value lies on a float32 midpoint that the exact value misses (two roundings, the
+    product's then the sum's, would give the even neighbour)."""
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(1 << 14).astype(np.float32) * np.float32(s) for s in (1, 3, 100))
+    one_up = np.float32(1 + 2**-23)
+    a = np.concatenate([a, np.float32([2**-24 * (1 + 2**-23), -(2**-24) * (1 + 2**-23)])])
+    b = np.concatenate([b, np.float32([1 - 2**-23, 1 - 2**-23])])
+    c = np.concatenate([c, [one_up, -one_up]])
+    want = fma32(a, b, c)
+    assert want[-2] == one_up and want[-1] == -one_up  # (the reference's own rounding, checked)
+    for i in range(a.size):
+        got = a.copy()
+        mt19937.scale32(got[i:i + 1], b[i], c[i])
+        assert got[i] == want[i], (a[i], b[i], c[i])
