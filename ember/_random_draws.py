@@ -27,6 +27,7 @@ import numpy as np
 
 from ._random_math import cephes_log32, cephes_sincos32, fma32, fma64, libm
 from .random import compiles_draw as _compiles
+from .random import filled
 
 _F32 = np.float32
 _F64 = np.float64
@@ -96,14 +97,16 @@ def part_std(std: float, dtype) -> float:
 
 # -- uniform ------------------------------------------------------------------------------------------------------
 @holding_lock
-def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.ndarray:
-    """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values)."""
+def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32, out: np.ndarray | None = None) -> np.ndarray:
+    """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values; into ``out``, a flat array of n
+    elements of ``dtype``, when given)."""
     real, unit, fma = (_F64, g.unit64, fma64) if _is_f64(dtype) else (_F32, g.unit32, fma32)
     lo, hi = real(low), real(high)
     if real is _F32 and _compiles(n):  # the same rule in one pass: ember._kernels.mt19937.uniform32
         from ._kernels import mt19937
 
-        return g.compiled_draw(mt19937.uniform32, np.empty(int(n), _F32), lo, hi).astype(dtype, copy=False)
+        out = np.empty(int(n), _F32) if out is None else out
+        return g.compiled_draw(mt19937.uniform32, out, lo, hi).astype(dtype, copy=False)
     v = unit(n)
     if lo == 0:
         if hi != 1:
@@ -111,23 +114,25 @@ def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.nd
     else:
         v = fma(v, hi - lo, lo)
     v[v == hi] = lo
-    return v.astype(dtype, copy=False)
+    return filled(out, v.astype(dtype, copy=False))
 
 
 # -- normal -------------------------------------------------------------------------------------------------------
 @holding_lock
-def normal(g, n: int, mean: float = 0.0, std: float = 1.0, dtype=_F32, contiguous: bool = True) -> np.ndarray:
-    """``tensor.normal_(mean, std)`` / ``randn`` over ``n`` elements (``contiguous``: of a contiguous tensor)."""
+def normal(g, n: int, mean: float = 0.0, std: float = 1.0, dtype=_F32, contiguous: bool = True,
+           out: np.ndarray | None = None) -> np.ndarray:
+    """``tensor.normal_(mean, std)`` / ``randn`` over ``n`` elements (``contiguous``: of a contiguous tensor; into
+    ``out``, a flat array of n elements of ``dtype``, when given)."""
     if n >= 16 and contiguous:
         f64 = _is_f64(dtype)
-        data = g.unit64(n) if f64 else g.unit32(n)
+        data = g.unit64(n, out) if f64 else g.unit32(n, out)
         full = n // 16 * 16
         if full:
             data[:full] = _fill16(data[:full], mean, std)
         if n % 16:
             data[n - 16:] = _fill16(g.unit64(16) if f64 else g.unit32(16), mean, std)
         return data.astype(dtype, copy=False)
-    return normal_scalar(g, n, mean, std).astype(dtype)
+    return filled(out, normal_scalar(g, n, mean, std).astype(dtype))
 
 
 def _fill16(d: np.ndarray, mean: float, std: float) -> np.ndarray:

@@ -57,6 +57,14 @@ def compiles_draw(n: int) -> bool:
     return policy.compiles(int(n), policy.min_compiled_elements)
 
 
+def filled(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    """``values``, or ``out`` holding them when given (a draw asked to write into an array of its caller's)."""
+    if out is None:
+        return values
+    out[...] = values
+    return out
+
+
 class Generator:
     """A random number generator (``ember.Generator``): PyTorch's CPU generator, for every ``generator=``
     argument (draws, DataLoader shuffling, ``random_split``). A new one is seeded with PyTorch's default seed."""
@@ -172,29 +180,32 @@ class Generator:
         hi |= r[1::2]
         return hi
 
-    def unit32(self, n: int) -> np.ndarray:
-        """``n`` float32 uniforms on [0, 1) as PyTorch draws them: 24 bits of one word."""
+    def unit32(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``n`` float32 uniforms on [0, 1) as PyTorch draws them: 24 bits of one word (into ``out``, a flat
+        float32 array of n elements, when given; returned)."""
         if compiles_draw(n):
             from ._kernels import mt19937
 
-            return self.compiled_draw(mt19937.uniform32, np.empty(int(n), np.float32), np.float32(0), np.float32(1))
+            out = np.empty(int(n), np.float32) if out is None else out
+            return self.compiled_draw(mt19937.uniform32, out, np.float32(0), np.float32(1))
         r = self.u32(n)
         r &= np.uint64(0xFFFFFF)
-        out = r.astype(np.float32)
-        out *= np.float32(2.0**-24)
-        return out
+        values = r.astype(np.float32)
+        values *= np.float32(2.0**-24)
+        return filled(out, values)
 
-    def unit64(self, n: int) -> np.ndarray:
-        """``n`` float64 uniforms on [0, 1) as PyTorch draws them: 53 bits of one ``random64()``."""
+    def unit64(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``n`` float64 uniforms on [0, 1) as PyTorch draws them: 53 bits of one ``random64()`` (into ``out``, a
+        flat float64 array of n elements, when given; returned)."""
         if compiles_draw(n):
             from ._kernels import mt19937
 
-            return self.compiled_draw(mt19937.unit64, np.empty(int(n), np.float64))
+            return self.compiled_draw(mt19937.unit64, np.empty(int(n), np.float64) if out is None else out)
         r = self.u64(n)
         r &= np.uint64((1 << 53) - 1)
-        out = r.astype(np.float64)
-        out *= 2.0**-53
-        return out
+        values = r.astype(np.float64)
+        values *= 2.0**-53
+        return filled(out, values)
 
     @property
     def rng(self) -> np.random.Generator:

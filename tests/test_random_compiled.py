@@ -141,3 +141,21 @@ def test_the_compiled_fma_rounds_once_as_the_reference():
         got = a.copy()
         mt19937.scale32(got[i:i + 1], b[i], c[i])
         assert got[i] == want[i], (a[i], b[i], c[i])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_large_inits_are_pytorchs_in_place(dtype):
+    """``nn.init`` on weights past ``min_compiled_elements`` writes the draws into the weights themselves (a view
+    taken before sees them, the version counter moves as PyTorch's); a strided one takes the copying path."""
+    def make(m):
+        dt, init = getattr(m, dtype), m.nn.init
+        w, u = m.empty(300, 200, dtype=dt), m.empty(129, 257, dtype=dt)
+        row, version = w[3], w._version
+        init.kaiming_uniform_(w, a=5 ** 0.5)
+        assert w._version == version + 1
+        init.normal_(u, 0.1, 0.02)
+        strided = init.uniform_(m.empty(200, 300, dtype=dt).t(), -0.5, 0.25)
+        tail = init.trunc_normal_(m.empty(1 << 14 | 5, dtype=dt), 0.0, 0.5)
+        return w, row.clone(), u, strided.contiguous(), tail
+
+    assert_same(run(make, ember, 0, 11), run(make, torch, 0, 11))
