@@ -92,17 +92,24 @@ def uniform32(key, pos, out, low, high):
     return pos
 
 
+@kernel.inline
+def _fill_random53(key, pos, buf, count):
+    """The next ``count`` (at most half of buf) ``random64()`` values' 53 low bits into buf[:count]; returns pos."""
+    pos = _fill_words(key, pos, buf, 2 * count)
+    for j in range(count):  # (in place: buf[j] is written after buf[2j] and buf[2j + 1] are read)
+        buf[j] = ((buf[2 * j] << _HIGH_SHIFT) | buf[2 * j + 1]) & _MASK53
+    return pos
+
+
 @kernel
 def unit64(key, pos, out):
     """float64 uniforms on [0, 1) into out: 53 bits of a ``random64()`` (two words, the first one high)."""
     buf = np.empty(_BLOCK, np.uint64)
-    n = out.shape[0]
-    half = _BLOCK // 2
-    for o in range(0, n, half):
-        c = min(half, n - o)
-        pos = _fill_words(key, pos, buf, 2 * c)
+    for o in range(0, out.shape[0], _BLOCK // 2):
+        c = min(_BLOCK // 2, out.shape[0] - o)
+        pos = _fill_random53(key, pos, buf, c)
         for j in range(c):
-            out[o + j] = np.float64(((buf[2 * j] << _HIGH_SHIFT) | buf[2 * j + 1]) & _MASK53) * _TWO_M53
+            out[o + j] = np.float64(buf[j]) * _TWO_M53
     return pos
 
 
@@ -110,13 +117,11 @@ def unit64(key, pos, out):
 def bernoulli53(key, pos, out, threshold):
     """out[i] (bool) = the 53 low bits of a ``random64()`` < threshold (uint64): ``bernoulli_(p)``'s test."""
     buf = np.empty(_BLOCK, np.uint64)
-    n = out.shape[0]
-    half = _BLOCK // 2
-    for o in range(0, n, half):
-        c = min(half, n - o)
-        pos = _fill_words(key, pos, buf, 2 * c)
+    for o in range(0, out.shape[0], _BLOCK // 2):
+        c = min(_BLOCK // 2, out.shape[0] - o)
+        pos = _fill_random53(key, pos, buf, c)
         for j in range(c):
-            out[o + j] = (((buf[2 * j] << _HIGH_SHIFT) | buf[2 * j + 1]) & _MASK53) < threshold
+            out[o + j] = buf[j] < threshold
     return pos
 
 
