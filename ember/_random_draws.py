@@ -225,6 +225,12 @@ def random_from_to(g, n: int, low: int, high: int, dtype=np.int64) -> np.ndarray
     span = (int(high) - int(low)) & ((1 << 64) - 1)
     if span == 0:  # the whole int64 range: random64() as a signed number
         return g.u64(n).view(np.int64).astype(dtype, copy=False)
+    if span < 1 << 63 and _compiles(n):  # the same rule in one pass: ember._kernels.mt19937.integers
+        from ._kernels import mt19937
+
+        r = g.compiled_draw(mt19937.integers, np.empty(int(n), np.int64), np.uint64(span), np.int64(low),
+                            span >= _RANDOM64_RANGE)
+        return r.astype(dtype, copy=False)
     v = g.u64(n) if span >= _RANDOM64_RANGE else g.u32(n)
     v %= np.uint64(span)
     if span >= 1 << 63:

@@ -56,7 +56,8 @@ def draws(n, dtype):
                 m.empty(n, dtype=dt).uniform_(1.0, 1.0 + eps), m.randn(n, dtype=dt),
                 m.empty(n, dtype=dt).normal_(0.3, 1.7), m.empty(n, dtype=dt).normal_(0.0, 0.02),
                 m.empty(n, dtype=dt).bernoulli_(0.3), m.nn.functional.dropout(m.ones(n, dtype=dt), 0.1),
-                m.randint(-5, 1000, (n,)))
+                m.randint(-5, 1000, (n,)), m.randint(0, 2**28, (n,)), m.randint(-(2**40), 2**41, (n,)),
+                m.randint(2**62, 2**63 - 1, (n,)), m.randint(-3, 2**28 - 4, (n,), dtype=m.int32))
     return make
 
 

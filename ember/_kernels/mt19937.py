@@ -93,23 +93,24 @@ def uniform32(key, pos, out, low, high):
 
 
 @kernel.inline
-def _fill_random53(key, pos, buf, count):
-    """The next ``count`` (at most half of buf) ``random64()`` values' 53 low bits into buf[:count]; returns pos."""
+def _fill_random64(key, pos, buf, count):
+    """The next ``count`` (at most half of buf) ``random64()`` values (two words, the first one high) into
+    buf[:count]; returns pos."""
     pos = _fill_words(key, pos, buf, 2 * count)
     for j in range(count):  # (in place: buf[j] is written after buf[2j] and buf[2j + 1] are read)
-        buf[j] = ((buf[2 * j] << _HIGH_SHIFT) | buf[2 * j + 1]) & _MASK53
+        buf[j] = (buf[2 * j] << _HIGH_SHIFT) | buf[2 * j + 1]
     return pos
 
 
 @kernel
 def unit64(key, pos, out):
-    """float64 uniforms on [0, 1) into out: 53 bits of a ``random64()`` (two words, the first one high)."""
+    """float64 uniforms on [0, 1) into out: 53 bits of a ``random64()``."""
     buf = np.empty(_BLOCK, np.uint64)
     for o in range(0, out.shape[0], _BLOCK // 2):
         c = min(_BLOCK // 2, out.shape[0] - o)
-        pos = _fill_random53(key, pos, buf, c)
+        pos = _fill_random64(key, pos, buf, c)
         for j in range(c):
-            out[o + j] = np.float64(buf[j]) * _TWO_M53
+            out[o + j] = np.float64(buf[j] & _MASK53) * _TWO_M53
     return pos
 
 
@@ -119,9 +120,23 @@ def bernoulli53(key, pos, out, threshold):
     buf = np.empty(_BLOCK, np.uint64)
     for o in range(0, out.shape[0], _BLOCK // 2):
         c = min(_BLOCK // 2, out.shape[0] - o)
-        pos = _fill_random53(key, pos, buf, c)
+        pos = _fill_random64(key, pos, buf, c)
         for j in range(c):
-            out[o + j] = buf[j] < threshold
+            out[o + j] = (buf[j] & _MASK53) < threshold
+    return pos
+
+
+@kernel
+def integers(key, pos, out, span, low, wide):
+    """out[i] (int64) = u % span + low (span uint64 below 2**63, low int64, wrapping as int64): u a word, or a
+    ``random64()`` when ``wide`` (``randint``'s rule for ranges of 2**28 and more)."""
+    buf = np.empty(_BLOCK, np.uint64)
+    step = _BLOCK // 2 if wide else _BLOCK
+    for o in range(0, out.shape[0], step):
+        c = min(step, out.shape[0] - o)
+        pos = _fill_random64(key, pos, buf, c) if wide else _fill_words(key, pos, buf, c)
+        for j in range(c):
+            out[o + j] = np.int64(buf[j] % span) + low
     return pos
 
 
