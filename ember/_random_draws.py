@@ -26,6 +26,8 @@ import math
 import numpy as np
 
 from ._random_math import cephes_log32, cephes_sincos32, fma32, fma64, libm
+from .random import compiles_draw as _compiles
+from .random import filled
 
 _F32 = np.float32
 _F64 = np.float64
@@ -79,8 +81,10 @@ def floating(draw, shape: tuple, dtype) -> np.ndarray:
     if dt.kind == "c":
         real = _F64 if dt == np.complex128 else _F32
         out.reshape(-1).view(real)[...] = draw(2 * n, real)
+    elif dt in (np.float32, np.float64):  # the draw's own fresh array, shaped: a model's weights are not copied
+        return draw(n, dt).astype(dt, copy=False).reshape(shape)  # (``out``, never written, took no memory)
     else:
-        out.reshape(-1)[...] = draw(n, dt if dt in (np.float32, np.float64) else _F32)
+        out.reshape(-1)[...] = draw(n, _F32)
     return out
 
 
@@ -93,10 +97,16 @@ def part_std(std: float, dtype) -> float:
 
 # -- uniform ------------------------------------------------------------------------------------------------------
 @holding_lock
-def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.ndarray:
-    """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values)."""
+def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32, out: np.ndarray | None = None) -> np.ndarray:
+    """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values; into ``out``, a flat array of n
+    elements of ``dtype``, when given)."""
     real, unit, fma = (_F64, g.unit64, fma64) if _is_f64(dtype) else (_F32, g.unit32, fma32)
     lo, hi = real(low), real(high)
+    if real is _F32 and _compiles(n):  # the same rule in one pass: ember._kernels.mt19937.uniform32
+        from ._kernels import mt19937
+
+        out = np.empty(int(n), _F32) if out is None else out
+        return g.compiled_draw(mt19937.uniform32, out, lo, hi).astype(dtype, copy=False)
     v = unit(n)
     if lo == 0:
         if hi != 1:
@@ -104,23 +114,25 @@ def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.nd
     else:
         v = fma(v, hi - lo, lo)
     v[v == hi] = lo
-    return v.astype(dtype, copy=False)
+    return filled(out, v.astype(dtype, copy=False))
 
 
 # -- normal -------------------------------------------------------------------------------------------------------
 @holding_lock
-def normal(g, n: int, mean: float = 0.0, std: float = 1.0, dtype=_F32, contiguous: bool = True) -> np.ndarray:
-    """``tensor.normal_(mean, std)`` / ``randn`` over ``n`` elements (``contiguous``: of a contiguous tensor)."""
+def normal(g, n: int, mean: float = 0.0, std: float = 1.0, dtype=_F32, contiguous: bool = True,
+           out: np.ndarray | None = None) -> np.ndarray:
+    """``tensor.normal_(mean, std)`` / ``randn`` over ``n`` elements (``contiguous``: of a contiguous tensor; into
+    ``out``, a flat array of n elements of ``dtype``, when given)."""
     if n >= 16 and contiguous:
         f64 = _is_f64(dtype)
-        data = g.unit64(n) if f64 else g.unit32(n)
+        data = g.unit64(n, out) if f64 else g.unit32(n, out)
         full = n // 16 * 16
         if full:
             data[:full] = _fill16(data[:full], mean, std)
         if n % 16:
             data[n - 16:] = _fill16(g.unit64(16) if f64 else g.unit32(16), mean, std)
         return data.astype(dtype, copy=False)
-    return normal_scalar(g, n, mean, std).astype(dtype)
+    return filled(out, normal_scalar(g, n, mean, std).astype(dtype))
 
 
 def _fill16(d: np.ndarray, mean: float, std: float) -> np.ndarray:
@@ -154,7 +166,14 @@ def _scale32(v: np.ndarray, mean: float, std: float) -> np.ndarray:
     """fma(v, std, mean) in float32."""
     m, s = _F32(mean), _F32(std)
     if m == 0:
-        return v if s == 1 else v * s
+        if s != 1:
+            v *= s
+        return v
+    if _compiles(v.size) and v.flags.c_contiguous:  # the same rounding, in place: ember._kernels.mt19937.scale32
+        from ._kernels import mt19937
+
+        mt19937.scale32(v.reshape(-1), s, m)
+        return v
     return fma32(v, s, m)
 
 
@@ -206,6 +225,12 @@ def random_from_to(g, n: int, low: int, high: int, dtype=np.int64) -> np.ndarray
     span = (int(high) - int(low)) & ((1 << 64) - 1)
     if span == 0:  # the whole int64 range: random64() as a signed number
         return g.u64(n).view(np.int64).astype(dtype, copy=False)
+    if span < 1 << 63 and _compiles(n):  # the same rule in one pass: ember._kernels.mt19937.integers
+        from ._kernels import mt19937
+
+        r = g.compiled_draw(mt19937.integers, np.empty(int(n), np.int64), np.uint64(span), np.int64(low),
+                            span >= _RANDOM64_RANGE)
+        return r.astype(dtype, copy=False)
     v = g.u64(n) if span >= _RANDOM64_RANGE else g.u32(n)
     v %= np.uint64(span)
     if span >= 1 << 63:
@@ -268,9 +293,14 @@ def randperm(g, n: int) -> np.ndarray:
 def bernoulli_scalar(g, n: int, p: float) -> np.ndarray:
     """``tensor.bernoulli_(p)`` for a number p (a bool array): a 53-bit uniform k * 2**-53 below p, compared as
     the integer k < ceil(p * 2**53) (the same test: p * 2**53 is exact)."""
+    threshold = np.uint64(min(max(math.ceil(float(p) * 2.0**53), 0), 1 << 53))
+    if _compiles(n):  # the same test in one pass: ember._kernels.mt19937.bernoulli53
+        from ._kernels import mt19937
+
+        return g.compiled_draw(mt19937.bernoulli53, np.empty(int(n), np.bool_), threshold)
     bits = g.u64(n)
     bits &= np.uint64((1 << 53) - 1)
-    return bits < np.uint64(min(max(math.ceil(float(p) * 2.0**53), 0), 1 << 53))
+    return bits < threshold
 
 
 @holding_lock

@@ -48,6 +48,23 @@ def _to_seed(seed) -> int:
     return seed + (1 << 64) if seed < 0 else seed  # PyTorch keeps the seed as an unsigned 64-bit number
 
 
+def compiles_draw(n: int) -> bool:
+    """Whether a draw of ``n`` values runs the compiled kernels (``ember._kernels.mt19937``): from the kernel
+    policy's ``min_compiled_elements`` on, where reading and writing NumPy's mt19937 state (~0.1 ms) is paid back;
+    below it, and with compiled kernels off, the NumPy code beside each kernel's call runs (the kernels' reference)."""
+    from ._kernels.policy import policy
+
+    return policy.compiles(int(n), policy.min_compiled_elements)
+
+
+def filled(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    """``values``, or ``out`` holding them when given (a draw asked to write into an array of its caller's)."""
+    if out is None:
+        return values
+    out[...] = values
+    return out
+
+
 class Generator:
     """A random number generator (``ember.Generator``): PyTorch's CPU generator, for every ``generator=``
     argument (draws, DataLoader shuffling, ``random_split``). A new one is seeded with PyTorch's default seed."""
@@ -135,9 +152,25 @@ class Generator:
     def u32(self, n: int) -> np.ndarray:
         """``n`` draws of PyTorch's ``random()`` (32-bit words of the mt19937), as uint64."""
         n = int(n)
+        if compiles_draw(n):
+            from ._kernels import mt19937
+
+            return self.compiled_draw(mt19937.words, np.empty(n, np.uint64))
         if n:
             self._fresh = False
         return self._mt.random_raw(n)
+
+    def compiled_draw(self, kernel, out: np.ndarray, *args) -> np.ndarray:
+        """``out`` filled by ``kernel(key, pos, out, *args)`` (``ember._kernels.mt19937``) from this generator's
+        mt19937 words, the state moved on past them as the NumPy path moves it; returns ``out``."""
+        with self.lock:
+            state = self._mt.state["state"]
+            key = state["key"]  # (a copy, which the kernel advances)
+            pos = kernel(key, int(state["pos"]), out, *args)
+            self._mt.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+            if out.size:
+                self._fresh = False
+        return out
 
     def u64(self, n: int) -> np.ndarray:
         """``n`` draws of PyTorch's ``random64()``: two words, the first one high."""
@@ -147,21 +180,32 @@ class Generator:
         hi |= r[1::2]
         return hi
 
-    def unit32(self, n: int) -> np.ndarray:
-        """``n`` float32 uniforms on [0, 1) as PyTorch draws them: 24 bits of one word."""
+    def unit32(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``n`` float32 uniforms on [0, 1) as PyTorch draws them: 24 bits of one word (into ``out``, a flat
+        float32 array of n elements, when given; returned)."""
+        if compiles_draw(n):
+            from ._kernels import mt19937
+
+            out = np.empty(int(n), np.float32) if out is None else out
+            return self.compiled_draw(mt19937.uniform32, out, np.float32(0), np.float32(1))
         r = self.u32(n)
         r &= np.uint64(0xFFFFFF)
-        out = r.astype(np.float32)
-        out *= np.float32(2.0**-24)
-        return out
+        values = r.astype(np.float32)
+        values *= np.float32(2.0**-24)
+        return filled(out, values)
 
-    def unit64(self, n: int) -> np.ndarray:
-        """``n`` float64 uniforms on [0, 1) as PyTorch draws them: 53 bits of one ``random64()``."""
+    def unit64(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``n`` float64 uniforms on [0, 1) as PyTorch draws them: 53 bits of one ``random64()`` (into ``out``, a
+        flat float64 array of n elements, when given; returned)."""
+        if compiles_draw(n):
+            from ._kernels import mt19937
+
+            return self.compiled_draw(mt19937.unit64, np.empty(int(n), np.float64) if out is None else out)
         r = self.u64(n)
         r &= np.uint64((1 << 53) - 1)
-        out = r.astype(np.float64)
-        out *= 2.0**-53
-        return out
+        values = r.astype(np.float64)
+        values *= 2.0**-53
+        return filled(out, values)
 
     @property
     def rng(self) -> np.random.Generator:

@@ -32,12 +32,12 @@ def _draw_both_with_intrusion(g, read: str, at: int, first, second):
     thread = threading.Thread(target=lambda: results.setdefault("second", second(g)), daemon=True)
     done = threading.Event()
 
-    def hooked(n):
+    def hooked(n, *out):
         calls["n"] += 1
         if calls["n"] == at and threading.current_thread() is threading.main_thread():
             thread.start()
             done.wait(0.5)
-        return real(n)
+        return real(n, *out)
 
     setattr(g, read, hooked)  # an instance attribute: only this generator, only this test
     try:

@@ -67,7 +67,8 @@ def randperm_swaps(r, offsets):
 
 # -- the normal kernels' blocks of 16 (PyTorch's normal_fill): u1 = 1 - u[j], u2 = u[j + 8], j < 8 ---------------
 # float32: avx_mathfun.h's Cephes log and sincos with GCC's contractions, as ``ember._random_math`` emulates them
-# with arrays (the reference); each fused multiply-add is rounded once, through float64 (fma32 below).
+# with arrays (the reference); each fused multiply-add is rounded once: one fma instruction compiled, its emulation
+# through float64 (``_fma32`` below) interpreted.
 _F = np.float32
 _ONE, _HALF, _MINUS_TWO = _F(1), _F(0.5), _F(-2)
 _TWO_PI32, _TWO_PI = _F(2.0 * math.pi), 2.0 * math.pi
@@ -83,7 +84,7 @@ _COS0, _COS1, _COS2 = _F(2.443315711809948e-005), _F(-1.388731625493765e-003), _
 _SIN0, _SIN1, _SIN2 = _F(-1.9515295891e-4), _F(8.3321608736e-3), _F(-1.6666654611e-1)
 
 
-@kernel.inline
+@kernel.fma32
 def _fma32(a, b, c):
     """a * b + c rounded once to float32: the product is exact in float64, the float64 sum s rounds once, and only
     an s lying exactly on a float32 midpoint (its 29 low bits 1000...0) needs its exact error (TwoSum) to round the

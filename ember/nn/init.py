@@ -27,7 +27,7 @@ from .._memory_format import half_number
 from .._tensor import Tensor
 from ..ops.inplace import check_normal_std, check_uniform_bounds, draws_nothing
 from ..overrides import dispatched_by_keyword
-from ..random import generator_of
+from ..random import compiles_draw, generator_of
 
 _LINEAR_LIKE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                 "conv_transpose3d", "sigmoid")
@@ -88,6 +88,11 @@ def _uniform(tensor: Tensor, a: float, b: float, generator) -> Tensor:
     if draws_nothing(tensor):
         return tensor
     g = generator_of(generator)
+    flat = _drawn_in_place(tensor)
+    if flat is not None:
+        draws.uniform(g, flat.size, a, b, flat.dtype, out=flat)
+        tensor._bump_version()
+        return tensor
     return _fill(tensor, _draw(tensor, lambda n, real, _: draws.uniform(g, n, a, b, real)))
 
 
@@ -96,7 +101,22 @@ def _normal(tensor: Tensor, mean: float, std: float, generator) -> Tensor:
     if draws_nothing(tensor):
         return tensor
     g = generator_of(generator)
+    flat = _drawn_in_place(tensor)
+    if flat is not None:
+        draws.normal(g, flat.size, mean, std, flat.dtype, out=flat)
+        tensor._bump_version()
+        return tensor
     return _fill(tensor, _draw(tensor, lambda n, real, c: draws.normal(g, n, mean, std, real, c)))
+
+
+def _drawn_in_place(tensor: Tensor):
+    """The flat view a draw may write straight into (a large float32 or float64 tensor in C order: a model's
+    weights, without a second array of their size to copy from), or None: ``_fill`` then copies the values in."""
+    a = tensor._data
+    if a.dtype in (xp.float32, xp.float64) and a.flags.c_contiguous and a.flags.writeable and \
+            compiles_draw(a.size):
+        return a.reshape(-1)
+    return None
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
