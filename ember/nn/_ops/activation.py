@@ -98,13 +98,15 @@ class Pointwise(Node):
 
     def keep_original_input(self, original: Tensor) -> None:
         """The in-place form (``_maybe_inplace``) of a node that saves its input: that input is overwritten by the
-        result, so the node keeps ``original``, a clone of the input as it was, as PyTorch's in-place form saves
-        ``self.clone()`` (its ``_saved_self``, whose grad_fn is that clone's ``CloneBackward0``). A piecewise-linear
+        result, so the node keeps ``original``, a copy of the input as it was (at the input's place in the graph),
+        as PyTorch's in-place form saves ``self.clone()`` (its ``_saved_self``, whose grad_fn is that clone's
+        ``CloneBackward0``: the caller gives the entry that identity, ``inplace._saved_as_clone``). A piecewise-linear
         node then drops f', made again from the clone at backward (one array kept, as PyTorch's node keeps); a
         smooth one keeps f' and reruns from the clone under create_graph."""
         self.saved = (self.saved[0] if self.rerun_for_higher_order else None, original._data)
         fn = original.grad_fn
-        self._saved_versions += ((original._vc, original._vc[0], original._data, ((fn, 0) if fn else None, 1)),)
+        edge = (fn, original._output_nr) if fn else None
+        self._saved_versions += ((original._vc, original._vc[0], original._data, (edge, 1)),)
 
 
 def _input_of(node: Node, g) -> Tensor:
@@ -566,14 +568,16 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
     if not inplace:
         return out
     from ...ops.indexing import check_inplace
-    from ...ops.inplace import _rebase, _snapshot, _tracked
+    from ...ops.inplace import _rebase, _saved_as_clone, _snapshot, _tracked
 
     tracked = _tracked(input)
     check_inplace(input, tracked)
     node = out.grad_fn
     original = None
     if node is not None and node.saves_input and not result_saved and not node._packed:
-        original = input.clone()  # (PyTorch's in-place form saves ``self.clone()``: ``keep_original_input``)
+        # PyTorch's in-place form saves ``self.clone()`` (``keep_original_input``): the copy, which takes that
+        # identity below as every in-place op's (``inplace._saved_as_clone``)
+        original = _snapshot(input)
     if node is not None and node.rerun_for_higher_order:  # (the clone's array where there is one: no second copy)
         snapshot = _snapshot(input, copy=original is None)
         if original is not None:
@@ -589,6 +593,7 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
         node.forget_versions_of(input)
         if original is not None:
             node.keep_original_input(original)
+            _saved_as_clone(node, original)
         elif result_saved:
             if node.saves_input and not node._packed:  # saved[1], the input, holds the result now: PyTorch's
                 # ``_saved_result``, an output of the node (its grad_fn the node), at the input's version
