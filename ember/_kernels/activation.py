@@ -180,10 +180,11 @@ def relu(x, out):
 
 @kernel
 def relu_grad(g, out, gx):
-    """gx = g times 1.0 where out != 0 (also where out is NaN), else times 0.0 (0 * NaN is NaN, as the reference's
-    product): 1-D arrays."""
+    """gx = g where out != 0 (also where out is NaN), else +0.0 (whatever g, infinite or NaN too), as PyTorch's
+    ``threshold_backward``: 1-D arrays. The counterpart of ``Relu.backward``'s ``selected_gradient`` in
+    ``ember/ops/unary.py`` (the reference), the same bits in one pass."""
     for i in prange(g.shape[0]):
-        gx[i] = (1.0 if out[i] != 0 else 0.0) * g[i]
+        gx[i] = g[i] if out[i] != 0 else 0.0
 
 
 @kernel

@@ -1091,6 +1091,26 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
     return result
 
 
+def node_at(cls: type, edge: tuple, array) -> Node:
+    """A node of ``cls`` (a one-input elementwise op that saves nothing: a clone) recorded as if applied to the
+    tensor at ``edge`` (its input's place in the graph) whose value ``array`` is its output, without running its
+    forward: the fields ``apply_one`` sets. For a copy made already that stands in the graph as that op's output
+    (an in-place op's saved ``self.clone()``, ``inplace._saved_as_clone``)."""
+    node = _new_object(cls)
+    node.saved = ()
+    node.seq = _next_seq()
+    node.next_edges = [edge]
+    node.input_shapes = [array.shape]
+    node.output_meta = array.dtype  # (an elementwise op's output: its input's shape, ``output_metadata``)
+    node.needs_input_grad = (True,)
+    node._saved_versions = ()
+    if _ThreadGradState.anomaly:  # (as apply's: where it was made, for anomaly mode's trace)
+        from .anomaly import record_creation
+
+        record_creation(node)
+    return node
+
+
 def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     """``src``'s view over the array ``make(arg)`` (a NumPy view of ``src._data``: its ``reshape``, ``transpose``
     or a slicing ``__getitem__``; ``cls``: the view node ``apply`` would run), made as ``Node.apply`` makes that

@@ -27,6 +27,7 @@ from ..autograd.graph import Node, apply_same, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
 from ..autograd.recorded import RecordedArray, is_recorded
 from ..autograd.saved_attributes import saved_tensor
+from ..autograd.selected import selected_gradient
 
 
 # --------------------------------------------------------------------- promotion
@@ -635,15 +636,18 @@ class Maximum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        return _extremum_grads(g, a, b, a < b, a > b)
+        return _extremum_grads(self, g, a, b, xp.less)
 
 
-def _extremum_grads(g, a, b, a_loses, b_loses):
-    """maximum's and minimum's input gradients, PyTorch's formula: ties split the gradient evenly, the losing side
-    gets none, and where either is NaN (no comparison holds) both get all of it. The weights are in g's dtype (a
-    float32 gradient stays one)."""
-    tie = g.dtype.type(0.5) * (a == b)
-    return g * (1 - tie - a_loses), g * (1 - tie - b_loses)
+def _extremum_grads(node: Node, g, a, b, loses) -> tuple:
+    """maximum's (``loses`` ``xp.less``) and minimum's (``xp.greater``) input gradients, PyTorch's formula
+    ``where(a == b, g / 2, g).masked_fill_(loses(a, b), 0)``: ties split the gradient evenly, the losing side gets
+    +0.0 (selected: also for a negative, infinite or NaN g), and where either is NaN (no comparison holds) both get
+    all of it. Only the gradients the node's inputs need."""
+    na, nb = node.needs_input_grad
+    shared = xp.where(a == b, g * g.dtype.type(0.5), g)
+    return (selected_gradient(shared, ~loses(a, b)) if na else None,
+            selected_gradient(shared, ~loses(b, a)) if nb else None)
 
 
 @torch_named("MinimumBackward0")
@@ -658,7 +662,7 @@ class Minimum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        return _extremum_grads(g, a, b, a > b, a < b)
+        return _extremum_grads(self, g, a, b, xp.greater)
 
 
 _KIND_ORDER = "biufc"

@@ -37,6 +37,7 @@ from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, input_edge, shown_as, torch_named, unrecorded_view, version_checked
+from ..autograd.selected import selected_gradient
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import (
     check_view_inplace,
@@ -1238,7 +1239,8 @@ class Where(Node):
     def backward(self, g):
         (cond,) = self.saved
         na, nb = self.needs_input_grad
-        return (g * cond if na else None), (g * ~cond if nb else None)
+        # (PyTorch's where(cond, grad, 0) and where(cond, 0, grad): +0.0 on the side not taken, whatever g)
+        return (selected_gradient(g, cond) if na else None), (selected_gradient(g, ~cond) if nb else None)
 
 
 def where(condition: Tensor, input=None, other=None):

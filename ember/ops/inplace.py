@@ -39,7 +39,7 @@ from .._sparse import SparseCOO, SparseTensor
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
-from ..autograd.graph import CastEdge, Node, leaf_edge, torch_named
+from ..autograd.graph import CastEdge, Node, leaf_edge, node_at, torch_named
 from ..random import generator_of
 from . import elementwise as ew
 from . import pointwise as pw
@@ -47,6 +47,7 @@ from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
 from .sampling import _C_TYPE_NAMES, random_range
+from .shape import CloneBackward0
 
 
 def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
@@ -60,9 +61,32 @@ def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
     return snap
 
 
-def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = ()) -> Tensor:
+def _saved_as_clone(node: Node, snapshot: Tensor) -> None:
+    """Where ``node`` (an in-place op's) saved ``snapshot``, the copy of the input it ran on (``_snapshot``): PyTorch's
+    in-place op saves ``self.clone()`` when its formula reads self, so that entry reads as that clone
+    (``_saved_self``'s grad_fn a ``CloneBackward0`` whose next function is the input's previous node), as the
+    in-place activations' (``Pointwise.keep_original_input``). The snapshot is that copy already: only its
+    identity in the graph changes (no second copy); the node's own edge stays the input's previous node, as
+    PyTorch's."""
+    array = snapshot._data
+    clone = None
+    entries = []
+    for entry in node._saved_versions:
+        source = entry[3][0]
+        if entry[2] is array and source.__class__ is tuple:  # (an input's edge: not an output's number, nor None)
+            if clone is None:
+                clone = node_at(CloneBackward0, source, array)
+            entry = (entry[0], entry[1], array, ((clone, 0), entry[3][1]))
+        entries.append(entry)
+    if clone is not None:
+        node._saved_versions = tuple(entries)
+
+
+def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = (),
+            snapshot: Tensor | None = None) -> Tensor:
     """x takes result's value, its place in the graph (when ``tracked``) and its tangent (forward-mode AD);
-    ``operands``: the op's other inputs (their gradients in their own dtypes, ``_in_own_dtypes``)."""
+    ``operands``: the op's other inputs (their gradients in their own dtypes, ``_in_own_dtypes``); ``snapshot``:
+    the copy of x the op ran on, which its node saves as PyTorch's ``self.clone()`` (``_saved_as_clone``)."""
     if result._data.shape != x._data.shape:
         raise RuntimeError(
             f"output with shape {list(x._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
@@ -78,8 +102,11 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = (
                     _in_own_dtypes(result.grad_fn, x, operands)
                     break
         take_history(x, result)  # (a view's base takes the change: copy_slices.py)
-        if result.grad_fn is not None:  # its saved output is x now (relu_, exp_, sigmoid_ ...)
-            result.grad_fn.output_written_to(result, x)
+        node = result.grad_fn
+        if node is not None:  # its saved output is x now (relu_, exp_, sigmoid_ ...)
+            node.output_written_to(result, x)
+            if snapshot is not None and node._saved_versions:
+                _saved_as_clone(node, snapshot)
     forward_ad.write_tangent(x, result)
     return x
 
@@ -160,7 +187,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
         refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
         mixed = other.__class__ is not float and isinstance(other, Tensor) and other._data.dtype != x._data.dtype
-        return _rebase(x, op(_snapshot(x), other), tracked, (other,) if mixed else ())
+        snap = _snapshot(x)
+        return _rebase(x, op(snap, other), tracked, (other,) if mixed else (), snap)
     o = other._data if isinstance(other, Tensor) else other
     if isinstance(o, xp.ndarray):
         _check_cast(o.dtype, x)
@@ -435,7 +463,8 @@ def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
     tracked = _tracked(x)
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x):
-        return _rebase(x, op(_snapshot(x)), tracked)
+        snap = _snapshot(x)
+        return _rebase(x, op(snap), tracked, snapshot=snap)
     with quiet():
         array_fn(x._data)
     x._bump_version()
@@ -477,7 +506,8 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
         tracked = _tracked(x, min) or _tracked(x, max)
         if tracked or forward_ad.has_tangent(x, min, max):
             check_inplace(x, tracked)
-            return _rebase(x, un.clamp(_snapshot(x), min, max), tracked, (min, max))
+            snap = _snapshot(x)
+            return _rebase(x, un.clamp(snap, min, max), tracked, (min, max), snap)
     return _unary_inplace(x, lambda t: un.clamp(t, min, max), write)
 
 
@@ -815,7 +845,8 @@ def _write_back(x: Tensor, op, *others, out_names: dict = SCALAR_TYPE_NAMES) -> 
         x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x, *others):
-        return _rebase(x, _same_shape(op(_snapshot(x)), x), tracked, others)
+        snap = _snapshot(x)
+        return _rebase(x, _same_shape(op(snap), x), tracked, others, snap)
     with no_grad():
         result = _same_shape(op(x), x)
     _check_cast(result._data.dtype, x, out_names)

@@ -673,7 +673,8 @@ class Contiguous(Node):
 
 
 class CloneBackward0(Contiguous):
-    """``contiguous`` of a tensor that is not: PyTorch's node is a clone's."""
+    """``contiguous`` of a tensor that is not: PyTorch's node is a clone's. Also the node of the copy an in-place
+    op saves of its input (PyTorch's ``self.clone()``, ``inplace._saved_as_clone``)."""
 
 
 def contiguous(x: Tensor, memory_format=None) -> Tensor:

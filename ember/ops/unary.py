@@ -14,6 +14,7 @@ from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
 from .._memory_format import empty_result, half_number
+from .._meta import kept_layout
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
@@ -21,6 +22,7 @@ from ..autograd import graph as _graph
 from ..autograd.graph import Node, apply_one, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded, reading
 from ..autograd.saved_attributes import saved_tensor
+from ..autograd.selected import selected_gradient, selected_product, zero_of
 from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, result_dtype
 from .elementwise import pow as power
 
@@ -185,9 +187,7 @@ class Relu(Node):
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
         refuse_relu(x)
-        zero = _ZEROS.get(x.dtype)
-        if zero is None:
-            zero = _zero(x.dtype)
+        zero = zero_of(x.dtype)
         least = policy.min_parallel_pass_elements
         if x.size < least and (x.size < policy.omp_min_elements or x.dtype not in _RELU_COMPILED
                                or not policy.use_omp()):
@@ -205,20 +205,23 @@ class Relu(Node):
     def backward(self, g):
         out = self.saved[0]
         if is_recorded(g, out):  # create_graph: the in-place kernel below as one recorded product, which reads the
-            return (reading(piecewise_linear_grad(g, out != 0, out), out),)  # output as PyTorch's threshold_backward
-        gx = xp.empty_like(out, dtype=g.dtype)
+            return (reading(piecewise_linear_grad(g, out != 0, out, selects=True), out),)  # output as PyTorch's
+            # threshold_backward
         # one compiled pass (the same bits) for float arrays of one dtype; it pays threads from a smaller size
-        fast = (g.dtype == out.dtype and g.dtype in (xp.float32, xp.float64)
-                and policy.compiles(out.size, policy.min_compiled_elements))
+        fast = (out.size >= policy.min_compiled_elements and g.dtype == out.dtype
+                and g.dtype in (xp.float32, xp.float64) and policy.use_compiled())
+        if not fast and out.size < policy.min_elementwise_elements:  # (one chunk: the reference, in out's layout)
+            return (kept_layout(selected_gradient(g, out != 0), out),)
+        gx = xp.empty_like(out, dtype=g.dtype)
 
         def grad(go, o, d):
             if fast and go.ndim == 1:  # (parallel_flat's pieces; arrays it cannot flatten come whole)
                 compiled.relu_grad(go, o, d)
                 return
-            # the mask in place (1.0 / 0.0), then times g; out != 0 is PyTorch's "not out <= 0" since out >= 0 or
-            # NaN: the gradient passes where the output is NaN
-            xp.not_equal(o, 0, out=d)
-            d *= go
+            # g where out != 0, else +0.0 (PyTorch's threshold_backward selects: not g * 0, -0.0 for a negative g,
+            # NaN for an infinite one); out != 0 is PyTorch's "not out <= 0" since out >= 0 or NaN: the gradient
+            # passes where the output is NaN
+            xp.copyto(d, selected_gradient(go, o != 0))
 
         least = policy.min_parallel_pass_elements if fast else None
         parallel_flat(grad, g, out, gx, min_elements=least,
@@ -235,36 +238,28 @@ class PiecewiseLinearGrad(Node):
 
     diagonal_jacobian = True
 
-    def forward(self, g, x, d):
-        self.d = d  # (not in ``saved``: no input's array, nothing to version-check)
-        return g * d
+    def forward(self, g, x, d, selects):
+        self.d, self.selects = d, selects  # (not in ``saved``: no input's array, nothing to version-check)
+        return self._times_d(g)
+
+    def _times_d(self, g):
+        # (``selects``: PyTorch's kernel selects 0 where d is 0, threshold_backward's and kin's, ``selected_product``)
+        return selected_product(g, self.d) if self.selects else g * self.d
 
     def backward(self, gg):
         need_g, need_x = self.needs_input_grad
-        return (gg * self.d if need_g else None, xp.zeros_like(gg) if need_x else None)
+        return (self._times_d(gg) if need_g else None, xp.zeros_like(gg) if need_x else None)
 
 
-def piecewise_linear_grad(g, d, x):
+def piecewise_linear_grad(g, d, x, selects: bool = False):
     """Under create_graph: the recorded ``g * d`` (``PiecewiseLinearGrad``), depending on ``x`` (a recorded array
-    or a tensor of the graph) with derivative zero."""
+    or a tensor of the graph) with derivative zero; ``selects``: +0.0 where ``d`` is 0 (``selected_product``), as
+    the PyTorch kernels that select rather than multiply."""
     from ..autograd.recorded import RecordedArray
 
     g = g.t if type(g) is RecordedArray else Tensor._make(g)
     x = x.t if type(x) is RecordedArray else x
-    return RecordedArray(PiecewiseLinearGrad.apply(g, x, d=d))
-
-
-_ZEROS: dict = {}
-
-
-def _zero(dtype):
-    """A 0-d zero of ``dtype``, made once: a ufunc given the Python number 0 converts it on every call, which on a
-    small array costs more than the ufunc's own work."""
-    zero = _ZEROS.get(dtype)
-    if zero is None:
-        zero = _ZEROS[dtype] = xp.zeros((), dtype)
-        zero.flags.writeable = False
-    return zero
+    return RecordedArray(PiecewiseLinearGrad.apply(g, x, d=d, selects=selects))
 
 
 @torch_named("AbsBackward0")

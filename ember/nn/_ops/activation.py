@@ -28,6 +28,7 @@ from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.lowp import to_float32
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...autograd.saved_attributes import not_saved, saved_tensor, saved_value
+from ...autograd.selected import selected_gradient, selected_product
 from ...ops import unary
 from ...ops.elementwise import cast, not_implemented_for
 from ...ops.erf import half_erfc_abs_into
@@ -41,8 +42,8 @@ class Pointwise(Node):
     float32_compute = True
     contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
     saves_input = False  # (True: PyTorch's node saves the input, ``node_named``'s ``saved``)
-    # True where PyTorch's backward kernel selects (``f' != 0 ? g : 0``, hardtanh's) rather than multiplying by f':
-    # the gradient is +0.0 where f' is 0 whatever g's sign (a product gives -0.0 for a negative g)
+    # True where PyTorch's backward kernel selects (``f' != 0 ? g f' : 0``, hardtanh's, threshold's) rather than
+    # multiplying by f': +0.0 where f' is 0 whatever g (``autograd.selected``; a product gives -0.0 or NaN)
     selects_gradient = False
 
     # ``grad_from_input(g, x, *params)``: g * f'(x) in one compiled pass from the saved input, or None where that
@@ -90,20 +91,22 @@ class Pointwise(Node):
                 return (gx,)
         deriv = self.derivative()
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
-            return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g)),)
+            return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g), selects=self.selects_gradient),)
         if self.selects_gradient:
-            return (xp.where(deriv != 0, g, xp.zeros((), g.dtype)),)
+            return (selected_product(g, deriv),)
         return (multiply(g, deriv),)  # split among the intra-op threads
 
     def keep_original_input(self, original: Tensor) -> None:
         """The in-place form (``_maybe_inplace``) of a node that saves its input: that input is overwritten by the
-        result, so the node keeps ``original``, a clone of the input as it was, as PyTorch's in-place form saves
-        ``self.clone()`` (its ``_saved_self``, whose grad_fn is that clone's ``CloneBackward0``). A piecewise-linear
+        result, so the node keeps ``original``, a copy of the input as it was (at the input's place in the graph),
+        as PyTorch's in-place form saves ``self.clone()`` (its ``_saved_self``, whose grad_fn is that clone's
+        ``CloneBackward0``: the caller gives the entry that identity, ``inplace._saved_as_clone``). A piecewise-linear
         node then drops f', made again from the clone at backward (one array kept, as PyTorch's node keeps); a
         smooth one keeps f' and reruns from the clone under create_graph."""
         self.saved = (self.saved[0] if self.rerun_for_higher_order else None, original._data)
         fn = original.grad_fn
-        self._saved_versions += ((original._vc, original._vc[0], original._data, ((fn, 0) if fn else None, 1)),)
+        edge = (fn, original._output_nr) if fn else None
+        self._saved_versions += ((original._vc, original._vc[0], original._data, (edge, 1)),)
 
 
 def _input_of(node: Node, g) -> Tensor:
@@ -437,7 +440,7 @@ def _softplus(x, need, beta, threshold):
 
 def _hardtanh(x, need, lo, hi):
     out = xp.clip(x, lo, hi)
-    return out, (~_hardtanh_clipped(x, lo, hi)).astype(x.dtype) if need else None
+    return out, ~_hardtanh_clipped(x, lo, hi) if need else None  # (f' as a bool mask: ``selected_product``)
 
 
 def _hardtanh_clipped(x, lo, hi):
@@ -460,7 +463,7 @@ def _hardtanh_grad(g, x, lo, hi):
         return None
     if not (x.dtype in _COMPILED_FLOATS and g.dtype == x.dtype
             and policy.compiles(x.size, policy.min_compiled_elements)):
-        return xp.where(_hardtanh_clipped(x, lo, hi), g.dtype.type(0), g)
+        return selected_gradient(g, ~_hardtanh_clipped(x, lo, hi))
     lo, hi = x.dtype.type(lo), x.dtype.type(hi)  # (as NumPy compares x with a Python number: in x's dtype)
     gx = xp.empty_like(x)
 
@@ -468,7 +471,7 @@ def _hardtanh_grad(g, x, lo, hi):
         if go.ndim == 1:
             compiled.hardtanh_grad(go, xo, lo, hi, d)
         else:  # (arrays parallel_flat cannot flatten come whole: the reference)
-            xp.copyto(d, xp.where(_hardtanh_clipped(xo, lo, hi), d.dtype.type(0), go))
+            xp.copyto(d, selected_gradient(go, ~_hardtanh_clipped(xo, lo, hi)))
 
     parallel_flat(grad, g, x, gx, min_elements=policy.min_parallel_pass_elements, flat=True)
     return gx
@@ -565,14 +568,16 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
     if not inplace:
         return out
     from ...ops.indexing import check_inplace
-    from ...ops.inplace import _rebase, _snapshot, _tracked
+    from ...ops.inplace import _rebase, _saved_as_clone, _snapshot, _tracked
 
     tracked = _tracked(input)
     check_inplace(input, tracked)
     node = out.grad_fn
     original = None
     if node is not None and node.saves_input and not result_saved and not node._packed:
-        original = input.clone()  # (PyTorch's in-place form saves ``self.clone()``: ``keep_original_input``)
+        # PyTorch's in-place form saves ``self.clone()`` (``keep_original_input``): the copy, which takes that
+        # identity below as every in-place op's (``inplace._saved_as_clone``)
+        original = _snapshot(input)
     if node is not None and node.rerun_for_higher_order:  # (the clone's array where there is one: no second copy)
         snapshot = _snapshot(input, copy=original is None)
         if original is not None:
@@ -588,6 +593,7 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
         node.forget_versions_of(input)
         if original is not None:
             node.keep_original_input(original)
+            _saved_as_clone(node, original)
         elif result_saved:
             if node.saves_input and not node._packed:  # saved[1], the input, holds the result now: PyTorch's
                 # ``_saved_result``, an output of the node (its grad_fn the node), at the input's version

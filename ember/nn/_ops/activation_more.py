@@ -41,13 +41,14 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 # and tanhshrink, which PyTorch composes (x / (1 + |x|), x - tanh(x)), are named as its last node, though ember's
 # one node has one next function where that node has two
 _HARDSWISH = node_named("HardswishBackward0", saved=())
-_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=())
+_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=(), selects_gradient=True)
 _MISH = node_named("MishBackward0", saved=())
 _SOFTSIGN = node_named("DivBackward0", own="Softsign")
 _TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
-_SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False)
-_HARDSHRINK = node_named("HardshrinkBackward0", smooth=False)
-_THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False)
+_SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False, selects_gradient=True)
+_HARDSHRINK = node_named("HardshrinkBackward0", smooth=False, selects_gradient=True)
+_THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False,
+                        selects_gradient=True)
 _CELU = node_named("CeluBackward0", saved=("alpha",))
 _RRELU = node_named("RreluWithNoiseBackward0", smooth=False, saved=("lower", "upper", "training"))
 # PyTorch's node saves the slopes drawn (``noise``: 1 above zero); in eval it draws none, and saves the
@@ -115,17 +116,17 @@ def _softshrink(x, need, lambd):
     # kernels test |x| <= lambd, so NaN is kept (out NaN, gradient passed), as in hardshrink and threshold.
     keep = ~(xp.abs(x) <= lambd)
     out = xp.where(keep, x - xp.copysign(_scalar(x, lambd), x), _scalar(x, 0))
-    return out, (keep.astype(x.dtype) if need else None)
+    return out, (keep if need else None)  # (f' as a bool mask: ``selected_product``)
 
 
 def _hardshrink(x, need, lambd):
     keep = ~(xp.abs(x) <= lambd)
-    return xp.where(keep, x, _scalar(x, 0)), (keep.astype(x.dtype) if need else None)
+    return xp.where(keep, x, _scalar(x, 0)), (keep if need else None)
 
 
 def _threshold(x, need, threshold, value):
     keep = ~(x <= threshold)
-    return xp.where(keep, x, _scalar(x, value)), (keep.astype(x.dtype) if need else None)
+    return xp.where(keep, x, _scalar(x, value)), (keep if need else None)
 
 
 def _rrelu(x, need, lower, upper, training, slope=None):
