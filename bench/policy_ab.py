@@ -7,57 +7,19 @@ wall clock a step.
 The field (a boolean of ``ember._kernels.policy``) is set False, then True, each for a block of steps after one
 step unmeasured, the order flipping every round, so drift on a shared machine hits both alike. Per step, medians over
 the rounds: the calling thread's CPU (``main``), ember's workers', every other thread's (OpenBLAS's), the wall clock
-(and its least) and the hand-offs to ember's workers (``thread_share.py``'s meters).
+(and its least) and the hand-offs to ember's workers (``omp_chunks.py``'s loop and ``thread_share.py``'s meters).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 if not os.environ.get("PYTHONPATH"):  # this checkout's ember
     sys.path.insert(1, os.path.dirname(HERE))
-
-
-def measure(field: str, name: str, rounds: int, steps: int) -> None:
-    from thread_share import Meter, _count_handoffs
-    from workloads import WORKLOADS
-
-    import ember
-    from ember._kernels import policy
-
-    build, batch, label = WORKLOADS[name]
-    step = build(ember, batch)
-    meter, handoffs = Meter(), _count_handoffs()
-    per = {value: [[], [], [], [], []] for value in (False, True)}  # main, workers, other, wall, hand-offs
-    for r in range(rounds):
-        for value in ((False, True) if r % 2 == 0 else (True, False)):
-            with policy.override(**{field: value}):
-                step(0)
-                handoffs.clear()
-                before, w0 = meter.read(), time.perf_counter()
-                for i in range(steps):
-                    step(i)
-                w1, after = time.perf_counter(), meter.read()
-            row = per[value]
-            for i in range(3):
-                row[i].append((after[i] - before[i]) / steps / 1e6)
-            row[3].append((w1 - w0) / steps * 1e3)
-            row[4].append(len(handoffs) / steps)
-    with open("/proc/loadavg") as f:
-        load = f.read().split()[0]
-    print(f"{name} ({label}), threads {ember.get_num_threads()}, ms a step (medians of {rounds} x {steps}; "
-          f"load {load})")
-    for value, row in per.items():
-        main, workers, other, wall, hand = (statistics.median(r) for r in row)
-        print(f"  {field}={value!s:5s} main {main:7.2f}  workers {workers:6.2f}  other {other:6.2f}  all "
-              f"{main + workers + other:7.2f}  wall {wall:7.2f} (least {min(row[3]):7.2f})  hand-offs {hand:.0f}",
-              flush=True)
 
 
 def main() -> None:
@@ -73,8 +35,11 @@ def main() -> None:
     import ember
 
     ember.set_num_threads(args.threads)
+    from omp_chunks import measure
+
+    configs = {f"{args.field}={value}": {args.field: value} for value in (False, True)}
     for name in args.workloads:
-        measure(args.field, name, args.rounds, args.steps)
+        measure(name, args.rounds, args.steps, configs)
 
 
 if __name__ == "__main__":
