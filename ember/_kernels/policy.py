@@ -169,10 +169,11 @@ class KernelPolicy:
     # calling thread, each whole (``func/_per_example._side_by_side``), instead of one after the other with each split
     # over the threads: one hand-off instead of two or three, and the passes of one overlap the other's GEMMs. The
     # same GEMMs in the same blocks, so the same bits. Per-sample gradients at two threads, alternating in one
-    # process (load 15-17): the calling thread's CPU 25.2 -> 22.1 ms a step, all threads' 37.8 -> 35.7. OFF until an
-    # idle wall-clock A/B decides (docs/benchmarks.md, 2026-12-06, "inter-op parallelism in the backward"). The same
-    # idea for a convolution's own backward (its weight and input gradients each whole on one thread inside
-    # ``_parallel.parallel_for_all`` instead of a share of both on each) measured no different and was not kept.
+    # process (three runs, load 13-17): the calling thread's CPU 2-12 % lower, all threads' -5 to +7 %, two hand-offs
+    # of 16 a step fewer. OFF until an idle wall-clock A/B decides (docs/benchmarks.md, 2026-12-06, "inter-op
+    # parallelism in the backward"). The same idea for a convolution's own backward (its weight and input gradients
+    # each whole on one thread inside ``_parallel.parallel_for_all`` instead of a share of both on each) measured no
+    # different and was not kept.
     inter_op: bool = False
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
     # Linear's products). ember sets OPENBLAS_THREAD_TIMEOUT=4, so OpenBLAS's second thread sleeps after each GEMM
