@@ -32,7 +32,9 @@ CONFIGS = {"off": {"omp": False, "omp_gemm": False}, "pool": {"omp": True, "omp_
            "chunks": {"omp": True, "omp_chunks": True}}
 
 
-def measure(name: str, rounds: int, steps: int) -> None:
+def measure(name: str, rounds: int, steps: int, configs: dict = CONFIGS) -> None:
+    """Each of ``configs`` (name: the ``policy`` fields it overrides) in turn, every round, on one model of
+    ``name``: the medians printed a row per configuration."""
     from thread_share import Meter, _count_handoffs
     from workloads import WORKLOADS
 
@@ -42,9 +44,10 @@ def measure(name: str, rounds: int, steps: int) -> None:
     build, batch, label = WORKLOADS[name]
     step = build(ember, batch)
     meter, handoffs = Meter(), _count_handoffs()
-    per = {c: [[], [], [], [], []] for c in CONFIGS}  # main, workers, other, wall, hand-offs: a step, per round
-    for _ in range(rounds):
-        for config, fields in CONFIGS.items():
+    per = {c: [[], [], [], [], []] for c in configs}  # main, workers, other, wall, hand-offs: a step, per round
+    for r in range(rounds):
+        order = list(configs.items())
+        for config, fields in (order if r % 2 == 0 else order[::-1]):  # the order flipping every round
             with policy.override(**fields):
                 step(0)
                 handoffs.clear()
@@ -63,7 +66,7 @@ def measure(name: str, rounds: int, steps: int) -> None:
           f"load {load})")
     for config, row in per.items():
         main, workers, other, wall, hand = (statistics.median(r) for r in row)
-        print(f"  {config:7s} main {main:7.2f}  workers {workers:6.2f}  other {other:6.2f}  all "
+        print(f"  {config:15s} main {main:7.2f}  workers {workers:6.2f}  other {other:6.2f}  all "
               f"{main + workers + other:7.2f}  wall {wall:7.2f} (least {min(row[3]):7.2f})  hand-offs {hand:.0f}",
               flush=True)
 

@@ -243,6 +243,24 @@ def parallel_for_all(*works: Rows) -> None:
     parallel_for(run, total, elements)
 
 
+def run_rows_in_step(first: Rows, second: Rows) -> None:
+    """Two kernels over the same rows, row i of ``second`` reading what row i of ``first`` wrote (a convolution's
+    column matrix, made by one row by row, read by the other row by row): each thread runs its rows of ``first``,
+    then the same rows of ``second``, in one ``parallel_for``: one hand-off where running them in turn takes two, no
+    wait for the slower thread between them, and each row's data still in that thread's cache. Every row computed
+    as alone: the same bits. A kernel that must stay whole (or a different row count) runs them in turn."""
+    if first.whole or second.whole or first.count != second.count:
+        run_rows(first)
+        run_rows(second)
+        return
+
+    def run(lo: int, hi: int) -> None:
+        first.run(lo, hi)
+        second.run(lo, hi)
+
+    parallel_for(run, first.count, first.elements + second.elements)
+
+
 def parallel_kernel(kern, call: Callable[..., None], rows: int, elements: int, min_elements: int | None = None) -> None:
     """``call(k, start, stop)`` runs compiled kernel ``k`` over rows start..stop: split as ``parallel_for`` splits
     them, but where ``policy.use_omp()``, as one call of ``kern.parallel`` over all rows (its ``prange`` loop on
@@ -508,5 +526,5 @@ def stack_matmul(a, b):
 
 __all__ = ["chunks_for", "gemm_block", "get_num_threads", "in_worker", "matmul", "matmul_blocks", "multiply",
            "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
-           "parallel_for_all", "parallel_kernel", "parallel_rows", "run_rows", "Rows", "set_num_threads",
-           "stack_matmul"]
+           "parallel_for_all", "parallel_kernel", "parallel_rows", "run_rows", "run_rows_in_step", "Rows",
+           "set_num_threads", "stack_matmul"]

@@ -3,6 +3,8 @@
 ``grad`` here is a minimal stand-in for ``torch.func.grad`` built on ember.autograd.grad through vmap's gradient
 helpers (ember/func/_batched_grad.py), which is what makes each example's gradient its own."""
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -206,3 +208,40 @@ def test_per_sample_linear_head_gradient_split_over_threads(threads, monkeypatch
     for one, two, t in zip(got[0], got[1], want):
         np.testing.assert_array_equal(two.numpy(), one.numpy())
         np.testing.assert_allclose(one.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_per_sample_conv_gradients_side_by_side_same_bits(threads, monkeypatch):
+    """``policy.inter_op``: a per-example convolution's input and weight gradients computed at once, one on ember's
+    worker and one on the calling thread (``_per_example._side_by_side``), give the bits of the two computed one
+    after the other, each in the same place (the input gradient is not the weight's, nor swapped), and PyTorch's
+    values."""
+    from ember.func import _per_example
+
+    monkeypatch.setattr(policy, "min_parallel_elements", 1 << 10)  # (two threads from these small inputs on)
+    ran_on = []  # the thread of each of the two computations
+
+    def noted(fn):
+        def run():
+            ran_on.append(threading.get_ident())
+            return fn()
+        return run
+
+    side_by_side = _per_example._side_by_side
+    monkeypatch.setattr(_per_example, "_side_by_side",
+                        lambda first, second, elements: side_by_side(noted(first), noted(second), elements))
+    tnet, enet = _models()
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((6, 1, 10, 10)).astype(np.float32)
+    targets = rng.integers(0, 10, 6)
+    want = _per_sample_grads(torch, tnet, data, targets, torch.func.vmap, torch.func.grad,
+                             torch.func.functional_call)
+    ember.set_num_threads(2)
+    got = {}
+    for inter_op in (False, True):
+        with policy.override(inter_op=inter_op):
+            got[inter_op] = _per_sample_grads(ember, enet, data, targets, vmap, grad, functional_call)
+    # the second convolution (its input gradient needed), with inter_op on only, on two threads
+    assert len(ran_on) == 2 and ran_on[0] != ran_on[1]
+    for k in want:
+        np.testing.assert_array_equal(got[True][k].numpy(), got[False][k].numpy(), err_msg=k)
+        np.testing.assert_allclose(got[True][k].numpy(), want[k].numpy(), rtol=1e-4, atol=1e-6, err_msg=k)

@@ -164,6 +164,17 @@ class KernelPolicy:
     # 1.35, DCGAN layer 1.17, 1.19 / 1.14, 1.17, per-sample 1.32, 1.26 / 1.31, 1.37. (On 2026-12-03 the hold had
     # measured far slower idle, the ResNet-style step 315-329 against 74-108 ms: not seen again since.)
     one_blas_thread: bool = True
+    # Inter-op parallelism in a backward: a per-example convolution's (``vmap(grad)``'s) input and weight gradients,
+    # two independent sets of GEMMs, run at once, the input gradient on ember's worker and the weight gradient on the
+    # calling thread, each whole (``func/_per_example._side_by_side``), instead of one after the other with each split
+    # over the threads: one hand-off instead of two or three, and the passes of one overlap the other's GEMMs. The
+    # same GEMMs in the same blocks, so the same bits. Per-sample gradients at two threads, alternating in one
+    # process (three runs, load 13-17): the calling thread's CPU 2-12 % lower, all threads' -5 to +7 %, two hand-offs
+    # of 16 a step fewer. OFF until an idle wall-clock A/B decides (docs/benchmarks.md, 2026-12-06, "inter-op
+    # parallelism in the backward"). The same idea for a convolution's own backward (its weight and input gradients
+    # each whole on one thread inside ``_parallel.parallel_for_all`` instead of a share of both on each) measured no
+    # different and was not kept.
+    inter_op: bool = False
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
     # Linear's products). ember sets OPENBLAS_THREAD_TIMEOUT=4, so OpenBLAS's second thread sleeps after each GEMM
     # and every threaded GEMM wakes it (50-300 µs of wall clock on the idle 2-core VM) to save at most half of a

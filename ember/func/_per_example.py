@@ -14,11 +14,12 @@ graph (autograd/recorded.py), so a derived array would be a constant and its ter
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from .._backend import xp
 from .._kernels import im2col as compiled
 from .._kernels.policy import policy
-from .._parallel import matmul, parallel_for, stack_matmul
+from .._parallel import Rows, matmul, parallel_for, parallel_for_all, stack_matmul
 from ..autograd.graph import Node
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
 from ..nn._ops.conv_geometry import offsets, out_size, pad_spatial, window
@@ -53,6 +54,20 @@ def _outer(gt, x):
 
     parallel_for(run, gt.shape[0], out.size, policy.min_elementwise_elements)
     return out
+
+
+def _side_by_side(first: Callable, second: Callable, elements: int) -> tuple:
+    """(``first()``, ``second()``), two independent computations (a node's input and weight gradients) run at once
+    where there are two threads (``policy.inter_op``): ``first`` on ember's worker, ``second`` on the calling thread,
+    each whole, instead of one after the other with each split over the threads (a hand-off each, and the passes
+    between them on the calling thread alone). Their splits inside run on one thread then (``parallel_for`` inline):
+    the same GEMMs in the same blocks (``gemm_block``, which keeps each on one OpenBLAS thread) and the same passes,
+    so the same bits."""
+    results = [None, None]
+    works = [Rows(lambda lo, hi, i=i, fn=fn: results.__setitem__(i, fn()), 1, elements)
+             for i, fn in enumerate((first, second))]
+    parallel_for_all(*works)
+    return results[0], results[1]
 
 
 class PerExampleLinear(Node):
@@ -171,17 +186,24 @@ class PerExampleConv(Node):
         batch, n, o = g.shape[:3]
         gm = xp.ascontiguousarray(g.transpose(2, 0, 1, *range(3, g.ndim)))  # (O, B, N, *out)
         gx = gw = gb = None
-        if nx:
-            gx = _input_grad(gm, shared, x_shape, stride, pads, dilation, groups)
-        if nw:  # per example and group: its output gradient (O/G, positions) @ its columns (positions, C/G * k)
+
+        def input_grad():
+            return _input_grad(gm, shared, x_shape, stride, pads, dilation, groups)
+
+        def weight_grad():  # per example and group: its output gradient (O/G, positions) @ its columns
             per_group = shared[0].size
             gmat = gm.reshape(groups, o // groups, batch, -1).transpose(2, 0, 1, 3)
             cmat = cols.reshape(groups, per_group, batch, -1).transpose(2, 0, 3, 1)
             if per_group > o // groups:  # the longer output side as the GEMM's rows (as conv.weight_grad)
-                gw = _matmul(cmat.swapaxes(-1, -2), gmat.swapaxes(-1, -2)).swapaxes(-1, -2)
-                gw = gw.reshape(batch, *shared.shape)
-            else:
-                gw = _matmul(gmat, cmat).reshape(batch, *shared.shape)
+                return _matmul(cmat.swapaxes(-1, -2), gmat.swapaxes(-1, -2)).swapaxes(-1, -2).reshape(
+                    batch, *shared.shape)
+            return _matmul(gmat, cmat).reshape(batch, *shared.shape)
+
+        if nx and nw and policy.inter_op:
+            gx, gw = _side_by_side(input_grad, weight_grad, gm.size + cols.size)
+        else:
+            gx = input_grad() if nx else None
+            gw = weight_grad() if nw else None
         if nb:
             gb = gm.reshape(o, batch, -1).sum(-1).T
         return gx, gw, gb

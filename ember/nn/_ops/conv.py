@@ -37,6 +37,7 @@ from ..._parallel import (
     parallel_for,
     parallel_for_all,
     run_rows,
+    run_rows_in_step,
 )
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
@@ -90,6 +91,14 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
     (few output channels) markedly faster than one GEMM over the whole column matrix. Very wide rows (``_stacked``)
     and 1-d convolutions have ``s`` = 0: cols[c, *k, *out, n].
     """
+    rows, out, cols, s = _conv_batch_last_rows(xb, w, stride, dilation, groups)
+    run_rows(rows)
+    return out, cols, s
+
+
+def _conv_batch_last_rows(xb, w, stride, dilation, groups: int):
+    """``_conv_batch_last``'s copies and GEMMs as ``Rows`` (one per output row, im2col and GEMM; whole where the GEMM
+    is too wide for blocks), ready to run, and the (out, cols, s) they fill."""
     o, kernel = w.shape[0], w.shape[2:]
     out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
     s = _stacked(o // groups, xb.shape[0] // groups * math.prod(kernel), out_sp, xb.shape[-1])  # stacked (row) dims
@@ -111,9 +120,11 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
             for offs, src in zip(offsets(kernel), windows):
                 cols[c + offs] = src[c]
 
-        parallel_for(copy, xb.shape[0], cols.size)
-        xp.matmul(wm, cm, out=om)
-        return out, cols, s
+        def whole(lo: int, hi: int) -> None:
+            parallel_for(copy, xb.shape[0], cols.size)
+            xp.matmul(wm, cm, out=om)
+
+        return Rows(whole, 1, cols.size, True), out, cols, s
 
     fast = _compiled_cols(s, xb)
 
@@ -127,8 +138,7 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
         matmul_blocks(wm, cm[r], om[r], block)
 
     # rows split over threads: each row's copies and GEMM are its own, the same bits for any thread count
-    parallel_for(run, out_sp[0] if s else 1, cols.size)
-    return out, cols, s
+    return Rows(run, out_sp[0] if s else 1, cols.size), out, cols, s
 
 
 def _row_matmul(a, b, out_shape, dtype, s: int):
@@ -196,6 +206,21 @@ def forward_batch_last(xb, w, stride, dilation, groups: int, keep_tiles: bool):
         out, tiles = winograd.conv3x3(xb, w, keep_tiles=keep_tiles)
         return out, tiles, None
     return _conv_batch_last(xb, w, stride, dilation, groups)
+
+
+def forward_and_weight_grad(xb, w, gb_last, stride, dilation, groups: int):
+    """(``forward_batch_last(xb, w, ...)``'s out, ``weight_grad`` of its columns with the batch-last output gradient
+    ``gb_last``), the same bits, where both come from an im2col column matrix (None where Winograd computes the
+    forward): each thread runs its output rows' im2col and GEMMs, then the weight gradient's products of the same
+    rows, while their columns are in its cache (``run_rows_in_step``: one split over threads instead of two). A
+    transposed convolution's backward: its input gradient is the convolution of g, its weight gradient reads g's
+    columns."""
+    if _winograd(xb, w, stride, dilation, groups):
+        return None
+    conv_rows, out, cols, layout = _conv_batch_last_rows(xb, w, stride, dilation, groups)
+    w_rows, finish = _weight_grad_rows(cols, gb_last, w.shape, groups, layout)
+    run_rows_in_step(conv_rows, w_rows)
+    return out, finish()
 
 
 def weight_grad(cols, gb_last, w_shape, groups: int, layout: int | None):

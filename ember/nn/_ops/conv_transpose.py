@@ -23,6 +23,7 @@ from .conv import (
     batched,
     conv_argument,
     empty_batch,
+    forward_and_weight_grad,
     forward_batch_last,
     input_grad,
     strides_and_dilations,
@@ -73,11 +74,15 @@ class ConvTransposeNd(Node):
             gpad = batch_last_padded(g_read, tuple((lo, max(hi, 0)) for lo, hi in pads))
             if nb and not cropped:  # the padded copy holds all of g (and zeros): its channel rows give the bias grad
                 gb = row_sums(gpad.reshape(gpad.shape[0], -1), 1).reshape(-1)
-            dxb, cols, layout = forward_batch_last(gpad, w, stride, dilation, groups, keep_tiles=bool(nw))
-            if nx:
-                gx = to_nchw(dxb)
-            if nw:
-                gw = weight_grad(cols, xb, w.shape, groups, layout)
+            both = forward_and_weight_grad(gpad, w, xb, stride, dilation, groups) if nx and nw else None
+            if both is not None:  # the convolution of g and the weight gradient from its columns, row by row
+                gx, gw = to_nchw(both[0]), both[1]
+            else:
+                dxb, cols, layout = forward_batch_last(gpad, w, stride, dilation, groups, keep_tiles=bool(nw))
+                if nx:
+                    gx = to_nchw(dxb)
+                if nw:
+                    gw = weight_grad(cols, xb, w.shape, groups, layout)
         if nb and gb is None:
             gb = to_batch_last(g).reshape(g.shape[1], -1).sum(1)
         return gx, gw, gb
