@@ -73,19 +73,32 @@ def value_first(name: str, value, tensor1, rest: tuple, given_value, function: b
     return tensor1, rest[0], _number(value)
 
 
+def _no_signature(name: str, operands: tuple[str, str], args: tuple, function: bool) -> TypeError:
+    """PyTorch's TypeError for positional ``args`` (all the call gave, a method's without the tensor itself) that
+    fit neither the current signature nor a deprecated one: ``torch.addmm`` and ``torch.baddbmm``, which have a
+    second visible signature (``out_dtype``), list both; the others count the positional arguments, as Python's own
+    error."""
+    if function and name in ("addmm", "baddbmm"):
+        shown = ", ".join(type(a).__name__ for a in args)
+        given = f"Tensor input, Tensor {operands[0]}, Tensor {operands[1]}"
+        keywords = "*, Number beta = 1, Number alpha = 1, Tensor out = None"
+        return _refuse(name, f"got ({shown}), but expected one of:\n * ({given}, {keywords})\n"
+                             f" * ({given}, torch.dtype out_dtype, {keywords})\n")
+    return TypeError(f"{name}() takes {3 if function else 2} positional arguments but {len(args)} were given")
+
+
 def beta_first(name: str, operands: tuple[str, str], args: tuple, given_beta, given_alpha,
-               function: bool = False) -> tuple:
+               function: bool = False, given_args: tuple | None = None) -> tuple:
     """``x.addmm(beta, mat1, mat2)`` or ``x.addmm(beta, alpha, mat1, mat2)`` (and addmv, addr, baddbmm, addbmm,
     their in-place forms): ``(mat1, mat2, beta, alpha)`` of the current signature, from all the call's positional
     ``args`` after the tensor itself; ``operands`` are the op's names for its two (``("mat1", "mat2")``).
     Neither scale may also come as a keyword (PyTorch's deprecated signatures have no keywords).
-    ``function``: the form of ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ``args`` without its input."""
+    ``function``: the form of ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ``args`` without its input, and
+    ``given_args`` the call's positional arguments as given (for the error naming them)."""
     from ._tensor import Tensor
 
     if len(args) not in (3, 4) or not (isinstance(args[-2], Tensor) and isinstance(args[-1], Tensor)):
-        shown = ", ".join(type(a).__name__ for a in args)
-        raise _refuse(name, f"got ({shown}); expected ({operands[0]}, {operands[1]}) and the keywords beta= and "
-                            f"alpha=, or the deprecated (beta, [alpha,] {operands[0]}, {operands[1]})")
+        raise _no_signature(name, operands, args if given_args is None else given_args, function)
     beta, alpha = args[0], args[1] if len(args) == 4 else given_alpha
     _check_scale(name, "beta", beta, given_beta)
     _check_scale(name, "alpha", alpha if len(args) == 4 else 1, given_alpha)
@@ -118,7 +131,5 @@ def beta_first_function(name: str, operands: tuple[str, str], args: tuple, given
     from ._tensor import Tensor
 
     if len(args) not in (4, 5) or not isinstance(args[1], Tensor):
-        shown = ", ".join(type(a).__name__ for a in args)
-        raise _refuse(name, f"got ({shown}); expected (input, {operands[0]}, {operands[1]}) and the keywords beta= "
-                            f"and alpha=, or the deprecated (beta, input, [alpha,] {operands[0]}, {operands[1]})")
-    return (args[1], *beta_first(name, operands, (args[0], *args[2:]), given_beta, given_alpha, True))
+        raise _no_signature(name, operands, args, True)
+    return (args[1], *beta_first(name, operands, (args[0], *args[2:]), given_beta, given_alpha, True, args))

@@ -421,37 +421,97 @@ _ONE_THIRD_F32 = float(_F32(1.0) / _F32(3.0))  # PyTorch's 1.0f / 3.0f, a float 
 _SQUEEZE_F32 = float(_F32(0.0331))  # its 0.0331f
 
 
+class _ScalarStream:
+    """The 53-bit uniforms and ``normal_distribution<double>`` samples of a scalar sampler that reads its
+    generator one value at a time (gamma's rejection loop), in the order it asks for them, read from uniforms drawn
+    ahead in blocks: a normal is Box-Muller on the next two uniforms (as ``normal_scalar``), ``r * cos`` returned
+    and ``r * sin`` kept for the next normal. Python reads a list item where it would call into the generator for
+    each value. ``close`` puts the generator where the values actually used leave it: its state rewound and moved
+    on by as many uniforms, the unused normal cached in it, as if each value had been drawn alone."""
+
+    def __init__(self, g, expected: int) -> None:
+        self.g = g
+        self.start = g._mt.state  # (a copy: the uniforms drawn ahead are given back by close)
+        self.fresh = g._fresh
+        self.cached = g._next_double
+        self.block = max(int(expected), 16)
+        self.drawn = np.empty(0, _F64)
+        self.used = 0
+        self._more()
+
+    def _more(self) -> None:
+        u = np.concatenate([self.drawn, self.g.unit64(self.block)])
+        self.drawn = u
+        r = np.sqrt(-2.0 * libm("log1p", -u[1:]))  # a pair (u[j], u[j + 1]) from any j: theta from u[j]
+        theta = _TWO_PI * u[:-1]
+        self.uniforms = u.tolist()
+        self.cos, self.sin = (r * libm("cos", theta)).tolist(), (r * libm("sin", theta)).tolist()
+
+    def uniform(self) -> float:
+        if self.used >= len(self.uniforms):
+            self._more()
+        self.used += 1
+        return self.uniforms[self.used - 1]
+
+    def normal(self) -> float:
+        if self.cached is not None:
+            value, self.cached = self.cached, None
+            return value
+        if self.used + 1 >= len(self.uniforms):
+            self._more()
+        j = self.used
+        self.used += 2
+        self.cached = self.sin[j]
+        return self.cos[j]
+
+    def close(self) -> None:
+        g = self.g
+        g._mt.state = self.start
+        g._fresh = self.fresh
+        if self.used:
+            g.unit64(self.used)  # the words of the uniforms used, and no more
+        g._next_double = self.cached
+
+
 @holding_lock
 def gamma(g, alphas: np.ndarray) -> np.ndarray:
     """One Gamma(alpha, 1) draw per element of ``alphas`` (flat, in order), as PyTorch's CPU ``_standard_gamma``
     (``alphas`` float32 or float64) and the gamma step of ``_sample_dirichlet`` (float64) draw them: Marsaglia and
     Tsang's rejection method on ``normal_distribution<double>`` and ``1 - u`` of 53-bit uniforms, alpha below 1
     boosted by one with the scale ``(1 - u) ** (1 / alpha)``. ``alpha += 1``, ``1 / alpha`` and ``d = alpha - 1/3``
-    are taken in the alpha's own type (float32 for float32), the rest in double; a draw is returned in float64."""
+    are taken in the alpha's own type (float32 for float32), the rest in double; a draw is returned in float64.
+    The values come from a ``_ScalarStream`` (about three uniforms a draw)."""
     single = alphas.dtype == _F32
     as_scalar = _F32 if single else _F64
-    out = np.empty(alphas.size, _F64)
-    for k, alpha in enumerate(alphas.reshape(-1).tolist()):
-        alpha = as_scalar(alpha)
-        scale = 1.0
-        if alpha < 1:
-            if alpha == 0:
-                out[k] = 0.0
-                continue
-            scale *= math.pow(1.0 - float(g.unit64(1)[0]), float(as_scalar(1) / alpha))
-            alpha = as_scalar(alpha + as_scalar(1))
-        d = float(alpha - as_scalar(_ONE_THIRD_F32)) if single else float(alpha) - _ONE_THIRD_F32
-        c = 1.0 / math.sqrt(9.0 * d)
-        while True:
+    values = alphas.reshape(-1).tolist()
+    out = np.empty(len(values), _F64)
+    if not values:
+        return out
+    stream = _ScalarStream(g, 4 * len(values))
+    try:
+        for k, alpha in enumerate(values):
+            alpha = as_scalar(alpha)
+            scale = 1.0
+            if alpha < 1:
+                if alpha == 0:
+                    out[k] = 0.0
+                    continue
+                scale *= math.pow(1.0 - stream.uniform(), float(as_scalar(1) / alpha))
+                alpha = as_scalar(alpha + as_scalar(1))
+            d = float(alpha - as_scalar(_ONE_THIRD_F32)) if single else float(alpha) - _ONE_THIRD_F32
+            c = 1.0 / math.sqrt(9.0 * d)
             while True:
-                x = float(normal_scalar(g, 1)[0])
-                y = 1.0 + c * x
-                if y > 0:
+                while True:
+                    x = stream.normal()
+                    y = 1.0 + c * x
+                    if y > 0:
+                        break
+                v = y * y * y
+                u = 1.0 - stream.uniform()
+                xx = x * x
+                if u < 1.0 - _SQUEEZE_F32 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+                    out[k] = scale * d * v
                     break
-            v = y * y * y
-            u = 1.0 - float(g.unit64(1)[0])
-            xx = x * x
-            if u < 1.0 - _SQUEEZE_F32 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
-                out[k] = scale * d * v
-                break
+    finally:
+        stream.close()
     return out

@@ -46,13 +46,14 @@ def _stack() -> list[TorchFunctionMode]:
 
 def _handled(func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
     """``func(*args, **kwargs)`` handed to this thread's innermost mode, which is off while it handles it; ``func``
-    itself where no mode is entered in this thread."""
+    itself where no mode is entered in this thread. A call without keywords hands the mode ``kwargs=None``, as
+    PyTorch's (a mode may test ``kwargs is None``)."""
     stack = _stack()
     if not stack:
         return func(*args, **kwargs)
     mode = stack.pop()
     try:
-        result = mode.__torch_function__(func, types, args, kwargs)
+        result = mode.__torch_function__(func, types, args, kwargs or None)
     finally:
         stack.append(mode)
     if result is NotImplemented:

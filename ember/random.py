@@ -156,9 +156,10 @@ class Generator:
             from ._kernels import mt19937
 
             return self.compiled_draw(mt19937.words, np.empty(n, np.uint64))
-        if n:
-            self._fresh = False
-        return self._mt.random_raw(n)
+        with self.lock:  # (NumPy's own lock on the mt19937 does not keep out a compiled draw, which holds this one)
+            if n:
+                self._fresh = False
+            return self._mt.random_raw(n)
 
     def compiled_draw(self, kernel, out: np.ndarray, *args) -> np.ndarray:
         """``out`` filled by ``kernel(key, pos, out, *args)`` (``ember._kernels.mt19937``) from this generator's
@@ -207,14 +208,17 @@ class Generator:
         values *= 2.0**-53
         return filled(out, values)
 
-    @property
-    def rng(self) -> np.random.Generator:
-        """A NumPy generator on this generator's mt19937, for the draws that keep ember's own algorithm (gamma,
-        Poisson, binomial, ...): they advance the same state (saved by ``get_state``) but not as PyTorch's do."""
-        if self._numpy is None:
-            self._numpy = np.random.Generator(self._mt)
-        self._fresh = False
-        return self._numpy
+    def numpy_draw(self, method: str, *args, **kwargs) -> np.ndarray:
+        """``numpy.random.Generator.<method>(*args, **kwargs)`` on this generator's mt19937, for the draws that keep
+        ember's own algorithm (binomial, multinomial, the distributions' Poisson): they advance the same state
+        (saved by ``get_state``) but not as PyTorch's do. Holds the generator's lock as every other draw: NumPy's
+        own lock on the mt19937 alone would let such a draw run inside a compiled draw (between its read of the
+        state and its write of the state moved on), which would then hand out the same words again."""
+        with self.lock:
+            if self._numpy is None:
+                self._numpy = np.random.Generator(self._mt)
+            self._fresh = False
+            return getattr(self._numpy, method)(*args, **kwargs)
 
     # -- state -----------------------------------------------------------------------------------------------------
     def get_state(self):
@@ -332,9 +336,3 @@ def swap_states(a: Generator, b: Generator) -> None:
             value = getattr(a, name)
             setattr(a, name, getattr(b, name))
             setattr(b, name, value)
-
-
-def rng_of(generator: Generator | None) -> np.random.Generator:
-    """The NumPy generator on ``generator``'s mt19937 (the global one when None), for the draws that keep ember's
-    own algorithm."""
-    return generator_of(generator).rng

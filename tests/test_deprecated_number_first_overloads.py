@@ -252,3 +252,26 @@ def test_index_add_alpha_tensor_as_pytorchs_scalar(alpha):
         except TypeError as err:
             outcomes.append(str(err))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, o: m.addmm(o(2, 2), o(2, 3), o(3, 2), 2),  # beta after the operands: no signature takes it
+    lambda m, o: m.addmm(o(2, 2), o(2, 3), o(3, 2), 2, 3),
+    lambda m, o: m.addmm(o(2, 2), o(2, 3), o(3, 2), "x"),
+    lambda m, o: m.baddbmm(o(1, 2, 2), o(1, 2, 3), o(1, 3, 2), 2),
+    lambda m, o: o(2, 2).addmm(o(2, 3), o(3, 2), 2),
+    lambda m, o: o(2, 2).addmm_(o(2, 3), o(3, 2), 2),
+    lambda m, o: m.addmv(o(2), o(2, 3), o(3), 2),
+    lambda m, o: o(2).addmv(o(2, 3), o(3), 2),
+    lambda m, o: m.addr(o(2, 3), o(2), o(3), 2),
+    lambda m, o: m.addbmm(o(2, 2), o(1, 2, 3), o(1, 3, 2), 2),
+])
+def test_a_scale_after_the_operands_is_pytorchs_type_error_word_for_word(call):
+    """The functions with a second visible signature (addmm's and baddbmm's out_dtype) list the call's argument
+    types and both signatures; the others count the positional arguments, as PyTorch's parser does."""
+    messages = []
+    for m in (torch, ember):
+        with pytest.raises(TypeError) as caught:
+            call(m, m.ones)
+        messages.append(str(caught.value))
+    assert messages[1] == messages[0]

@@ -37,6 +37,8 @@ CALLS = [
     lambda m: m.addr((z := m.zeros(3, 3))[:2], m.ones(2), m.ones(3), out=z[1:]),
     lambda m: m.addr((z := m.ones(2, 3)), m.ones(2), m.ones(3), out=z),
     lambda m: m.addr(m.ones(2, 3), m.ones(2, requires_grad=True), m.ones(3), out=m.empty(0)),
+    # a function without out=: Python's TypeError naming it as PyTorch's does
+    lambda m: m.relu(m.ones(2), out=m.empty(2)),
 ]
 
 

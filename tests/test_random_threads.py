@@ -105,3 +105,59 @@ def test_generator_pickles_and_copies_with_its_state():
         np.testing.assert_array_equal(h.get_state().numpy(), g.get_state().numpy())
         assert h.lock is not g.lock
         np.testing.assert_array_equal(ember.randn(5, generator=h).numpy(), ember.randn(5, generator=g).numpy())
+
+
+def _draw_inside_a_compiled_draw(g, first, second):
+    """Run ``first(g)`` (a compiled draw) in this thread; between its read of the mt19937 state and its write of the
+    state moved on, start ``second(g)`` in another thread and give it up to 0.5 s. Returns both results."""
+    real = g.compiled_draw
+    results = {}
+    thread = threading.Thread(target=lambda: results.setdefault("second", second(g)), daemon=True)
+
+    def hooked(kernel, out, *args):
+        def kernel_after_the_intrusion(*kernel_args):
+            if not thread.is_alive() and "second" not in results:
+                thread.start()
+                thread.join(0.5)
+            return kernel(*kernel_args)
+        return real(kernel_after_the_intrusion, out, *args)
+
+    g.compiled_draw = hooked
+    try:
+        results["first"] = first(g)
+        thread.join(30)
+        assert not thread.is_alive(), "the second draw did not finish"
+    finally:
+        del g.compiled_draw
+    return results["first"], results["second"]
+
+
+NUMPY_ALGORITHM_DRAWS = {  # the draws that keep ember's own algorithm (NumPy's generator on the same mt19937)
+    "binomial": lambda g: ember.binomial(ember.full((50,), 40.0), ember.full((50,), 0.3), generator=g),
+    "distributions.Binomial": lambda g: ember.distributions.Binomial(40, ember.full((50,), 0.3)).sample(),
+    "distributions.Multinomial": lambda g: ember.distributions.Multinomial(30, ember.ones(4, 6)).sample(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_ALGORITHM_DRAWS))
+def test_a_numpy_algorithm_draw_waits_for_a_compiled_draw_under_way(name):
+    from ember._kernels.policy import policy
+
+    if not policy.use_compiled():
+        pytest.skip("numba's compiled kernels are not available")
+    second = NUMPY_ALGORITHM_DRAWS[name]
+    uses_global = name.startswith("distributions")
+    with policy.override(compiled=True, min_compiled_elements=1):
+        g = ember.default_generator if uses_global else ember.Generator()
+        saved = g.get_state()
+        try:
+            g.manual_seed(SEED)
+            got_first, got_second = _draw_inside_a_compiled_draw(g, lambda g: ember.rand(3000, generator=g), second)
+            after = g.get_state().numpy()
+            g.manual_seed(SEED)  # one after the other: the numbers the two threads must get
+            want_first, want_second = ember.rand(3000, generator=g), second(g)
+            np.testing.assert_array_equal(got_first.numpy(), want_first.numpy())
+            np.testing.assert_array_equal(got_second.numpy(), want_second.numpy())
+            np.testing.assert_array_equal(after, g.get_state().numpy())
+        finally:
+            g.set_state(saved)

@@ -476,6 +476,21 @@ def test_gamma_sample_is_pytorchs(alpha, dtype):
                                              lib.tensor(2.0, dtype=getattr(lib, dtype))).sample((40,)), seed=3)
 
 
+@pytest.mark.parametrize("block", [None, 1])
+def test_gamma_after_a_cached_normal_and_across_read_ahead_blocks_is_pytorchs(block, monkeypatch):
+    # the sampler reads uniforms drawn ahead in blocks (block=1: the smallest, many blocks in one sample); a normal
+    # cached by an earlier scalar draw is its first normal, its last unused one is left cached for the next draw
+    from ember import _random_draws
+
+    if block is not None:
+        stream = _random_draws._ScalarStream
+        monkeypatch.setattr(_random_draws, "_ScalarStream", lambda g, expected: stream(g, block))
+    alphas = [0.0, 0.3, 2.5, 0.0, 1e-3, 40.0]
+    same(lambda lib: (lib.randn(1, dtype=lib.float64),
+                      lib.distributions.Gamma(lib.tensor(alphas * 8), lib.tensor(1.0), validate_args=False).sample((5,)),
+                      lib.randn(3, dtype=lib.float64)), seed=11)
+
+
 @pytest.mark.parametrize("concentration", [[0.2, 0.2], [1.0, 1.0], [0.5, 2.0, 7.0]])
 def test_dirichlet_and_beta_samples_are_pytorchs(concentration):
     # _sample_dirichlet draws its gammas in float64 even for float32 concentrations, then normalises in float64

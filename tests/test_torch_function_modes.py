@@ -170,3 +170,24 @@ def test_dispatched_functions_keep_their_names_and_signatures():
     assert pickle.loads(pickle.dumps(ember.nn.init.uniform_)) is ember.nn.init.uniform_
     assert list(inspect.signature(ember.nn.init.kaiming_uniform_).parameters) == \
         list(inspect.signature(torch.nn.init.kaiming_uniform_).parameters)
+
+
+def test_a_call_without_keywords_hands_the_mode_kwargs_none_as_pytorchs():
+    """PyTorch hands ``kwargs=None`` for a call with no keyword (a mode testing ``kwargs is None`` or calling
+    ``kwargs.get`` behaves the same under both) and the keywords' dict otherwise; an init function's arguments
+    always come as keywords."""
+    def seen(lib):
+        got = []
+
+        class Recording(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                got.append((func.__name__, None if kwargs is None else sorted(kwargs)))
+                return func(*args, **(kwargs or {}))
+
+        with Recording():
+            lib.ones(2)
+            lib.zeros(2, dtype=lib.float64)
+            lib.nn.init.constant_(lib.empty(2), 1.0)
+        return got
+
+    assert seen(ember) == seen(torch)

@@ -100,9 +100,9 @@ class _lazy_property_and_property(lazy_property, property):
 def _draw(dtype, method: str, *args, size=None) -> Tensor:
     """A draw from the NumPy generator behind ``ember.random`` (``numpy.random.Generator.<method>``), as a
     tensor of ``dtype``; ``args`` may be arrays (per-element parameters)."""
-    from ..random import rng_of
+    from ..random import default_generator
 
-    out = getattr(rng_of(None), method)(*args, size=None if size is None else tuple(size))
+    out = default_generator.numpy_draw(method, *args, size=None if size is None else tuple(size))
     return Tensor._make(xp.asarray(out).astype(_dtype.to_np(dtype)))
 
 

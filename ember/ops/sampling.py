@@ -16,7 +16,7 @@ from .._dtype import np_kind
 from .._meta import is_meta, meta_array
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named
-from ..random import generator_of, rng_of
+from ..random import generator_of
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
@@ -65,7 +65,7 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     if prob.dtype != count.dtype:
         raise RuntimeError(f"Found dtype {names[prob.dtype.name]} but expected {names[count.dtype.name]}")
     p = xp.clip(prob._data.astype(xp.float64), 0.0, 1.0)
-    draws = rng_of(generator).binomial(count._data.astype(xp.int64), p)
+    draws = generator_of(generator).numpy_draw("binomial", count._data.astype(xp.int64), p)
     return Tensor._make(xp.asarray(draws).astype(count._data.dtype))
 
 

@@ -438,7 +438,7 @@ def _unary(cls, float_only: bool = True, real_kernel: str | None = None):
             x = cast(x, _dtype.get_default_dtype())
         return cls.apply(x)
 
-    op.__name__ = cls.__qualname__.lower()
+    op.__name__ = op.__qualname__ = cls.__qualname__.lower()  # (the name Python's own TypeErrors give: relu())
     return op
 
 
