@@ -26,6 +26,7 @@ from ..._parallel import multiply, parallel_blocks, parallel_flat, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.lowp import to_float32
+from ...autograd.no_derivative import _NotImplemented
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...autograd.saved_attributes import not_saved, saved_tensor, saved_value
 from ...autograd.selected import selected_gradient, selected_product
@@ -92,7 +93,17 @@ class Pointwise(Node):
             self.saved = (None, self.saved[1])
         super()._pack_saved(inputs)
 
+    # the name of PyTorch's backward op where it has no derivative (``hardsigmoid_backward``): under create_graph
+    # the gradient is recorded as its ``NotImplemented`` node, whose backward is PyTorch's error
+    backward_op_without_derivative: str | None = None
+
     def backward(self, g):
+        if type(g) is RecordedArray and self.backward_op_without_derivative is not None:
+            plain = g.t._data
+            plain = self.selected(plain) if self.selects_gradient else multiply(plain, self.derivative())
+            depends_on = [t for t in (g.t, _input_of(self, g)) if t._requires_grad]  # (grad_output, self)
+            return (RecordedArray(_NotImplemented.apply(*depends_on, grad=plain,
+                                                        op=self.backward_op_without_derivative)),)
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
             return (unary.piecewise_linear_grad(g, self.derivative(), _input_of(self, g),
                                                 selects=self.selects_gradient),)
@@ -129,8 +140,10 @@ class Pointwise(Node):
 
 def _input_of(node: Node, g) -> Tensor:
     """A tensor of the graph standing for ``node``'s input (its edge; its values, which the product's gradient
-    never reads, are not kept: the node saves f' alone)."""
-    fn, nr = node.next_edges[0]
+    never reads, are not kept: the node saves f' alone): the input the node saved, which for an in-place form is
+    PyTorch's ``self.clone()`` (``keep_original_input``: its CloneBackward0's edge), else the node's own edge."""
+    fn, nr = next((entry[3][0] for entry in node._saved_versions
+                   if entry[3][1] == 1 and entry[3][0].__class__ is tuple), node.next_edges[0])
     return Tensor._make(xp.broadcast_to(xp.zeros((), g.dtype), g.shape), fn, nr)
 
 

@@ -41,7 +41,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 # and tanhshrink, which PyTorch composes (x / (1 + |x|), x - tanh(x)), are named as its last node, though ember's
 # one node has one next function where that node has two
 # (hardswish's node, selecting where x > -3, is defined with its function, below)
-_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=(), selects_gradient=True)
+_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=(), selects_gradient=True,
+                          backward_op_without_derivative="hardsigmoid_backward")  # (PyTorch's has no derivative)
 _MISH = node_named("MishBackward0", saved=())
 _SOFTSIGN = node_named("DivBackward0", own="Softsign")
 _TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
