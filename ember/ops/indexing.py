@@ -1285,6 +1285,9 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
+        if value._requires_grad and _GradState.enabled and x.dtype._category < 2:
+            # (the result, x's integer or bool dtype, would have a history: PyTorch's autograd refuses one)
+            raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")
         out = _MaskedFillTensor.apply(x, promoted(value, x.dtype), mask=mask._data)
     else:
         if isinstance(value, xp.ndarray):  # (a Number or a 0-d tensor to PyTorch's parser, not an array)
