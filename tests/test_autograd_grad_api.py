@@ -347,3 +347,28 @@ def test_gradcheck_fast_mode_scales_atol_as_pytorch():
             seen.append(m.autograd.gradcheck(Off.apply, (x,), fast_mode=True, raise_exception=False, atol=1e-2,
                                              rtol=0.0))
         assert seen == [passes, passes], (scale, seen)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_counts_inputs_among_those_checked_as_pytorch(fast_mode):
+    """The input a mismatch names is counted among the inputs that require grad (a constant first input does not
+    count), as PyTorch's, in slow mode and fast mode."""
+    messages = []
+    for m in (torch, ember):
+        class Wrong(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, c, y):
+                ctx.save_for_backward(c)
+                return c * y
+
+            @staticmethod
+            def backward(ctx, g):
+                (c,) = ctx.saved_tensors
+                return None, 3 * g * c
+
+        c = m.tensor([1.0, 2.0], dtype=m.float64)
+        y = m.tensor([4.0, 5.0], dtype=m.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as err:
+            m.autograd.gradcheck(Wrong.apply, (c, y), fast_mode=fast_mode)
+        messages.append(str(err.value).splitlines()[0])
+    assert messages[1] == messages[0] == "Jacobian mismatch for output 0 with respect to input 0,"

@@ -394,8 +394,8 @@ def _slow_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception
             if numerical[j] is None:
                 continue
             num, ana = numerical[j][:, start:start + n], analytical[j]
-            if not xp.allclose(ana, num, rtol=rtol, atol=atol):
-                return _fail(f"Jacobian mismatch for output {k:d} with respect to input {i:d},\n"
+            if not xp.allclose(ana, num, rtol=rtol, atol=atol):  # (the input counted among the checked, as PyTorch's)
+                return _fail(f"Jacobian mismatch for output {k:d} with respect to input {j:d},\n"
                              f"numerical:{Tensor._make(num)!r}\nanalytical:{Tensor._make(ana)!r}\n", raise_exception)
         start += n
     return True
