@@ -390,7 +390,7 @@ def _slow_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception
                           for j, i in enumerate(checked)]
         else:
             analytical = [xp.zeros((inputs[i]._data.size, n)) for i in checked]
-        for j, i in enumerate(checked):
+        for j in range(len(checked)):
             if numerical[j] is None:
                 continue
             num, ana = numerical[j][:, start:start + n], analytical[j]
