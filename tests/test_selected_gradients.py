@@ -58,6 +58,8 @@ OPS = {
     "minimum": lambda m, F, t: m.minimum(t, _other(m, t)),
     "where": lambda m, F, t: m.where(t > 0.5, t, m.zeros_like(t)),
     "where_other": lambda m, F, t: m.where(t > 0.5, m.zeros_like(t), t),
+    "masked_fill": lambda m, F, t: t.masked_fill(t > 0.5, 2.0),
+    "masked_fill_tensor": lambda m, F, t: t.masked_fill(t > 0.5, m.tensor(2.0, dtype=t.dtype)),
 }
 
 

@@ -1312,7 +1312,7 @@ class _MaskedFill(Node):
         return _row_major(xp.where(mask, value, x))
 
     def backward(self, g):  # g with the filled places zeroed (selected, not multiplied: an inf or NaN g gives 0 there)
-        return (xp.where(self.saved[0], 0, g),)
+        return (selected_gradient(g, ~self.saved[0]),)
 
 
 def _row_major(out):
@@ -1340,7 +1340,7 @@ class _MaskedFillTensor(Node):
         (mask,) = self.saved
         nx, nv = self.needs_input_grad
         # (selected as in _MaskedFill, not multiplied: an inf or NaN g reaches only its own side)
-        return (xp.where(mask, 0, g) if nx else None), (xp.where(mask, g, 0) if nv else None)
+        return (selected_gradient(g, ~mask) if nx else None), (selected_gradient(g, mask) if nv else None)
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):
