@@ -291,3 +291,84 @@ def test_grad_of_a_leaf_runs_its_tensor_hooks_as_pytorch_does():
     assert len(seen) == len(tseen) == 1
     np.testing.assert_allclose(seen[0], tseen[0])
     assert grad is None and tgrad is None and after == tafter == []
+
+
+def _two_wrong_pairs(m):
+    """x * y and x + y as an autograd.Function of library ``m`` whose backward is wrong for (output 0, input 1) and
+    (output 1, input 0)."""
+
+    class Bad(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y, x + y
+
+        @staticmethod
+        def backward(ctx, g0, g1):
+            x, y = ctx.saved_tensors
+            return g0 * y + 2 * g1, 3 * g0 * x + g1
+
+    return Bad.apply
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_names_pytorchs_first_mismatch_with_its_message(fast_mode):
+    """Several (output, input) pairs mismatch: PyTorch's slow mode names the first by output, its fast mode the first
+    by input (output 1 with respect to input 0 here), with PyTorch's projections (its fresh generator's draws: the
+    same numbers) and its slow-mode recomputation of that pair's Jacobians."""
+    messages = []
+    for m in (torch, ember):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([4.0, 5.0], dtype=m.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as err:
+            m.autograd.gradcheck(_two_wrong_pairs(m), (x, y), fast_mode=fast_mode)
+        messages.append(str(err.value).replace("torch.", "ember."))
+    assert messages[1] == messages[0]
+    assert messages[0].startswith("Jacobian mismatch for output 1 with respect to input 0" if fast_mode else
+                                  "Jacobian mismatch for output 0 with respect to input 1")
+
+
+def test_gradcheck_fast_mode_scales_atol_as_pytorch():
+    """Fast mode allows atol * sum(u) * sum(v) on the projection (PyTorch's ``_adjusted_atol``): an error within it
+    passes, one past it fails, in both libraries alike."""
+    for scale, passes in ((0.03, True), (0.2, False)):  # (errors past atol itself)
+        seen = []
+        for m in (torch, ember):
+            class Off(m.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, g, scale=scale):
+                    return g * (2 + scale)
+
+            x = m.tensor(np.linspace(0.5, 1.5, 6), requires_grad=True)
+            seen.append(m.autograd.gradcheck(Off.apply, (x,), fast_mode=True, raise_exception=False, atol=1e-2,
+                                             rtol=0.0))
+        assert seen == [passes, passes], (scale, seen)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_counts_inputs_among_those_checked_as_pytorch(fast_mode):
+    """The input a mismatch names is counted among the inputs that require grad (a constant first input does not
+    count), as PyTorch's, in slow mode and fast mode."""
+    messages = []
+    for m in (torch, ember):
+        class Wrong(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, c, y):
+                ctx.save_for_backward(c)
+                return c * y
+
+            @staticmethod
+            def backward(ctx, g):
+                (c,) = ctx.saved_tensors
+                return None, 3 * g * c
+
+        c = m.tensor([1.0, 2.0], dtype=m.float64)
+        y = m.tensor([4.0, 5.0], dtype=m.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as err:
+            m.autograd.gradcheck(Wrong.apply, (c, y), fast_mode=fast_mode)
+        messages.append(str(err.value).splitlines()[0])
+    assert messages[1] == messages[0] == "Jacobian mismatch for output 0 with respect to input 0,"

@@ -300,18 +300,35 @@ def test_shared_row_helpers_take_recorded_arrays():
         np.testing.assert_allclose(out.t.detach().numpy(), expected, rtol=1e-12)
 
 
-def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
-    """PyTorch raises for hardsigmoid's double backward; ember gives its value, zero (f is piecewise linear)."""
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("grad_requires_grad", [False, True])
+def test_hardsigmoid_second_order_refuses_as_pytorch(grad_requires_grad, inplace):
+    """PyTorch's hardsigmoid_backward has no derivative: under create_graph the gradient (its value, selected) is
+    recorded as a NotImplemented node with an edge for each of (grad_output, self) that requires grad, and
+    differentiating it again is PyTorch's RuntimeError, with respect to either."""
     a = np.random.default_rng(0).standard_normal((3, 4)) * 4
-    x = ember.tensor(a, requires_grad=True)
-    (g,) = ember.autograd.grad(ember.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
-    np.testing.assert_allclose(g.detach().numpy(), (np.abs(a) < 3) / 6)
-    (h,) = ember.autograd.grad((g * x).sum(), x)
-    np.testing.assert_allclose(h.numpy(), (np.abs(a) < 3) / 6)  # d/dx (f'(x) x) = f'(x): f'' = 0
-    t = torch.tensor(a, requires_grad=True)
-    (tg,) = torch.autograd.grad(torch.nn.functional.hardsigmoid(t).sum(), t, create_graph=True)
-    with pytest.raises(RuntimeError, match="hardsigmoid_backward is not implemented"):
-        torch.autograd.grad((tg * t).sum(), t)
+
+    def first_gradient(m):
+        x = m.tensor(a, requires_grad=True)
+        gy = m.full((3, 4), -2.0, requires_grad=grad_requires_grad)
+        (g,) = m.autograd.grad(m.nn.functional.hardsigmoid(x, inplace=False) if not inplace else
+                               m.nn.functional.hardsigmoid(x * 1, inplace=True), x, gy, create_graph=True)
+        return x, gy, g
+
+    seen = []
+    for m in (torch, ember):
+        x, gy, g = first_gradient(m)
+        node = g.grad_fn if not inplace else g.grad_fn.next_functions[0][0]  # (through x * 1's MulBackward0)
+        seen.append((g.detach().numpy(), node.name(), [f.name() for f, _ in node.next_functions]))
+        for wrt in ("x", "gy") if grad_requires_grad else ("x",):
+            x, gy, g = first_gradient(m)
+            with pytest.raises(RuntimeError, match="derivative for aten::hardsigmoid_backward is not implemented"):
+                m.autograd.grad((g * x).sum(), x if wrt == "x" else gy)
+    (want, want_name, want_edges), (got, got_name, got_edges) = seen
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert got_name == want_name == "torch::autograd::NotImplemented"
+    assert got_edges == want_edges
 
 
 @pytest.mark.parametrize("name", list(UNARY) + list(BINARY) + list(ACTIVATIONS) + list(COMPLEX) + list(FOREACH))
@@ -415,3 +432,16 @@ def test_abs_and_sgn_gradients_differentiate_again_at_zero_and_elsewhere_as_pyto
     np.testing.assert_allclose(egg, tgg, rtol=1e-12, atol=1e-15)
     if name == "abs":  # (away from the kink, where finite differences hold; ember's gradcheck is real-only)
         assert ember.autograd.gradgradcheck(fn, (ember.tensor(data[2:4], requires_grad=True),))
+
+
+def test_inplace_hardtanh_double_backward_reads_the_saved_clone():
+    """hardtanh_ saves ``self.clone()``: under create_graph PyTorch's HardtanhBackwardBackward0 reads that clone, its
+    edge a CloneBackward0 (not the input's previous node)."""
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([-4.0, 0.5, 1.0, 0.2], requires_grad=True)
+        y = m.nn.functional.hardtanh(x * 1, inplace=True)
+        (g,) = m.autograd.grad(y, x, m.ones(4, dtype=m.float32, requires_grad=True), create_graph=True)
+        node = g.grad_fn.next_functions[0][0]
+        seen.append((node.name(), [f.name() for f, _ in node.next_functions]))
+    assert seen[1] == seen[0] == ("HardtanhBackwardBackward0", ["torch::autograd::AccumulateGrad", "CloneBackward0"])

@@ -194,3 +194,15 @@ def test_activations_of_an_expanded_half_tensor_are_laid_out_as_pytorch(name, dt
     for e, t in zip(*results):
         assert e.stride() == t.stride()
         assert_close(e.float(), t.float())
+
+
+def test_hardswish_forward_is_pytorchs_to_the_last_bit():
+    """hardswish(x) = x * relu6(x + 3) / 6 with PyTorch's division (x * (1/6) differs in the last bit)."""
+    rng = np.random.default_rng(0)
+    for dtype in ("float32", "float64"):
+        x = rng.uniform(-4, 4, 5000).astype(dtype)
+        want = torch.nn.functional.hardswish(torch.tensor(x)).numpy()
+        np.testing.assert_array_equal(ember.nn.functional.hardswish(ember.tensor(x)).numpy(), want)
+        t = ember.tensor(x)
+        ember.nn.functional.hardswish(t, inplace=True)
+        np.testing.assert_array_equal(t.numpy(), want)

@@ -206,6 +206,23 @@ def test_masked_fill(mshape):
     check(lambda m, x, mk, v: x.masked_fill(mk > 0, v), [(3, 4), mshape, ()])
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_masked_fill_integer_tensor_from_a_value_requiring_grad_is_pytorchs_error(dtype):
+    """An integer or bool tensor filled from a value tensor that requires grad: PyTorch's autograd refuses the
+    result's history ("Autograd not support dtype: Long"), out of place; under no_grad it fills."""
+    results = []
+    for m in (torch, ember):
+        x, mask = m.tensor([1, 0, 3]).to(getattr(m, dtype)), m.tensor([True, False, True])
+        v = m.tensor(2.5, requires_grad=True)
+        for fill in (x.masked_fill, lambda *args, x=x, m=m: m.masked_fill(x, *args)):
+            with pytest.raises(RuntimeError) as err:
+                fill(mask, v)
+            results.append(str(err.value))
+        with m.no_grad():
+            results.append(x.masked_fill(mask, v).tolist())
+    assert results[3:] == results[:3] and results[0].startswith("Autograd not support dtype: ")
+
+
 def test_masked_fill_errors():
     with pytest.raises(RuntimeError, match="boolean"):
         ember.ones(3).masked_fill(ember.ones(3), 0.0)

@@ -81,6 +81,8 @@ def test_no_derivative_ops_record_not_implemented(case):
     fn, op = NO_DERIVATIVE[case]
     (_, _, t), (_, _, e) = both(fn)
     assert structure(e) == structure(t) and structure(t)[0] == "NotImplemented"
+    assert e.grad_fn.name() == t.grad_fn.name() == "torch::autograd::NotImplemented"
+    assert repr(e).endswith("grad_fn=<NotImplemented>)") and repr(t).endswith("grad_fn=<NotImplemented>)")
     assert e.tolist() == t.tolist()
     with pytest.raises(RuntimeError, match=f"derivative for aten::{op} is not implemented"):
         t.sum().backward()

@@ -24,8 +24,8 @@ class _NotImplemented(Node):
     def backward(self, g):
         raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
-    def name(self) -> str:
-        return "NotImplemented"
+    def name(self) -> str:  # (PyTorch's C++ name; its type and a tensor's repr say ``NotImplemented``)
+        return "torch::autograd::NotImplemented"
 
 
 def gradient_without_derivative(grad, op: str, *depends_on) -> RecordedArray:

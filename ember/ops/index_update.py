@@ -189,6 +189,11 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 # ----------------------------------------------------------------- in-place forms
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
+    """``masked_fill`` in place. An integer or bool ``x`` filled from a value tensor that requires grad is written
+    without a history (PyTorch gives it one, whose backward raises "Autograd not support dtype: Long"; the
+    out-of-place form raises at once, as PyTorch's)."""
+    if isinstance(value, Tensor) and value._requires_grad and x.dtype._category < 2:
+        value = value.detach()
     if _expanded_untracked(x, value):  # (as index_fill_'s)
         filled = _same_shape(masked_fill(x, mask, value), x)
         return _write_selected(x, xp.broadcast_to(mask._data, x._data.shape), filled)

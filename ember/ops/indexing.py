@@ -1285,6 +1285,9 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
+        if value._requires_grad and _GradState.enabled and x.dtype._category < 2:
+            # (the result, x's integer or bool dtype, would have a history: PyTorch's autograd refuses one)
+            raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")
         out = _MaskedFillTensor.apply(x, promoted(value, x.dtype), mask=mask._data)
     else:
         if isinstance(value, xp.ndarray):  # (a Number or a 0-d tensor to PyTorch's parser, not an array)
@@ -1309,7 +1312,7 @@ class _MaskedFill(Node):
         return _row_major(xp.where(mask, value, x))
 
     def backward(self, g):  # g with the filled places zeroed (selected, not multiplied: an inf or NaN g gives 0 there)
-        return (xp.where(self.saved[0], 0, g),)
+        return (selected_gradient(g, ~self.saved[0]),)
 
 
 def _row_major(out):
@@ -1337,7 +1340,7 @@ class _MaskedFillTensor(Node):
         (mask,) = self.saved
         nx, nv = self.needs_input_grad
         # (selected as in _MaskedFill, not multiplied: an inf or NaN g reaches only its own side)
-        return (xp.where(mask, 0, g) if nx else None), (xp.where(mask, g, 0) if nv else None)
+        return (selected_gradient(g, ~mask) if nx else None), (selected_gradient(g, mask) if nv else None)
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):

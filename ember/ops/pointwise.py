@@ -25,6 +25,7 @@ from ..autograd.forward_ad import has_tangent
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import Node, shape_error, shown_as, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.saved_attributes import saved_tensor
 from .elementwise import (
     _float_operands,
     add,
@@ -311,8 +312,11 @@ def _logit_bounds(dtype, eps: float) -> tuple:
     return lo, dtype.type(1) - lo
 
 
+@torch_named("Atan2Backward0")
 class Atan2(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)  # (PyTorch's names: atan2(self, other))
+    _saved_other, _raw_saved_other = saved_tensor(1)
 
     def forward(self, y, x):
         self.saved = (y, x)
@@ -817,6 +821,10 @@ class Addcmul(Node):
     diagonal_jacobian = True
     float32_compute = True
     saved_for = ((2,), (1,))  # tensor1 for tensor2's gradient, tensor2 for tensor1's
+    # PyTorch's ``_saved_*`` (tensor1, tensor2; value as the number given)
+    _saved_tensor1, _raw_saved_tensor1 = saved_tensor(0)
+    _saved_tensor2, _raw_saved_tensor2 = saved_tensor(1)
+    _saved_value = property(lambda node: node.value)
 
     def forward(self, x, t1, t2, value):
         self.saved, self.value = (t1, t2), value
@@ -840,6 +848,9 @@ class Addcdiv(Node):
     diagonal_jacobian = True
     float32_compute = True
     saved_for = ((2,), (1, 2))  # tensor1 for tensor2's gradient, tensor2 for both
+    _saved_tensor1, _raw_saved_tensor1 = Addcmul._saved_tensor1, Addcmul._raw_saved_tensor1  # (the same entries)
+    _saved_tensor2, _raw_saved_tensor2 = Addcmul._saved_tensor2, Addcmul._raw_saved_tensor2
+    _saved_value = Addcmul._saved_value
 
     def forward(self, x, t1, t2, value):
         self.saved, self.value = (t1, t2), value

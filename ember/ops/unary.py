@@ -315,7 +315,7 @@ class _ClampByNumbers(Node):
             keep &= x >= self.lo
         if self.hi is not None:
             keep &= x <= self.hi
-        return (xp.where(keep, g, xp.zeros((), g.dtype)),)  # (selected, as PyTorch's: +0.0 outside, whatever g)
+        return (selected_gradient(g, keep),)  # (selected, as PyTorch's: +0.0 outside, whatever g)
 
 
 class _ClampByTensors(Node):
@@ -336,12 +336,12 @@ class _ClampByTensors(Node):
         x, lo, hi = self.saved
         needs = self.needs_input_grad
         keep = x >= lo if hi is None else x <= hi if lo is None else (x >= lo) & (x <= hi)
-        gx = xp.where(keep, g, 0) if needs[0] else None
+        gx = selected_gradient(g, keep) if needs[0] else None  # (selected, as PyTorch's: +0.0 elsewhere)
         # a min bound's gradient where it clamps x and is not past max; max's where it clamps x or is below min
         # (its slot: 2 in clamp's node, which has one for each bound, 1 in clamp_max's)
-        glo = xp.where(x < lo if hi is None else (x < lo) & (lo < hi), g, 0) if lo is not None and needs[1] \
+        glo = selected_gradient(g, x < lo if hi is None else (x < lo) & (lo < hi)) if lo is not None and needs[1] \
             else None
-        ghi = xp.where(x > hi if lo is None else (x > hi) | (hi < lo), g, 0) \
+        ghi = selected_gradient(g, x > hi if lo is None else (x > hi) | (hi < lo)) \
             if hi is not None and needs[len(needs) - 1] else None
         return (gx, glo, ghi) if len(needs) == 3 else (gx, glo if lo is not None else ghi)
 

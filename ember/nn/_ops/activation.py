@@ -26,6 +26,7 @@ from ..._parallel import multiply, parallel_blocks, parallel_flat, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.lowp import to_float32
+from ...autograd.no_derivative import _NotImplemented
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...autograd.saved_attributes import not_saved, saved_tensor, saved_value
 from ...autograd.selected import selected_gradient, selected_product
@@ -43,16 +44,24 @@ class Pointwise(Node):
     contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
     saves_input = False  # (True: PyTorch's node saves the input, ``node_named``'s ``saved``)
     # True where PyTorch's backward kernel selects (``f' != 0 ? g f' : 0``, hardtanh's, threshold's) rather than
-    # multiplying by f': +0.0 where f' is 0 whatever g (``autograd.selected``; a product gives -0.0 or NaN)
+    # multiplying by f': +0.0 where f' is 0 whatever g (``autograd.selected``; a product gives -0.0 or NaN).
+    # ``selected``, below, is the one place that forms such a gradient
     selects_gradient = False
 
-    # ``grad_from_input(g, x, *params)``: g * f'(x) in one compiled pass from the saved input, or None where that
-    # kernel would not run on such arrays (``g`` None: whether it would); where it would, forward keeps no f'
-    grad_from_input = None
+    # ``selected_from_input(g, x, *params)``: a selecting node's gradient in one compiled pass from the saved input
+    # (the same bits as ``selected_product`` of f'), or None where that kernel would not run on such arrays (``g``
+    # None: whether it would); where it would, forward keeps no f'
+    selected_from_input = None
+
+    # ``passes(x, *params)``: where a selecting node's gradient passes (g f', a bool mask of the input), for one whose
+    # f' is 0 also where PyTorch's kernel multiplies (hardswish's at x = -1.5: g * 0, -0.0 for a negative g); None:
+    # where f' != 0 (``selected_product``)
+    passes = None
 
     def forward(self, x, fn, params):
         need = self.needs_input_grad is not None
-        if need and self.grad_from_input is not None and self.saves_input and self.grad_from_input(None, x, *params):
+        if need and self.selected_from_input is not None and self.saves_input and \
+                self.selected_from_input(None, x, *params):
             need = False  # (backward reads the saved input)
         out, deriv = fn(x, need, *params)
         # the input too where PyTorch's node saves it (``_saved_self``), which the formula does not read (f' is
@@ -84,17 +93,37 @@ class Pointwise(Node):
             self.saved = (None, self.saved[1])
         super()._pack_saved(inputs)
 
+    # the name of PyTorch's backward op where it has no derivative (``hardsigmoid_backward``): under create_graph
+    # the gradient is recorded as its ``NotImplemented`` node, whose backward is PyTorch's error
+    backward_op_without_derivative: str | None = None
+
     def backward(self, g):
-        if self.saved[0] is None and self.grad_from_input is not None and type(g) is xp.ndarray:
-            gx = self.grad_from_input(g, self.saved[1], *self.params)
-            if gx is not None:
-                return (gx,)
-        deriv = self.derivative()
+        if type(g) is RecordedArray and self.backward_op_without_derivative is not None:
+            plain = g.t._data
+            plain = self.selected(plain) if self.selects_gradient else multiply(plain, self.derivative())
+            depends_on = [t for t in (g.t, _input_of(self, g)) if t._requires_grad]  # (grad_output, self)
+            return (RecordedArray(_NotImplemented.apply(*depends_on, grad=plain,
+                                                        op=self.backward_op_without_derivative)),)
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
-            return (unary.piecewise_linear_grad(g, deriv, _input_of(self, g), selects=self.selects_gradient),)
+            return (unary.piecewise_linear_grad(g, self.derivative(), _input_of(self, g),
+                                                selects=self.selects_gradient),)
         if self.selects_gradient:
-            return (selected_product(g, deriv),)
-        return (multiply(g, deriv),)  # split among the intra-op threads
+            return (self.selected(g),)
+        return (multiply(g, self.derivative()),)  # split among the intra-op threads
+
+    def selected(self, g):
+        """A selecting node's gradient: ``selected_product`` of f' (or g f' where ``passes``), in one compiled pass
+        from the saved input where the node has one (``selected_from_input``), forward kept no f' and ``g`` is a
+        plain array. A recorded ``g`` (create_graph) reaches here only in a smooth node, whose f' is recorded."""
+        if self.saved[0] is None and self.selected_from_input is not None and type(g) is xp.ndarray:
+            gx = self.selected_from_input(g, self.saved[1], *self.params)
+            if gx is not None:
+                return gx
+        if self.passes is None:
+            return selected_product(g, self.derivative())
+        x = self.saved[1]  # (a node with ``passes`` saves its input)
+        passes = self.passes(x.t._data if type(x) is RecordedArray else x, *self.params)
+        return selected_gradient(multiply(g, self.derivative()), passes)
 
     def keep_original_input(self, original: Tensor) -> None:
         """The in-place form (``_maybe_inplace``) of a node that saves its input: that input is overwritten by the
@@ -111,8 +140,10 @@ class Pointwise(Node):
 
 def _input_of(node: Node, g) -> Tensor:
     """A tensor of the graph standing for ``node``'s input (its edge; its values, which the product's gradient
-    never reads, are not kept: the node saves f' alone)."""
-    fn, nr = node.next_edges[0]
+    never reads, are not kept: the node saves f' alone): the input the node saved, which for an in-place form is
+    PyTorch's ``self.clone()`` (``keep_original_input``: its CloneBackward0's edge), else the node's own edge."""
+    fn, nr = next((entry[3][0] for entry in node._saved_versions
+                   if entry[3][1] == 1 and entry[3][0].__class__ is tuple), node.next_edges[0])
     return Tensor._make(xp.broadcast_to(xp.zeros((), g.dtype), g.shape), fn, nr)
 
 
@@ -121,8 +152,8 @@ class SmoothPointwise(Pointwise):
 
     rerun_for_higher_order = True
 
-    def backward(self, g):
-        return (multiply(g, self.derivative()),)  # (f'(x) recorded under create_graph: the rerun forward's)
+    def backward(self, g):  # (f'(x) recorded under create_graph: the rerun forward's)
+        return (self.selected(g) if self.selects_gradient else multiply(g, self.derivative()),)
 
 
 def _saved_param(position: int) -> property:
@@ -131,7 +162,8 @@ def _saved_param(position: int) -> property:
 
 
 def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tuple[str, ...] | None = None,
-               reads_result_in_place: bool = True, selects_gradient: bool = False) -> type:
+               reads_result_in_place: bool = True, selects_gradient: bool = False, selected_from_input=None,
+               passes=None, **attributes) -> type:
     """The node class of one activation: ``SmoothPointwise`` (``Pointwise`` for a piecewise-linear one, not
     ``smooth``) under PyTorch's node name ``name`` (``GeluBackward0``), made once per activation so that its
     ``grad_fn`` reads as PyTorch's at no cost per call. ``own``: ember's class name (``__qualname__``, by which
@@ -141,10 +173,22 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
     activation parameters, in order. Its in-place form (``EluBackward1``, ``_maybe_inplace``'s ``result_saved``)
     reads its result, the input it overwrote: that entry shows as ``_saved_result``, as PyTorch's, and there is no
     ``_saved_self`` (unless not ``reads_result_in_place``: threshold_'s ``ThresholdBackward1`` saves its input).
-    ``selects_gradient``: ``Pointwise.selects_gradient`` (a piecewise-linear one whose PyTorch kernel selects)."""
+    ``selects_gradient``: ``Pointwise.selects_gradient`` (a piecewise-linear one whose PyTorch kernel selects),
+    ``selected_from_input`` its one-pass form (``Pointwise.selected_from_input``), ``passes`` where it passes the
+    gradient if not where f' != 0 (``Pointwise.passes``). ``attributes``: further class attributes (PyTorch's other
+    ``_saved_*`` entries, ``Pointwise.contiguous_result``)."""
+    if (selected_from_input is not None or passes is not None) and not selects_gradient:
+        raise TypeError("selected_from_input and passes belong to a selecting node's gradient")
+    if passes is not None and saved is None:
+        raise TypeError("passes reads the saved input")
     base = SmoothPointwise if smooth else Pointwise
     own = own or name[:-len("Backward0")]
-    namespace: dict = {"__module__": __name__, "__qualname__": own, "selects_gradient": selects_gradient}
+    namespace: dict = {"__module__": __name__, "__qualname__": own, "selects_gradient": selects_gradient,
+                       **attributes}
+    if selected_from_input is not None:
+        namespace["selected_from_input"] = staticmethod(selected_from_input)
+    if passes is not None:
+        namespace["passes"] = staticmethod(passes)
     if saved is not None:
         namespace["saves_input"] = True
         namespace["_saved_self"], namespace["_raw_saved_self"] = saved_tensor(1)
@@ -161,12 +205,11 @@ _GELU = node_named("GeluBackward0", saved=("approximate",))
 _SILU = node_named("SiluBackward0", saved=())
 _ELU = node_named("EluBackward0", saved=("alpha", "scale", "input_scale"))
 _SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
-_HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"), selects_gradient=True)
-_LOG_SIGMOID = node_named("LogSigmoidBackward0", saved=())
-_LOG_SIGMOID.contiguous_result = True
+# (hardtanh's node, whose one-pass gradient is defined with it, below)
 # PyTorch's CPU forward also returns exp(-|x|) (``_logsigmoid``'s ``e``), which its node saves: made again from the
 # saved input when read, rather than kept
-_LOG_SIGMOID._saved_buffer = property(lambda node: Tensor._make(xp.exp(-xp.abs(saved_value(node, 1)._data))))
+_LOG_SIGMOID = node_named("LogSigmoidBackward0", saved=(), contiguous_result=True, _saved_buffer=property(
+    lambda node: Tensor._make(xp.exp(-xp.abs(saved_value(node, 1)._data)))))
 
 
 def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel: str | None = None) -> Tensor:
@@ -454,7 +497,7 @@ def _hardtanh_grad(g, x, lo, hi):
     inside the bounds (or NaN), else 0 (also for an infinite or NaN g, which a product with f' would make NaN).
     One compiled pass (``_kernels.activation.hardtanh_grad``) where it runs, else NumPy's ``where`` (the reference).
     ``g`` None: whether forward may leave f' unmade (a plain array ``x``); None where this does not apply (the
-    caller multiplies by f')."""
+    caller selects by f', ``Pointwise.selected``)."""
     if x.__class__ is not xp.ndarray:
         return None
     if g is None:
@@ -477,7 +520,8 @@ def _hardtanh_grad(g, x, lo, hi):
     return gx
 
 
-_HARDTANH.grad_from_input = staticmethod(_hardtanh_grad)
+_HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"), selects_gradient=True,
+                       selected_from_input=_hardtanh_grad)
 
 
 def _logsigmoid(x, need):

@@ -40,8 +40,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 # the nodes, under PyTorch's names (SELU's is ELU's, as PyTorch's selu is an elu with fixed parameters); softsign
 # and tanhshrink, which PyTorch composes (x / (1 + |x|), x - tanh(x)), are named as its last node, though ember's
 # one node has one next function where that node has two
-_HARDSWISH = node_named("HardswishBackward0", saved=())
-_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=(), selects_gradient=True)
+# (hardswish's node, selecting where x > -3, is defined with its function, below)
+_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=(), selects_gradient=True,
+                          backward_op_without_derivative="hardsigmoid_backward")  # (PyTorch's has no derivative)
 _MISH = node_named("MishBackward0", saved=())
 _SOFTSIGN = node_named("DivBackward0", own="Softsign")
 _TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
@@ -50,34 +51,46 @@ _HARDSHRINK = node_named("HardshrinkBackward0", smooth=False, selects_gradient=T
 _THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False,
                         selects_gradient=True)
 _CELU = node_named("CeluBackward0", saved=("alpha",))
-_RRELU = node_named("RreluWithNoiseBackward0", smooth=False, saved=("lower", "upper", "training"))
 # PyTorch's node saves the slopes drawn (``noise``: 1 above zero); in eval it draws none, and saves the
 # uninitialised buffer it allocated for them (of the input's shape and dtype)
-_RRELU._saved_noise = property(lambda node: Tensor._make(
-    node.params[3] if node.params[2] else xp.empty(node.output_meta[0][0], node.output_meta[0][1])))
+_RRELU = node_named("RreluWithNoiseBackward0", smooth=False, saved=("lower", "upper", "training"),
+                    _saved_noise=property(lambda node: Tensor._make(
+                        node.params[3] if node.params[2] else xp.empty(node.output_meta[0][0],
+                                                                        node.output_meta[0][1]))))
 
 
 def _hardswish(x, need):
-    # x * relu6(x + 3) / 6; derivative, as PyTorch's kernel: 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, else 1
-    # (also at NaN), as the sum [|x| < 3] (c / 3 + 1/2) + [not x < 3] with c = x clamped to [-3, 3] by fmax/fmin
-    # (finite, also for NaN and infinities, so the product with the mask is 0 there: masked selects are NumPy's
-    # slowest passes here)
+    # x * relu6(x + 3) / 6, as PyTorch's kernel: (x * min(max(x + 3, 0), 6)) / 6, a division (x * (1/6) differs
+    # in the last bit). Derivative, as PyTorch's backward kernel: x / 3 + 1/2 for -3 < x < 3 (a division too), 1 for
+    # x >= 3 (also at NaN, its scalar code; its vectorised code's g * NaN there), 0 for x <= -3, where the gradient is
+    # selected (``_hardswish_passes``). Computed as the sum [|x| < 3] (c / 3 + 1/2) + [not x < 3] with c = x
+    # clamped to [-3, 3] by fmax/fmin (finite, also for NaN and infinities, so the product with the mask is 0
+    # there: masked selects are NumPy's slowest passes here)
     if is_recorded(x):  # create_graph: the same formula out of place
         c = xp.fmin(xp.fmax(x, -3), 3)
         return x * xp.clip(x + 3, 0, 6) / 6, (c / 3 + 0.5) * (xp.abs(x) < 3) + ~(x < 3)
     t = xp.asarray(xp.add(x, _scalar(x, 3)))  # (an array to clip in place: a 0-d x's sum is a scalar)
     xp.clip(t, 0, 6, out=t)
     t *= x
-    t *= _scalar(x, 1 / 6)
+    t /= _scalar(x, 6)
     if not need:
         return t, None
     d = xp.asarray(xp.fmax(x, _scalar(x, -3)))  # (as t: an array)
     xp.fmin(d, _scalar(x, 3), out=d)
-    d *= _scalar(x, 1 / 3)
+    d /= _scalar(x, 3)
     d += _scalar(x, 0.5)
     d *= xp.abs(x) < 3
     d += ~(x < 3)
     return t, d
+
+
+def _hardswish_passes(x):
+    """Where hardswish's gradient passes: PyTorch's kernel writes 0 for x <= -3 (not g * 0: +0.0 whatever g) and
+    multiplies elsewhere (g * 0 at x = -1.5 stays -0.0 for a negative g)."""
+    return ~(x <= -3)
+
+
+_HARDSWISH = node_named("HardswishBackward0", saved=(), selects_gradient=True, passes=_hardswish_passes)
 
 
 def _hardsigmoid(x, need):
