@@ -307,6 +307,22 @@ def warn_if_arrays_inside(data) -> None:
         _warnings.warn_once(_ARRAYS_IN_LIST_WARNING)
 
 
+_READ_ONLY_ARRAY_WARNING = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means writing "
+    "to this tensor will result in undefined behavior. You may want to copy the array to protect its data or make "
+    "it writable before converting it to a tensor. This type of warning will be suppressed for the rest of this "
+    "program."
+)
+
+
+def warn_if_read_only(data) -> None:
+    """PyTorch's once-per-process warning when a tensor is made over a read-only NumPy array (``from_numpy``,
+    ``as_tensor``, ``Tensor(array)``; ``torch.tensor`` copies and does not warn): a replay buffer's or an
+    environment's frozen observation written through the tensor would change under its owner."""
+    if isinstance(data, xp.ndarray) and not data.flags.writeable:
+        _warnings.warn_once(_READ_ONLY_ARRAY_WARNING)
+
+
 def _unwrap(data):
     """Nested lists with the tensors in them as scalars: PyTorch reads a tensor inside a list as a number."""
     if isinstance(data, (list, tuple)):
@@ -351,6 +367,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         check_device(device)
         return data
     warn_if_arrays_inside(data)
+    warn_if_read_only(data)
     return _numpy_strides(_finish(as_array(data, dtype), False, device), data)
 
 
@@ -424,6 +441,7 @@ def from_numpy(array) -> Tensor:
     if not isinstance(array, xp.ndarray):
         raise TypeError(f"expected np.ndarray (got {c_type_name(array)})")
     _dtype.from_np(array.dtype)
+    warn_if_read_only(array)
     return _numpy_strides(Tensor._make(array), array)
 
 

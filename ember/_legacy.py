@@ -66,7 +66,7 @@ def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: boo
 
     Returns ``(array, source)``: ``source`` is the tensor whose storage the result shares, or None.
     """
-    from ._creation import _size, as_array, warn_if_arrays_inside
+    from ._creation import _size, as_array, warn_if_arrays_inside, warn_if_read_only
 
     check_device(device)
     if not args:
@@ -89,6 +89,7 @@ def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: boo
         if isinstance(data, (Sequence, xp.ndarray)) and not isinstance(data, (bytes, bytearray)):
             # A copy, converted straight from the data (LongTensor([1.7]) truncates to 1, as PyTorch).
             warn_if_arrays_inside(data)
+            warn_if_read_only(data)
             return xp.array(as_array(data, dtype), copy=True), None
         raise TypeError(f"new(): data must be a sequence (got {type(data).__name__}); "
                         f"{name}(n) with an int n makes an uninitialised tensor of size n")

@@ -543,8 +543,13 @@ class Tensor(
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        """``numpy.asarray(t)``, and NumPy functions given a tensor (``np.mean([loss, ...])``, ``np.clip(action,
+        ...)``): ``numpy()``'s array, so a tensor that requires grad is its RuntimeError (detach first), as
+        PyTorch's."""
         if is_meta(self._data):
             raise no_data_error()
+        if self._requires_grad:
+            self.numpy()  # (PyTorch's error: the array would leave the graph without a word)
         return self._data if dtype is None else self._data.astype(dtype)
 
     def _python_number(self):

@@ -101,14 +101,15 @@ def test_writes_to_an_expanded_tensor_as_pytorch(write):
         assert_close(results[1], results[0])
 
 
-def test_filling_an_expanded_tensor_leaves_it_read_only_and_keeps_read_only_memory_refused():
+def test_filling_an_expanded_tensor_leaves_it_read_only_and_keeps_read_only_memory_refused(monkeypatch):
     e = ember.ones(3, 1).expand(3, 4)
     e.fill_(2.0)
     with pytest.raises(RuntimeError, match="more than one element"):
         e.add_(1)  # (the fill made it writable only while it wrote)
     frozen = np.ones(3)
     frozen.flags.writeable = False
-    with pytest.raises(RuntimeError, match="read-only"):
+    monkeypatch.setattr(ember._warnings, "_warned_once", set())  # (PyTorch's warning, once per process)
+    with pytest.warns(UserWarning, match="not writable"), pytest.raises(RuntimeError, match="read-only"):
         ember.from_numpy(frozen).fill_(2.0)
     with pytest.raises(RuntimeError, match="read-only"):
         ember.from_numpy(frozen)[:2].add_(2.0)
