@@ -47,6 +47,7 @@ CASES = [
     ("quickstart", ["quickstart.py"], 1),
     ("custom-function", ["custom_function.py"], 1),
     ("reinforce-categorical", ["reinforce.py"], 1),
+    ("trpo-natural-gradient", ["trpo_natural_gradient.py"], 1),
     ("ppo-sac-continuous-normal", ["ppo_sac_continuous.py"], 1),
     ("normalizing-flow", ["flow.py"], 1),
     ("llama-rotary-complex", ["llama_lm.py"], 1),

@@ -36,6 +36,8 @@ class Adadelta(Optimizer):
     State per parameter: ``step``, ``square_avg``, ``acc_delta``.
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
     _capturable_on_xla = False
 

@@ -41,6 +41,8 @@ class Adagrad(Optimizer):
     ``sum`` and of the parameter change; ``weight_decay`` is refused (RuntimeError), as in PyTorch.
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
 
     _sparse_grads = True

@@ -55,6 +55,8 @@ class Adam(Optimizer):
     ``max_exp_avg_sq`` when ``amsgrad``.
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
                       "differentiable": False, "decoupled_weight_decay": False, "fused": None}
 

@@ -36,6 +36,8 @@ class Adamax(Optimizer):
     State per parameter: ``step``, ``exp_avg``, ``exp_inf``.
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
 
     def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),

@@ -44,6 +44,8 @@ class NAdam(Optimizer):
     State per parameter: ``step``, ``mu_product`` (0-d), ``exp_avg``, ``exp_avg_sq``.
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"maximize": False, "foreach": None, "capturable": False, "differentiable": False,
                       "decoupled_weight_decay": False}
     _capturable_operands = "params, mu_products and state_steps"

@@ -107,6 +107,9 @@ class Optimizer:
     # when a group is ``capturable``, and whether XLA is one of those devices for this optimizer
     _capturable_operands = "params and state_steps"
     _capturable_on_xla = True
+    # Whether PyTorch's step refuses a ``state['step']`` that is not a tensor (a number written by code from before
+    # PyTorch 1.12, A3C's SharedAdam: its "API has changed" RuntimeError); the optimizers whose step counts so.
+    _tensor_steps_required = False
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -283,6 +286,8 @@ class Optimizer:
             if not params:
                 continue
             states = [self._state_of(p, group) for p in params]
+            if self._tensor_steps_required and not all(isinstance(s.get("step"), Tensor) for s in states):
+                raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
             if group.get("capturable"):
                 self._refuse_capturable(params, states)
             arrays, grads = [p._data for p in params], [p._grad._data for p in params]

@@ -44,6 +44,8 @@ class RAdam(Optimizer):
     State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"foreach": None, "maximize": False, "differentiable": False, "decoupled_weight_decay": False,
                       "capturable": False}
 

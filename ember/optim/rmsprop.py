@@ -42,6 +42,8 @@ class RMSprop(Optimizer):
     ``grad_avg`` (centered).
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"momentum": 0, "centered": False, "foreach": None, "maximize": False, "differentiable": False,
                       "capturable": False}
 

@@ -41,6 +41,8 @@ class Rprop(Optimizer):
     A tensor ``lr`` is not supported (a Python number only).
     """
 
+    _tensor_steps_required = True
+
     _older_options = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
 
     def __init__(self, params: Iterable, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
