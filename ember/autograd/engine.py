@@ -228,6 +228,8 @@ def _call_post_hooks(node: Node, grads: list, input_grads, create_graph: bool) -
         for was, new in zip(grad_inputs, out):
             if was is not None and new is not None:
                 check_hook_value(hook, was, new)
+            elif new is not None:  # (PyTorch's: no gradient is given where the walk has none for that input)
+                raise RuntimeError("can't replace a None gradient with a non-None value")
         grad_inputs = tuple(out)
     return [None if t is None else wrap(t) if wrap is not None else t._data for t in grad_inputs]
 
