@@ -1,7 +1,7 @@
-"""What a node's post-hook (``grad_fn.register_hook``) may return in place of its input gradients, against PyTorch:
-a gradient of another size or dtype is PyTorch's error naming the hook, one of the same kind replaces the gradient,
-None keeps it, and a tensor where the input has no gradient (an input that needs none) is PyTorch's error; with and
-without create_graph."""
+"""What a node's post-hook (``grad_fn.register_hook``) or pre-hook (``register_prehook``) may return in place of
+its gradients, against PyTorch: a gradient of another size or dtype is PyTorch's error naming the hook, one of the
+same kind replaces the gradient, None keeps it, and a tensor where there is no gradient (an input that needs none, an
+output the backward did not reach) is PyTorch's error; with and without create_graph."""
 
 from __future__ import annotations
 
@@ -33,3 +33,28 @@ def _outcome(m, replacement, create_graph):
 @pytest.mark.parametrize("replacement", ["other size", "other dtype", "scaled", "kept", "for the input without one"])
 def test_a_node_hooks_replacement_gradients_as_pytorchs(replacement, create_graph):
     assert _outcome(ember, replacement, create_graph) == _outcome(torch, replacement, create_graph)
+
+
+def _pre_hook_outcome(m, replacement, create_graph):
+    """A pre-hook (``grad_fn.register_prehook``) of unbind's node, backward from its first output only: the second
+    output's gradient is None."""
+    a = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    first, _ = a.unbind(0)
+
+    def hook(grad_outputs):
+        g = grad_outputs[0]
+        return {"other size": (m.ones(5), None), "other dtype": (g.double(), None), "scaled": (g * 3, None),
+                "kept": (None, None), "for the output without one": (g, m.ones(3))}[replacement]
+
+    first.grad_fn.register_prehook(hook)
+    try:
+        (grad,) = m.autograd.grad((first * first).sum(), a, create_graph=create_graph)
+    except RuntimeError as err:
+        return "error", str(err)
+    return "computed", grad.detach().tolist()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("replacement", ["other size", "other dtype", "scaled", "kept", "for the output without one"])
+def test_a_node_pre_hooks_replacement_gradients_as_pytorchs(replacement, create_graph):
+    assert _pre_hook_outcome(ember, replacement, create_graph) == _pre_hook_outcome(torch, replacement, create_graph)
