@@ -11,6 +11,14 @@ import torch
 import ember
 
 
+def _gradient_or_error(m, loss, a, create_graph):
+    try:
+        (grad,) = m.autograd.grad(loss, a, create_graph=create_graph)
+    except RuntimeError as err:
+        return "error", str(err)
+    return "computed", grad.detach().tolist()
+
+
 def _outcome(m, replacement, create_graph):
     a = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
     b = m.tensor([[0.5, -1.0, 2.0], [1.5, 3.0, -2.0]])
@@ -22,11 +30,7 @@ def _outcome(m, replacement, create_graph):
                 "kept": (None, None), "for the input without one": (g, m.ones(2, 3))}[replacement]
 
     y.grad_fn.register_hook(hook)
-    try:
-        (grad,) = m.autograd.grad((y * y).sum(), a, create_graph=create_graph)
-    except RuntimeError as err:
-        return "error", str(err)
-    return "computed", grad.detach().tolist()
+    return _gradient_or_error(m, (y * y).sum(), a, create_graph)
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
@@ -47,11 +51,7 @@ def _pre_hook_outcome(m, replacement, create_graph):
                 "kept": (None, None), "for the output without one": (g, m.ones(3))}[replacement]
 
     first.grad_fn.register_prehook(hook)
-    try:
-        (grad,) = m.autograd.grad((first * first).sum(), a, create_graph=create_graph)
-    except RuntimeError as err:
-        return "error", str(err)
-    return "computed", grad.detach().tolist()
+    return _gradient_or_error(m, (first * first).sum(), a, create_graph)
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
