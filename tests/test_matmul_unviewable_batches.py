@@ -62,6 +62,7 @@ BROADCAST = {
     "3-D times 4-D": ((3, 4, 5), (2, 3, 5, 2)),
     "3-D of batch 1 times 4-D": ((1, 4, 5), (2, 3, 5, 2)),
     "4-D batch 1 in the middle": ((2, 1, 4, 5), (3, 5, 2)),
+    "3-D times 4-D, the 3-D's batch and rows as the 4-D's batch": ((2, 2, 3), (2, 2, 3, 4)),
 }
 
 
@@ -76,4 +77,36 @@ def _run_broadcast(m, shapes, changed):
 @pytest.mark.parametrize("changed", [None, "a", "b"])
 @pytest.mark.parametrize("shapes", list(BROADCAST.values()), ids=list(BROADCAST))
 def test_matmul_of_broadcast_batches_saves_the_copies_pytorch_saves(shapes, changed):
+    _assert_as_pytorchs(_run_broadcast(ember, shapes, changed), _run_broadcast(torch, shapes, changed))
+
+
+# Operands without elements: PyTorch's reshape of an empty tensor is a view whatever the shapes (it has no memory to
+# lay out), so neither its batched product nor its fold of a stack into one matrix copies one, and changing it in
+# place before backward is PyTorch's error; NumPy infers no size of an empty array, so a copy must not be inferred
+# from a failed reshape to -1. Each path: a vector or matrix times an empty stack (the fold), stacks whose batches
+# broadcast, 3-D times 4-D and 4-D times 3-D, and stacks of one batch (no copy either way).
+EMPTY = {
+    "vector times an empty stack": ((0,), (2, 0, 4)),
+    "matrix times an empty stack of batch 1": ((2, 0), (1, 0, 4)),
+    "matrix times an empty 4-D stack": ((2, 0), (2, 1, 0, 4)),
+    "vector times an empty 4-D stack without columns": ((0,), (1, 2, 0, 0)),
+    "3-D without columns times a broadcast 3-D": ((2, 2, 0), (1, 0, 4)),
+    "3-D times a broadcast 3-D without columns": ((2, 2, 3), (1, 3, 0)),
+    "empty batch times a broadcast 3-D without columns": ((0, 2, 3), (1, 3, 0)),
+    "3-D without rows times a broadcast 3-D": ((2, 0, 3), (1, 3, 4)),
+    "3-D of batch 1 without rows times 4-D": ((1, 0, 3), (2, 1, 3, 4)),
+    "3-D without rows times a 4-D of an empty batch": ((2, 0, 3), (0, 1, 3, 4)),
+    "3-D times 4-D without columns": ((1, 2, 3), (1, 2, 3, 0)),
+    "4-D without rows times 3-D": ((1, 2, 0, 3), (2, 3, 4)),
+    "4-D without columns times 3-D": ((2, 2, 2, 0), (2, 0, 4)),
+    "4-D of an empty batch times 3-D without columns": ((0, 1, 2, 3), (2, 3, 0)),
+    "4-D times a broadcast 3-D without columns": ((2, 1, 2, 3), (1, 3, 0)),
+    "one batch, without rows": ((2, 0, 3), (2, 3, 4)),
+    "one batch, without columns": ((2, 2, 0), (2, 0, 4)),
+}
+
+
+@pytest.mark.parametrize("changed", [None, "a", "b"])
+@pytest.mark.parametrize("shapes", list(EMPTY.values()), ids=list(EMPTY))
+def test_matmul_of_empty_operands_saves_what_pytorch_saves(shapes, changed):
     _assert_as_pytorchs(_run_broadcast(ember, shapes, changed), _run_broadcast(torch, shapes, changed))

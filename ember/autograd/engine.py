@@ -179,6 +179,20 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
             grads[nr] = hooked_grad(hook, grads[nr])
 
 
+def _checked_replacements(hook, old: tuple, out) -> tuple:
+    """What a node's pre- or post-hook returned in place of the gradients ``old``, after PyTorch's checks: as many
+    values, each of the size and dtype of the gradient it replaces, and no tensor where there was none."""
+    if len(out) != len(old):
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an incorrect "
+                           f"number of values (got {len(out)}, but expected {len(old)})")
+    for was, new in zip(old, out):
+        if was is not None and new is not None:
+            check_hook_value(hook, was, new)
+        elif new is not None:  # (no gradient is given where the walk has none for that output or input)
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+    return tuple(out)
+
+
 def _call_node_pre_hooks(node: Node, grads: list) -> list:
     """``Node.register_prehook`` hooks: each gets the output gradients (None where there is none) and may return
     new ones, as many."""
@@ -190,14 +204,7 @@ def _call_node_pre_hooks(node: Node, grads: list) -> list:
             continue
         if not isinstance(out, (tuple, list)):
             raise TypeError(f"expected tuple, but hook returned '{type(out).__name__}'")
-        name = getattr(hook, "__name__", type(hook).__name__)
-        if len(out) != len(grad_outputs):
-            raise RuntimeError(f"hook '{name}' has returned an incorrect "
-                               f"number of values (got {len(out)}, but expected {len(grad_outputs)})")
-        for was, new in zip(grad_outputs, out):
-            if was is not None and new is not None:
-                check_hook_value(hook, was, new)
-        grad_outputs, changed = tuple(out), True
+        grad_outputs, changed = _checked_replacements(hook, grad_outputs, out), True
     if not changed:
         return grads
     recorded = any(type(g) is RecordedArray for g in grads)  # (create_graph: the walk carries recorded tensors)
@@ -222,13 +229,7 @@ def _call_post_hooks(node: Node, grads: list, input_grads, create_graph: bool) -
         out = hook(grad_inputs, grad_outputs)
         if out is None:
             continue
-        if len(out) != len(grad_inputs):
-            raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an incorrect "
-                               f"number of values (got {len(out)}, but expected {len(grad_inputs)})")
-        for was, new in zip(grad_inputs, out):
-            if was is not None and new is not None:
-                check_hook_value(hook, was, new)
-        grad_inputs = tuple(out)
+        grad_inputs = _checked_replacements(hook, grad_inputs, out)
     return [None if t is None else wrap(t) if wrap is not None else t._data for t in grad_inputs]
 
 

@@ -287,7 +287,9 @@ def _folding_copies(b: Tensor) -> bool:
     """Whether PyTorch's matmul of a vector or matrix by the stack ``b`` copies it: it folds ``b.mT`` into one
     matrix of ``b``'s last dim as columns, a view only where the strides allow it."""
     try:
-        xp.reshape(xp.swapaxes(b._data, -1, -2), (-1, b._data.shape[-2]), copy=False)
+        # (the rows counted, not -1: NumPy infers no size of an empty array, which PyTorch views in any shape)
+        rows = int(xp.prod(b._data.shape[:-2], dtype=xp.int64)) * b._data.shape[-1]
+        xp.reshape(xp.swapaxes(b._data, -1, -2), (rows, b._data.shape[-2]), copy=False)
     except ValueError:
         return True
     return False
@@ -318,7 +320,8 @@ def _copied_by_batching(t: Tensor, batch: tuple) -> bool:
     one stack of matrices: a broadcast batch dimension that cannot be viewed so is a copy, which it saves)."""
     expanded = xp.broadcast_to(t._data, batch + t._data.shape[-2:])
     try:
-        xp.reshape(expanded, (-1, *t._data.shape[-2:]), copy=False)
+        # (the stack's size, not -1: NumPy infers no size of an empty array, which PyTorch views in any shape)
+        xp.reshape(expanded, (int(xp.prod(batch, dtype=xp.int64)), *t._data.shape[-2:]), copy=False)
     except ValueError:
         return True
     return False
