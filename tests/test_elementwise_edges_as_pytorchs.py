@@ -256,12 +256,13 @@ def test_a_comparison_refuses_a_number_first_as_pytorchs(name):
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
 def test_maximum_and_minimum_refuse_a_number_first_as_pytorchs(name):
-    errors = []
-    for m in (torch, ember):
-        with pytest.raises(TypeError) as caught:
-            getattr(m, name)(3, m.ones(2, dtype=m.uint8))
-        errors.append(str(caught.value))
-    assert errors[1] == errors[0]
+    for number, dt in ((3, "uint8"), (300, "int8"), (-2, "uint8"), (2.5, "float32")):
+        errors = []
+        for m in (torch, ember):
+            with pytest.raises(TypeError) as caught:
+                getattr(m, name)(number, m.ones(2, dtype=getattr(m, dt)))
+            errors.append(str(caught.value))
+        assert errors[1] == errors[0]
 
 
 @pytest.mark.parametrize("dt", ["float64", "float32", "float16", "bfloat16", "int64", "int8", "uint8"])
