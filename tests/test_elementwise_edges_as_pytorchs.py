@@ -4,10 +4,10 @@ operands; a Python bool, int, float, -0.0 or complex number on either side; a 0-
 broadcast shapes), on data holding NaN, infinities and -0.0 where the formulas branch: the value (signed zeros
 included), dtype, shape and node name, the gradients of a floating result, or PyTorch's error type and message.
 
-Left out on purpose, each a difference docs/api.md or the report names: complex32 (a float16 tensor with a complex
-number: ember has none, its result is complex64) and a complex number added to (or subtracted from) a non-finite real
-tensor (PyTorch's kernel computes ``a + alpha * b`` as complex numbers even for alpha 1, ``1 * (inf + 0j)`` making a
-NaN imaginary part)."""
+Left out on purpose (docs/api.md names the first, docs/testing.md's module sample of elementwise.py the second):
+complex32 (a float16 tensor with a complex number: ember has none, its result is complex64) and a complex number
+added to (or subtracted from) a non-finite real tensor (PyTorch's kernel computes ``a + alpha * b`` as complex numbers
+even for alpha 1, ``1 * (inf + 0j)`` making a NaN imaginary part)."""
 
 import warnings
 
