@@ -307,3 +307,12 @@ def test_isclose_and_allclose_keywords_as_pytorchs(dt):
                  (dt, "float32" if dt == "float64" else "float64"), grads=False)  # (two dtypes: PyTorch's error)
     _compare("equal", lambda m: m.equal, (a, b), (dt, dt), grads=False)
     _compare("equal", lambda m: m.equal, (a, a[:1]), (dt, dt), grads=False)  # (another shape: False)
+
+
+def test_a_complex_exponent_without_imaginary_part_at_a_zero_base_as_pytorchs():
+    """PyTorch's special cases of a number exponent (1, 2, 3, 0.5 and their negatives) hold for a complex number
+    with no imaginary part too (2 + 0j squares): at a zero base, its values; other exponents exp(b log a)."""
+    data = np.array([0j, 1 + 1j, -0.0 + 0j, 2 - 0.5j])
+    for dt in ("complex128", "complex64"):
+        for e in (1 + 0j, 2 + 0j, 3 + 0j, -1 + 0j, -2 + 0j, 0.5 + 0j, -0.5 + 0j, 2.5 + 0j, 1 + 1j, 0j):
+            _compare("pow", lambda m: m.pow, (data, e), (dt, None), grads=False)

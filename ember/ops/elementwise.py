@@ -557,6 +557,7 @@ def _complex_zero_base(a, b, out):
         elif b == 0:
             return out  # (1, as NumPy's)
         elif b in (1, 2, 3, 0.5, -1, -2, -0.5):
+            b = b.real  # (a complex number with no imaginary part, 2 + 0j: the same special case, as PyTorch's)
             base = xp.asarray(a, dtype=out.dtype)
             m = -b if b < 0 else b
             at = base if m == 1 else base * base if m == 2 else base * base * base if m == 3 else xp.sqrt(base)
