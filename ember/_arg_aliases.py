@@ -282,11 +282,11 @@ def function_operand_error(name: str, args: tuple, kwargs: dict, operand) -> Typ
     received an invalid combination of arguments - got (Tensor, str), but expected one of: ..."; each overload that
     PyTorch's parser explains with the arguments it did not match; ``overloads_error``'s for the others with
     several overloads); None for a function that PyTorch words "must be Tensor" (``torch.add``), or where the first
-    argument is not a tensor."""
+    argument is not a tensor (but for the comparisons' two overloads: ``torch.eq(3, x)`` matches neither)."""
     several = overloads_error(name, args, kwargs)
     if several is not None:
         return several
-    if not args or not is_tensor(args[0]):
+    if not args or not is_tensor(args[0]) and name not in _TWO_OVERLOADS:
         return None
     shown = _mismatch_name(operand)
     got = ", ".join([c_type_name(a) for a in args] + [f"{k}={c_type_name(v)}" for k, v in kwargs.items()])

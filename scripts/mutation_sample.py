@@ -276,7 +276,10 @@ TARGETS = {
                                  # entry: the saved_tensor positions of Pow's nodes)
                                  "tests/test_grad_fn_saved_attributes.py",
                                  # (x ** e's gradient at the pow kernel's special points, e - 1 = -0.5 or not: _power)
-                                 "tests/test_pow_number_exponent_gradients.py"],
+                                 "tests/test_pow_number_exponent_gradients.py",
+                                 # (each binary op over the promotion table, a number on either side, 0-d, empty and
+                                 # broadcast shapes, NaN/inf/-0.0: values, dtypes, node names, gradients, errors)
+                                 "tests/test_elementwise_edges_as_pytorchs.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,

@@ -509,6 +509,8 @@ class Pow(Node):
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0 (a complex b: real, as PyTorch's)
+            if (a.__class__ is int or a.__class__ is float or a.__class__ is bool) and np_kind(b.dtype) == "c":
+                a = complex(a)  # (a number base of a complex exponent: its complex log, as PyTorch's (-2 ** z))
             with xp.errstate(divide="ignore", invalid="ignore"):
                 log_a = xp.log(a)
                 if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
@@ -555,6 +557,7 @@ def _complex_zero_base(a, b, out):
         elif b == 0:
             return out  # (1, as NumPy's)
         elif b in (1, 2, 3, 0.5, -1, -2, -0.5):
+            b = b.real  # (a complex number with no imaginary part, 2 + 0j: the same special case, as PyTorch's)
             base = xp.asarray(a, dtype=out.dtype)
             m = -b if b < 0 else b
             at = base if m == 1 else base * base if m == 2 else base * base * base if m == 3 else xp.sqrt(base)
@@ -610,13 +613,34 @@ def _power(a, e):
     return a ** e
 
 
+def remainder_values(a, b, out=None, casting: str = "same_kind"):
+    """``a % b`` (arrays or numbers, one dtype) as PyTorch's remainder kernel computes it: NumPy's remainder, whose
+    floating formula is PyTorch's (``fmod(a, b)``, plus ``b`` where its sign differs from ``b``'s) but for a zero
+    result: PyTorch keeps fmod's zero, with the dividend's sign (``-0.0 % 3`` and ``-3.0 % 3`` are -0.0, ``3.0 % -3``
+    is +0.0), where NumPy gives it the divisor's. ``out``/``casting`` as the ufunc's (an in-place op's: the
+    dividend's signs are read before it is overwritten)."""
+    negative = None
+    if np_kind(xp.result_type(a, b)) == "f":
+        dividend = xp.asarray(a)
+        negative = xp.signbit(dividend.astype(xp.float32) if np_kind(dividend.dtype) != "f" or
+                              dividend.dtype.itemsize == 2 else dividend)
+    with quiet():  # (a zero divisor: NaN silently, as PyTorch's)
+        result = xp.remainder(a, b) if out is None else xp.remainder(a, b, out=out, casting=casting)
+    if negative is not None:
+        flip = (result == 0) & (xp.signbit(xp.asarray(result).astype(xp.float32)) != negative)
+        if flip.any():
+            result = result if result.__class__ is xp.ndarray else xp.array(result)
+            xp.negative(result, out=result, where=flip)
+    return result
+
+
 @torch_named("RemainderBackward1")  # (a tensor divisor; RemainderScalar a number)
 class Remainder(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
     def forward(self, a, b):
         self.saved = (a, b)
-        return xp.remainder(a, b)
+        return remainder_values(a, b)
 
     def backward(self, g):
         a, b = self.saved
@@ -632,11 +656,26 @@ class Maximum(Node):
 
     def forward(self, a, b):
         self.saved = (a, b)
-        return xp.maximum(a, b)
+        return _extremum_values(xp.maximum, a, b)
 
     def backward(self, g):
         a, b = self.saved
         return _extremum_grads(self, g, a, b, xp.less)
+
+
+def _extremum_values(extremum, a, b):
+    """``extremum(a, b)`` (NumPy's maximum or minimum) as PyTorch's kernels give it: where the operands are equal, a
+    floating result is the first operand's (its ``a > b ? a : b``: maximum(-0.0, +0.0) is -0.0), where NumPy's loops
+    give either zero."""
+    out = extremum(a, b)
+    if np_kind(out.dtype) != "f":
+        return out
+    tie = a == b
+    if out.__class__ is not xp.ndarray:  # (0-d operands: NumPy's scalar)
+        return xp.where(tie, a, out)[()]
+    if tie.any():
+        xp.copyto(out, a, where=tie)  # (in place: the result's layout, NumPy's iterator's, kept)
+    return out
 
 
 def _extremum_grads(node: Node, g, a, b, loses) -> tuple:
@@ -658,7 +697,7 @@ class Minimum(Node):
 
     def forward(self, a, b):
         self.saved = (a, b)
-        return xp.minimum(a, b)
+        return _extremum_values(xp.minimum, a, b)
 
     def backward(self, g):
         a, b = self.saved
@@ -902,7 +941,10 @@ def true_divide(a, b):
 
 
 def _trunc_divide(x, y):
-    return xp.trunc(x / y).astype(xp.result_type(x, y))
+    # (the promoted operands' dtype, an array's: NumPy's result_type of a Python number and a bfloat16 array is
+    # float32)
+    array = y if y.__class__ is xp.ndarray else x
+    return xp.trunc(x / y).astype(array.dtype if array.__class__ is xp.ndarray else xp.result_type(x, y))
 
 
 def _promotes_to_complex32(a, b) -> bool:
@@ -958,16 +1000,27 @@ def _integer_division_operands(name: str, a, b):
     kind = (a if isinstance(a, Tensor) else b)._data.dtype.kind
     if kind == "b":
         raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
-    if kind in "iu" and xp.any((b._data if isinstance(b, Tensor) else b) == 0):
-        raise RuntimeError("ZeroDivisionError")
+    if kind in "iu":
+        refuse_integer_zero_division(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
     return a, b
+
+
+def refuse_integer_zero_division(a, b) -> None:
+    """PyTorch's error for an integer division or remainder of ``a`` (an integer array, or a number beside an integer
+    array ``b``) by a zero in ``b`` (an integer or bool array or number), raised by its kernel at a division it
+    computes: an empty result raises none."""
+    if not (a.__class__ is xp.ndarray and a.size == 0) and np_kind(xp.asarray(b).dtype) in "biu" and \
+            xp.any(xp.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
 
 
 def remainder(a, b):
     if a.__class__ is not Tensor:  # (as mul's)
         a = left_number(a, b)
     a, b = _integer_division_operands("remainder_cpu", a, b)
-    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+    if not isinstance(a, Tensor):  # (PyTorch's remainder.Scalar_Tensor has no derivative: a NotImplemented node)
+        return without_derivative(_no_grad_binary(remainder_values, a, b), "remainder", b)
+    if not isinstance(b, Tensor):
         if a._data.itemsize == 2 and number_in_float32(a._data, b):  # (beside a half precision tensor: through float32)
             b = half_scalar(b, a._data.dtype)
         return RemainderScalar.apply(a, number=b)
@@ -983,7 +1036,7 @@ class RemainderScalar(Node):
     number_operand = True
 
     def forward(self, a, number):
-        return xp.remainder(a, number)
+        return remainder_values(a, number)
 
     def backward(self, g):
         return (g,)
@@ -1022,12 +1075,14 @@ def require_tensor(name: str, value, position: int = 2, argument: str = "other")
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
     """The elementwise maximum (NaN propagates); both operands tensors, as PyTorch's signature."""
+    require_tensor("maximum", a, 1, "input")
     require_tensor("maximum", b)
     return extreme(Maximum, a, b)
 
 
 def minimum(a: Tensor, b: Tensor) -> Tensor:
     """The elementwise minimum (NaN propagates); both operands tensors, as PyTorch's signature."""
+    require_tensor("minimum", a, 1, "input")
     require_tensor("minimum", b)
     return extreme(Minimum, a, b)
 
@@ -1073,6 +1128,8 @@ def _comparison_function(operator, name: str):
     """``torch.eq`` / ``Tensor.eq`` and the others: the operator's result, PyTorch's TypeError where the operator
     gives NotImplemented (``t.eq("a")``, ``t.lt(array)``; ``t == "a"`` is False)."""
     def op(a, b):
+        if not isinstance(a, Tensor):  # (PyTorch's overloads take a tensor first: torch.eq(3, x) is its TypeError)
+            raise operand_type_error(a)
         out = operator(a, b)
         if out is NotImplemented:  # (the function called, which knows its name, words PyTorch's error)
             raise operand_type_error(b)
@@ -1100,7 +1157,7 @@ def _bitwise(fn):
     def op(a, b):
         a, b = promote(a, b)
         t = a if isinstance(a, Tensor) else b
-        if t._data.dtype.kind in "fc":  # PyTorch has no floating-point bitwise kernel (NumPy's TypeError otherwise)
+        if np_kind(t._data.dtype) in "fc":  # PyTorch has no floating-point bitwise kernel (NumPy's TypeError otherwise)
             raise not_implemented_for(f"{fn.__name__}_cpu", t.dtype)
         return _no_grad_binary(fn, a, b)
 

@@ -879,5 +879,7 @@ def _check_kept(result: Tensor, x: Tensor):
 
 
 def remainder_(x: Tensor, other) -> Tensor:
-    return _binary_inplace(x, other, xp.remainder, ew.remainder)
+    if np_kind(x._data.dtype) in "iu":  # (NumPy's remainder by zero is 0)
+        ew.refuse_integer_zero_division(x._data, other._data if isinstance(other, Tensor) else other)
+    return _binary_inplace(x, other, ew.remainder_values, ew.remainder)
 
