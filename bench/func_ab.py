@@ -75,6 +75,8 @@ def ops() -> dict:
     xg, qg = t(1, 16, 32).requires_grad_(), t(1, 2, 16, 16).requires_grad_()
     lin128, x4, x16, x64, x3 = ember.nn.Linear(128, 384), t(1, 4, 128), t(1, 16, 128), t(1, 64, 128), t(1, 16, 96)
     xp = t(16, 32, 32).requires_grad_()
+    tok, pos, h = t(1, 64, 128), t(64, 128), t(1, 64, 384)  # gpt_infer1's embeddings and its qkv output
+    tokg = t(1, 64, 128).requires_grad_()
 
     def pooled(pool):
         xp.grad = None
@@ -117,6 +119,9 @@ def ops() -> dict:
         "unsqueeze_recorded": (lambda: xg.unsqueeze(0), False),
         "contiguous_recorded": (lambda: qg.transpose(1, 2).contiguous(), False),
         "add_recorded": (lambda: a + b, False),
+        "add_broadcast": (lambda: tok + pos, True),
+        "add_broadcast_recorded": (lambda: tokg + pos, False),
+        "head_split": (lambda: [p.view(1, 64, 4, 32).transpose(1, 2) for p in h.split(128, dim=2)], True),
         "add_no_grad": (lambda: a + b, True),
         "sub_recorded": (lambda: a - b, False),
         "mul_recorded": (lambda: a * b, False),

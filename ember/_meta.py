@@ -324,6 +324,8 @@ def iterator_layout(out, arrays):
                 and not (made[0] and is_meta(out)):
             for a in arrays:  # (an operand with NumPy's strides for them, a keepdim result's: nothing to change)
                 if a.__class__ is np.ndarray and a.ndim > 1 and (a.strides != out.strides or not out.size):
+                    if out.size and not made[0] and _all_exactly_row_major(out, arrays):
+                        return out  # (x + pos of (1, T, C) and (T, C): what the rule below gives, without its work)
                     return size_one_strides(out, arrays)
         return out
     if out.__class__ is not np.ndarray or out.ndim < 2 \
@@ -334,6 +336,24 @@ def iterator_layout(out, arrays):
         # picks a stride of its own (channels-last (1, 4, 5, 1): (1, 1, 4, 20) where PyTorch's is (20, 1, 4, 4))
         return size_one_strides(out, arrays) if 1 in out.shape else out
     return _relaid(out, arrays)
+
+
+def _all_exactly_row_major(out, arrays) -> bool:
+    """Whether ``out`` and every array among ``arrays`` have exactly the row-major strides of their own shape, those
+    of their dimensions of size 1 included (NumPy's ``c_contiguous`` lets a dimension of size 1 have any stride).
+    Then ``size_one_strides`` keeps ``out``: with such operands (a broadcast dimension's stride 0) no pair of the
+    result's dimensions is ever swapped by ``reorder_dimensions``, since a faster dimension's stride is never above
+    a slower one's and equal ones mean the faster has size 1 (never larger), so ``iterator_strides`` gives the
+    row-major strides, ``out``'s own. For arrays with elements and outside meta tensors (whose strides are
+    recorded apart)."""
+    for a in (out, *arrays):
+        if a.__class__ is np.ndarray:
+            step = a.itemsize
+            for n, stride in zip(a.shape[::-1], a.strides[::-1]):
+                if stride != step:
+                    return False
+                step *= n
+    return True
 
 
 def size_one_strides(out, arrays):

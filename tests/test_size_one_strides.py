@@ -89,3 +89,23 @@ def test_gradients_and_saved_versions_still_hold(op):
         y.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+@pytest.mark.parametrize("shape, how", [(shape, how) for shape in SHAPES for how in (
+    "row_major", "channels_last", "empty_channels_last", "permuted", "reversed")] + [
+    ((1, 6, 8), "row_major"), ((6, 1, 8), "row_major"), ((1, 1, 8), "row_major")])
+@pytest.mark.parametrize("op", ["x + y", "y + x", "x * y", "x + y[:1]"])
+@pytest.mark.parametrize("recorded", [False, True])
+def test_broadcast_operand_strides_are_pytorchs(op, shape, how, recorded):
+    """A row-major operand broadcast against one with a dimension of size 1 (GPT's ``tok + pos`` of (1, T, C) and
+    (T, C)): the result's strides are PyTorch's, whether ``x``'s size-1 dimensions have row-major strides (the
+    result then keeps NumPy's) or strides of their own that NumPy still calls row-major (one channel's
+    channels-last: PyTorch follows them)."""
+    got = []
+    for m in (ember, torch):
+        x = m.arange(float(np.prod(shape))).reshape(shape) if how == "row_major" else _inputs(m, shape, how)
+        x.requires_grad_(recorded)
+        y = m.arange(float(np.prod(shape[1:]))).reshape(shape[1:]) / 7
+        out = eval(op, {"x": x, "y": y})
+        got.append((out.stride(), out.detach().numpy().tolist()))
+    assert got[0] == got[1]
