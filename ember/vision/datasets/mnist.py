@@ -28,7 +28,7 @@ def read_idx(path: str) -> np.ndarray:
     """An IDX file (LeCun's format: magic, big-endian dims, data) as an ndarray; ``path`` or ``path + '.gz'``."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as f:
-        data = f.read()
+        data = bytearray(f.read())  # writable memory: the tensors over it are writable, as torchvision's
     magic = int.from_bytes(data[0:4], "big")
     ndim, code = magic % 256, magic // 256
     if code not in _IDX_TYPES or data[0:2] != b"\x00\x00":
