@@ -430,6 +430,22 @@ def test_complex_zero_to_a_power_as_pytorch(exponent):
     assert got == want
 
 
+def test_complex_zero_bases_gradients_as_pytorch():
+    """At a zero base PyTorch's derivative in a complex exponent is 0 only where the exponent is real and
+    non-negative (imaginary part 0, real part >= 0), else the NaN of b log a (0 ** (1 + 1j) included); the base's
+    derivative beside it. Compared by repr, so that NaN and the sign of zero count."""
+    exponents = [0j, 2 + 0j, 0.5 + 0j, 1 + 1j, 1j, 2 - 0.5j, -1 + 0j, -1 + 1j, 1 + 2j]
+    bases = [0j] * (len(exponents) - 1) + [1 + 1j]
+    for m in (torch, ember):
+        a = m.tensor(bases, dtype=m.complex64, requires_grad=True)
+        b = m.tensor(exponents, dtype=m.complex64, requires_grad=True)
+        (a ** b).real.sum().backward()
+        got = [repr(b.grad.tolist()), repr(a.grad.tolist())]
+        if m is torch:
+            want = got
+    assert got == want
+
+
 @pytest.mark.parametrize("case", ["tensor ** complex", "complex ** tensor", "0-d tensor ** complex",
                                   "tensor ** 0-d complex tensor", "pow"])
 def test_float16_to_a_complex_power_is_refused_as_pytorch(case):
