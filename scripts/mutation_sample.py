@@ -367,6 +367,9 @@ TARGETS = {
                               "tests/test_loss_weight_arguments.py",
                               # (binary_cross_entropy's derivative at its 1e-12 clamp, in float32 and float64)
                               "tests/test_norm_dtypes_and_loss_epsilon.py", _LOSS_DECLARED_PATHS,
+                              # (binary_cross_entropy's double-backward formulas, _BceSlope's derivatives in the
+                              # input and the target, at 0 and 1 and inside, against PyTorch's)
+                              "tests/test_bce_double_backward.py",
                               # (each loss node's _saved_<name> against PyTorch's)
                               "tests/test_grad_fn_saved_attributes.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",

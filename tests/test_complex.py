@@ -430,6 +430,36 @@ def test_complex_zero_to_a_power_as_pytorch(exponent):
     assert got == want
 
 
+_COMPLEX_EXPONENTS = [0j, 2 + 0j, 0.5 + 0j, 1 + 1j, 1j, 2 - 0.5j, -1 + 0j, -1 + 1j, 1 + 2j]
+
+
+def _zero_base(m, form: str, n: int):
+    if form == "tensor ** tensor":  # (the last base not zero: the formula beside the special case)
+        return m.tensor([0j] * (n - 1) + [1 + 1j], dtype=m.complex64, requires_grad=True)
+    if form == "0-d tensor ** tensor":
+        return m.tensor(0j, dtype=m.complex64, requires_grad=True)
+    if form == "real tensor ** tensor":
+        return m.zeros(n, requires_grad=True)
+    return 0j if form == "complex number ** tensor" else 0.0
+
+
+@pytest.mark.parametrize("form", ["tensor ** tensor", "complex number ** tensor", "real number ** tensor",
+                                  "0-d tensor ** tensor", "real tensor ** tensor"])
+def test_complex_zero_bases_gradients_as_pytorch(form):
+    """At a zero base PyTorch's derivative in a complex exponent is 0 only where the exponent is real and
+    non-negative (imaginary part 0, real part >= 0), else the NaN of b log a (0 ** (1 + 1j) included), whatever
+    the base's form; the base's own derivative beside it. Compared by repr, so that NaN and the sign of zero
+    count."""
+    for m in (torch, ember):
+        b = m.tensor(_COMPLEX_EXPONENTS, dtype=m.complex64, requires_grad=True)
+        a = _zero_base(m, form, len(_COMPLEX_EXPONENTS))
+        (m.pow(a, b) if isinstance(a, float) else a ** b).real.sum().backward()
+        got = [repr(b.grad.tolist())] + ([repr(a.grad.tolist())] if isinstance(a, m.Tensor) else [])
+        if m is torch:
+            want = got
+    assert got == want
+
+
 @pytest.mark.parametrize("case", ["tensor ** complex", "complex ** tensor", "0-d tensor ** complex",
                                   "tensor ** 0-d complex tensor", "pow"])
 def test_float16_to_a_complex_power_is_refused_as_pytorch(case):
