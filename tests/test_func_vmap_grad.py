@@ -35,6 +35,17 @@ def _models():
     return tnet, enet
 
 
+def _batch_and_torchs_grads(seed):
+    """ember's model, a batch of six 10x10 images with their targets, and PyTorch's per-sample gradients on it."""
+    tnet, enet = _models()
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((6, 1, 10, 10)).astype(np.float32)
+    targets = rng.integers(0, 10, 6)
+    want = _per_sample_grads(torch, tnet, data, targets, torch.func.vmap, torch.func.grad,
+                             torch.func.functional_call)
+    return enet, data, targets, want
+
+
 def _per_sample_grads(m, net, data, targets, vm, gr, call):
     params = {k: v.detach() for k, v in net.named_parameters()}
     buffers = {k: v.detach() for k, v in net.named_buffers()}
@@ -160,12 +171,7 @@ def test_per_sample_conv_gradients_same_bits_at_1_and_2_threads(threads, monkeyp
     parallel_for = _parallel.parallel_for
     monkeypatch.setattr(_per_example, "parallel_for",
                         lambda fn, rows, *a: split.append(rows) or parallel_for(fn, rows, *a))
-    tnet, enet = _models()
-    rng = np.random.default_rng(3)
-    data = rng.standard_normal((6, 1, 10, 10)).astype(np.float32)
-    targets = rng.integers(0, 10, 6)
-    want = _per_sample_grads(torch, tnet, data, targets, torch.func.vmap, torch.func.grad,
-                             torch.func.functional_call)
+    enet, data, targets, want = _batch_and_torchs_grads(3)
     got = []
     for n in (1, 2):
         ember.set_num_threads(n)
@@ -229,12 +235,7 @@ def test_per_sample_conv_gradients_side_by_side_same_bits(threads, monkeypatch):
     side_by_side = _per_example._side_by_side
     monkeypatch.setattr(_per_example, "_side_by_side",
                         lambda first, second, elements: side_by_side(noted(first), noted(second), elements))
-    tnet, enet = _models()
-    rng = np.random.default_rng(5)
-    data = rng.standard_normal((6, 1, 10, 10)).astype(np.float32)
-    targets = rng.integers(0, 10, 6)
-    want = _per_sample_grads(torch, tnet, data, targets, torch.func.vmap, torch.func.grad,
-                             torch.func.functional_call)
+    enet, data, targets, want = _batch_and_torchs_grads(5)
     ember.set_num_threads(2)
     got = {}
     for inter_op in (False, True):
