@@ -2,6 +2,7 @@
 computed in float32 and rounded once, autograd, nn modules and optimizers; results against torch within one
 bfloat16 ulp (most are bit-exact)."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 import torch
@@ -416,7 +417,24 @@ def test_addmm_family_rounds_once_as_torch(name, shapes, dtype):
             out.backward(m.ones_like(out))
             outs.append([out] + [t.grad for t in ins])
         for e, t in zip(*outs):
-            np.testing.assert_array_equal(e.detach().float().numpy(), t.detach().float().numpy())
+            _assert_equal_but_at_rare_ties(e.detach(), t.detach())
+
+
+def _assert_equal_but_at_rare_ties(ours, theirs):
+    """Bit-equal, except that an entry may differ by one half-precision ulp in at most 0.5 % of the entries (and
+    at least one): PyTorch's half-precision GEMM sums in float32 in an order that depends on the CPU's vector width
+    (AVX2 or AVX-512), so an entry whose float32 sum lands on a half-precision rounding midpoint rounds either way.
+    Rounding twice (the product first) differs in about a quarter of the entries, so this still tells the two."""
+    e, t = ours.float().numpy(), theirs.float().numpy()
+    differ = e != t
+    if not differ.any():
+        return
+    # one ulp of the half-precision dtype at each differing entry: the gap between the two neighbours of t
+    half = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}[str(theirs.dtype).split(".")[-1]]
+    at = t[differ].astype(half)
+    ulp = np.abs(np.nextafter(at, np.array(np.inf, half)).astype(np.float32) - at.astype(np.float32))
+    np.testing.assert_array_equal(np.abs(e[differ] - t[differ]), ulp, err_msg="more than one ulp apart")
+    assert differ.sum() <= max(1, 0.005 * e.size), f"{differ.sum()} of {e.size} entries differ by an ulp"
 
 
 def test_layer_norm_of_bfloat16_through_float32_parameters_computes_in_float32():
