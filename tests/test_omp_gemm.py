@@ -21,8 +21,8 @@ pytestmark = pytest.mark.skipif(
     not (openblas.functions() and policy.use_compiled() and _omp.available()),
     reason="needs NumPy's OpenBLAS, numba and its omp threading layer (libgomp.so.1)")
 
-# (m, k, n): 64 rows as GPT inference at batch 1, ragged row counts, a block just over OpenBLAS's small-matrix bound
-SHAPES = [(64, 128, 384), (64, 512, 128), (160, 3072, 5), (129, 200, 130), (513, 64, 300), (1000, 130, 17)]
+# (m, k, n): two blocks of the fewest rows (96), ragged row counts, a block just over OpenBLAS's small-matrix bound
+SHAPES = [(96, 128, 384), (96, 512, 128), (100, 4200, 5), (129, 200, 130), (513, 64, 300), (1000, 130, 17)]
 
 
 _SENTINEL_COUNT = 3
@@ -93,9 +93,9 @@ def test_blocks_give_the_bits_of_one_openblas_thread(shape, threads, one_blas_th
             assert np.array_equal(got, expected), (shape, count, np.abs(got - expected).max())
 
 
-@pytest.mark.parametrize("shape", [(31, 4096, 64), (64, 64, 64), (1024, 1024, 1), (64, 120, 130)])
+@pytest.mark.parametrize("shape", [(95, 4096, 64), (64, 64, 64), (1024, 1024, 1), (96, 120, 86)])
 def test_too_few_rows_or_columns_for_two_blocks_is_left_to_the_caller(shape, threads):
-    """Blocks of fewer than 16 rows, of OpenBLAS's small-matrix size (its other summation order), or a single
+    """Blocks of fewer than 48 rows (``_ROW_UNIT``), of OpenBLAS's small-matrix size (its other summation order), or a single
     column (NumPy's GEMV) do not split: None, and the caller's product runs."""
     ember.set_num_threads(2)
     m, k, n = shape
@@ -138,10 +138,10 @@ def test_linear_takes_the_blocks_only_with_the_switch_and_restores_openblas(thre
 
     monkeypatch.setattr(omp_gemm, "matmul", spy)
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((16, 4, 128)).astype(np.float32)
+    x = rng.standard_normal((24, 4, 128)).astype(np.float32)
     w = rng.standard_normal((384, 128)).astype(np.float32)
     bias = rng.standard_normal(384).astype(np.float32)
-    g = rng.standard_normal((16, 4, 384)).astype(np.float32)
+    g = rng.standard_normal((24, 4, 384)).astype(np.float32)
     results = {}
     for on in (False, True):
         with policy.override(omp_gemm=on, blas_threads=2):
@@ -153,7 +153,7 @@ def test_linear_takes_the_blocks_only_with_the_switch_and_restores_openblas(thre
                 results[on, count] = [t.detach().numpy() for t in (y, xs.grad, ws.grad, bs.grad)]
         assert calls == ([2, 2, 2] if on else [])  # forward, the input's and the weight's gradients, at two threads
         assert getter() == 2
-    for got in results.values():  # one thread's bits at two with the blocks (3.1 M each: held at two without them)
+    for got in results.values():  # one thread's bits at two with the blocks (4.7 M each: held at two without them)
         for a, b in zip(got, results[True, 1]):
             assert np.array_equal(a, b)
     xt, wt, bt = (torch.tensor(v, requires_grad=True) for v in (x, w, bias))

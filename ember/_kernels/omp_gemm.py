@@ -10,10 +10,10 @@ How: ``gemm_blocks``' ``prange`` loop runs one block of rows per thread; each ca
 ``openblas.py`` found (NumPy's own), through its ctypes function pointer passed to the compiled kernel, with
 OpenBLAS held to one thread meanwhile (``openblas.hold``). Block boundaries fall on multiples of ``_ROW_UNIT`` rows
 and every block is over ``_SMALL_MNK``: then each row of a float32 block got the bits the whole GEMM on one thread
-gives it, in every shape tried (tests/test_omp_gemm.py: ragged shapes, transposed operands), so the result does
-not depend on the thread count. float64 is not split: OpenBLAS's dgemm (SkylakeX kernels) summed some rows near
-its own panel boundaries in another order in blocks than whole (513 x 64 by 300: 8 rows differed by 7e-15), which
-OpenBLAS's threaded dgemm does too.
+gives it, in every shape tried with OpenBLAS's SkylakeX and Zen kernels (tests/test_omp_gemm.py: ragged shapes,
+transposed operands), so the result does not depend on the thread count. float64 is not split: OpenBLAS's dgemm
+(SkylakeX kernels) summed some rows near its own panel boundaries in another order in blocks than whole (513 x 64
+by 300: 8 rows differed by 7e-15), which OpenBLAS's threaded dgemm does too.
 """
 
 from __future__ import annotations
@@ -26,9 +26,12 @@ from ._jit import kernel, prange
 from .policy import policy
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112  # CBLAS's enums
-# A block of rows is a multiple of this (OpenBLAS's widest row micro-kernel on x86-64 is 16 rows) and at least this
-# many: fewer rows than 2 * _ROW_UNIT run as one GEMM.
-_ROW_UNIT = 16
+# A block of rows is a multiple of this and at least this many (fewer rows than 2 * _ROW_UNIT run as one GEMM): a
+# multiple of the rows of OpenBLAS's float32 micro-kernel, so that a block's rows are computed by the same kernel
+# calls as in the whole product. That is 16 rows with its SkylakeX kernels and 24 with its Haswell/Zen ones (an AVX2
+# EPYC: blocks cut at 16 or 32 rows gave other bits in 28-368 rows of every shape tried, cut at multiples of 24 the
+# same bits); 48 holds for both.
+_ROW_UNIT = 48
 # OpenBLAS (0.3.x, x86-64 with AVX-512) computes a GEMM of at most 100 ** 3 multiply-adds with its small-matrix
 # kernels, which sum in another order: a block at or under this while the whole GEMM is over it (or under it with
 # other rows) gets other bits (measured: 32 x 512 by 64 in blocks of 16 rows). Every block is larger.
