@@ -13,7 +13,19 @@ EXPONENTS = [0, 1, 2, 3, 0.5, -0.5, -1, -2, -3, 2.0, 3.0]
 DTYPES = ["float16", "bfloat16", "float32", "float64"]
 
 
+# PyTorch's float32 sqrt goes through MKL's vector math, which on some CPUs (an AVX2 EPYC's) does not round
+# correctly: sqrt(65504) is 255.9375 there, IEEE's 255.93748474 (sqrt(65504) lies a hair under the midpoint), which
+# ember's is. On such a CPU the float32 results at that base may be one ulp apart (x ** 0.5 and what reads it).
+_TORCH_SQRT_ROUNDS = torch.sqrt(torch.tensor([65504.0])).item() == float(np.sqrt(np.float32(65504.0)))
+_AT_65504 = BASES.index(65504.0)
+
+
 def assert_same_bits(got, want, what):
+    if got.dtype == ember.float32 and not _TORCH_SQRT_ROUNDS and got.shape == (len(BASES),):
+        ulp = np.spacing(np.abs(want[_AT_65504].detach().numpy()))
+        if abs(got[_AT_65504].item() - want[_AT_65504].item()) <= ulp:
+            want = want.detach().clone()
+            want[_AT_65504] = got[_AT_65504].item()
     got, want = got.detach().double().numpy(), want.detach().double().numpy()
     np.testing.assert_array_equal(got, want, err_msg=what)
     signed = ~np.isnan(want)  # (a NaN's sign bit is no value's)
