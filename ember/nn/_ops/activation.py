@@ -418,18 +418,21 @@ def exp_linear(x, need, alpha, scale, inner):
     """PyTorch's ELU kernel, for ELU, SELU (fixed alpha and scale) and CELU (inner = 1 / alpha): scale * alpha *
     expm1(x * inner) for x < 0 (expm1: exact near 0, where exp(x) - 1 cancels), scale * x otherwise (NaN, and a
     signed zero kept: -0.0 at -0.0); the derivative scale * alpha * inner * exp(x * inner) for x <= 0, scale for
-    x > 0 and for NaN (the kernel tests x <= 0). Written without masked selects (NumPy's where/copyto with a mask
-    are the slowest passes here): z = fmin(x, 0) * inner is 0 for x > 0 and for NaN, so the exponential terms are
-    constants there, and each value is one branch plus the other's zero; where that sum is a zero, its sign is the
-    chosen branch's (``_branch_at_zeros``), as PyTorch's select gives it (-0.0 for x < 0 with alpha 0, the
-    gradient's -0.0 at -inf with a negative alpha), where -0.0 + 0.0 would be +0.0."""
+    x > 0, NaN for NaN (PyTorch's vectorised kernel, which all but a tensor's last few elements take, selects on
+    x > 0; its scalar loop for those tests x <= 0 and gives scale, so PyTorch's answer at a NaN depends on the
+    element's position and the CPU's vector width: ember's is the vectorised one's). Written without masked selects
+    (NumPy's where/copyto with a mask are the slowest passes here): z = minimum(x, 0) * inner is 0 for x > 0 (NaN for
+    NaN), so the exponential terms are constants there, and each value is one branch plus the other's zero; where
+    that sum is a zero, its sign is the chosen branch's (``_branch_at_zeros``), as PyTorch's select gives it (-0.0
+    for x < 0 with alpha 0, the gradient's -0.0 at -inf with a negative alpha), where -0.0 + 0.0 would be +0.0."""
     if is_recorded(x):  # create_graph: the same formula out of place
         # (x where x < 0, else 0, by a select: fmin's tie at x = 0 would pass half the gradient, where PyTorch's
         # second derivative takes x < 0)
         z = xp.where(x < 0, x, 0) * inner
+        d = xp.where(x <= 0, scale * alpha * inner * xp.exp(z), _scalar(x, scale))
         return (xp.where(x < 0, scale * alpha * xp.expm1(z), scale * x),
-                xp.where(x <= 0, scale * alpha * inner * xp.exp(z), _scalar(x, scale)))
-    z = xp.asarray(xp.fmin(x, _scalar(x, 0)))  # (an array to write into: a 0-d x's fmin is a scalar)
+                xp.where(x != x, x, d))  # (NaN at a NaN, as below)
+    z = xp.asarray(xp.minimum(x, _scalar(x, 0)))  # (an array to write into: a 0-d x's minimum is a scalar)
     if inner != 1:
         z *= _scalar(x, inner)
     out = xp.expm1(z)
