@@ -7,6 +7,7 @@ Each row: least µs of CPU time a call over ``--repeat`` blocks, the three colum
 NumPy path (compiled kernels off: what a process's first draws take, before numba is imported or the NumPy-path
 budget ``normal_numpy_budget_s`` is spent), ember's compiled transform (the path from then on) and PyTorch, and the
 ratio of each ember column to PyTorch's. Sizes 1 and 15 take the scalar path (one pair per two values) on both.
+Run against a checkout without the compiled small-draw path (``PYTHONPATH``), the compiled column is left empty.
 Nothing here is a test.
 """
 
@@ -58,7 +59,8 @@ def main() -> None:
     torch.set_num_threads(1)
     ember.set_num_threads(1)
     numpy_off = {"compiled": False}
-    compiled = {"normal_numpy_budget_s": 0.0}  # the compiled transform at any size
+    has_compiled = hasattr(policy, "normal_numpy_budget_s")
+    compiled = {"normal_numpy_budget_s": 0.0} if has_compiled else {}  # the compiled transform at any size
     ours, theirs = rows(ember), rows(torch)
     with policy.override(**compiled):
         for fn in ours.values():  # numba's import and the kernels' load, before any timing
@@ -69,10 +71,12 @@ def main() -> None:
         for _ in range(args.repeat):
             with policy.override(**numpy_off):
                 best["numpy"].append(per_call_us(fn))
-            with policy.override(**compiled):
-                best["compiled"].append(per_call_us(fn))
+            if has_compiled:
+                with policy.override(**compiled):
+                    best["compiled"].append(per_call_us(fn))
             best["torch"].append(per_call_us(theirs[name]))
-        a, b, t = (min(best[k]) for k in ("numpy", "compiled", "torch"))
+        a, t = min(best["numpy"]), min(best["torch"])
+        b = min(best["compiled"], default=float("nan"))
         print(f"{name:34s} {a:11.1f} {b:9.1f} {t:8.1f}   {a / t:6.1f}x {b / t:5.1f}x")
 
 

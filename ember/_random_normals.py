@@ -4,21 +4,22 @@ the Cephes polynomials of PyTorch's AVX2 kernel (``ember._random_math``), float6
 
 The transform reads no generator state, so it can run compiled (``ember._kernels.random``) at any size with the
 same bits. Compiled from the kernel policy's ``min_compiled_elements`` on, as other kernels; below it, compiled too
-once numba is imported in the process anyway (loading the cached kernels then costs milliseconds), or once the
-process's NumPy-path transforms have taken ``normal_numpy_budget_s`` (about what importing numba costs): a
-program's first few small draws import nothing, one that keeps drawing small tensors pays numba's import once
-instead of the NumPy path's ~0.1 ms a draw. The NumPy path (the reference, and the path with compiled kernels off)
-makes its float32 fused multiply-adds' midpoint check once over all steps (``checked_once``).
+once ember's compiled kernels have loaded numba in the process anyway (loading the cached transform then costs
+~7-9 ms; a bare ``import numba`` of the program's is not enough: initialising numba's compiler target costs another
+0.5 s), or once the process's NumPy-path transforms have taken ``normal_numpy_budget_s`` (about what loading numba
+costs): a program's first few small draws import nothing, one that keeps drawing small tensors pays numba's load
+once instead of the NumPy path's 0.1-0.4 ms a draw. The NumPy path (the reference, and the path with compiled
+kernels off) makes its float32 fused multiply-adds' midpoint check once over all steps (``checked_once``).
 """
 
 from __future__ import annotations
 
 import math
-import sys
 import time
 
 import numpy as np
 
+from ._kernels._jit import numba_loaded
 from ._random_math import cephes_log32, cephes_sincos32, checked_once, fma32, fma64, libm
 
 _F32 = np.float32
@@ -56,7 +57,7 @@ def _compiled(size: int) -> bool:
     from ._kernels.policy import policy
 
     if size < policy.min_compiled_elements and not (
-            policy.compiled and ("numba" in sys.modules or _numpy_seconds >= policy.normal_numpy_budget_s)):
+            policy.compiled and (numba_loaded() or _numpy_seconds >= policy.normal_numpy_budget_s)):
         return False
     return policy.use_compiled()
 

@@ -1,7 +1,8 @@
 """Normal draws below the compiled kernels' size: PyTorch's values and generator state, bit for bit, on both of
 ember's paths (the NumPy transform with its fused multiply-adds' midpoint check made once, ``checked_once``; the
 compiled one), around PyTorch's blocks of 16 and the compiled kernels' size; and when the compiled path is taken
-(numba already imported, or the NumPy path's time budget spent), never importing numba for a few small draws."""
+(numba already loaded by ember's kernels, or the NumPy path's time budget spent), never importing numba for a few
+small draws."""
 
 from __future__ import annotations
 
@@ -147,11 +148,22 @@ def test_a_few_small_draws_import_no_numba():
     assert _fresh(code) == "False False"
 
 
-def test_compiled_once_numba_is_imported():
-    code = ("import sys, ember, numba\n"
+def test_compiled_once_embers_kernels_have_loaded_numba():
+    # loaded by a compiled kernel (use_compiled() is what each one asks first): the small draw's transform is
+    # compiled, the NumPy path's clock never started; a bare `import numba` of the program's leaves its compiler
+    # target uninitialised (0.5 s more), so small draws stay on the NumPy path
+    code = ("import sys, ember\n"
+            "from ember._kernels.policy import policy\n"
+            "from ember import _random_normals\n"
+            "assert policy.use_compiled()\n"
+            "ember.randn(100); ember.empty(37).normal_(0.5, 2.0)\n"
+            "print(_random_normals._numpy_seconds == 0.0, 'ember._kernels.random' in sys.modules)")
+    assert _fresh(code) == "True True"
+    code = ("import sys, numba, ember\n"
+            "from ember import _random_normals\n"
             "ember.randn(100)\n"
-            "print('ember._kernels.random' in sys.modules)")
-    assert _fresh(code) == "True"
+            "print(_random_normals._numpy_seconds > 0.0, 'ember._kernels.random' in sys.modules)")
+    assert _fresh(code) == "True False"
 
 
 def test_compiled_once_the_numpy_paths_budget_is_spent():
