@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from ._kernels._jit import numba_loaded
+from ._kernels.policy import policy
 from ._random_math import cephes_log32, cephes_sincos32, checked_once, fma32, fma64, libm
 
 _F32 = np.float32
@@ -47,15 +48,11 @@ def normals16(d: np.ndarray, mean: float, std: float) -> np.ndarray:
 def small_normals(n: int) -> bool:
     """Whether a draw of ``n`` values is below the compiled kernels' size (``min_compiled_elements``): one of a
     few blocks, whose cost is the calls' more than the values'."""
-    from ._kernels.policy import policy
-
     return n < policy.min_compiled_elements
 
 
 def _compiled(size: int) -> bool:
     """Whether the transform of ``size`` values runs compiled (see the module's docstring)."""
-    from ._kernels.policy import policy
-
     if size < policy.min_compiled_elements and not (
             policy.compiled and (numba_loaded() or _numpy_seconds >= policy.normal_numpy_budget_s)):
         return False
