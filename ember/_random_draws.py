@@ -8,9 +8,9 @@ PyTorch's behaviour (its sources read, none copied); tools/torch_rng holds the m
   the tensor's type, fused; a result equal to ``to`` becomes ``from``.
 - normal: a contiguous float32/float64 tensor of 16 or more elements is filled in blocks of 16 uniforms (Box-Muller
   on u1 = 1 - u[j], u2 = u[j + 8]; a ragged tail redraws 16 fresh uniforms for the last 16 slots). float32 uses the
-  AVX2 kernel's Cephes log/sincos, float64 the C library's. Anything smaller or strided takes the double scalar
-  path: one pair per two values, the second cached in the generator (used by the next scalar draw, even in a later
-  call).
+  AVX2 kernel's Cephes log/sincos, float64 the C library's (the transform: ``ember._random_normals``). Anything
+  smaller or strided takes the double scalar path: one pair per two values, the second cached in the generator
+  (used by the next scalar draw, even in a later call).
 - integers: ``u % range + low``, one word per value, two (``random64()``) when the range is at least 2**28.
 
 Each draw holds its generator's lock from its first word to its last (``holding_lock``), as PyTorch's kernels hold
@@ -25,7 +25,8 @@ import math
 
 import numpy as np
 
-from ._random_math import cephes_log32, cephes_sincos32, fma32, fma64, libm
+from ._random_math import fma32, fma64, libm
+from ._random_normals import normals16, scale64, small_normals
 from .random import compiles_draw as _compiles
 from .random import filled
 
@@ -124,73 +125,22 @@ def normal(g, n: int, mean: float = 0.0, std: float = 1.0, dtype=_F32, contiguou
     """``tensor.normal_(mean, std)`` / ``randn`` over ``n`` elements (``contiguous``: of a contiguous tensor; into
     ``out``, a flat array of n elements of ``dtype``, when given)."""
     if n >= 16 and contiguous:
-        f64 = _is_f64(dtype)
-        data = g.unit64(n, out) if f64 else g.unit32(n, out)
+        unit = g.unit64 if _is_f64(dtype) else g.unit32
         full = n // 16 * 16
-        if full:
-            data[:full] = _fill16(data[:full], mean, std)
-        if n % 16:
-            data[n - 16:] = _fill16(g.unit64(16) if f64 else g.unit32(16), mean, std)
+        if n == full or not small_normals(n):
+            data = unit(n, out)
+            normals16(data[:full], mean, std)
+            if n > full:
+                data[n - 16:] = normals16(unit(16), mean, std)  # a ragged tail: 16 fresh uniforms, the last slots
+            return data.astype(dtype, copy=False)
+        u = unit(n + 16)  # the n uniforms, then the tail's 16 fresh ones: one draw, and one transform of ...
+        u[full:full + 16] = u[n:]  # ... the whole blocks and the tail side by side (the ragged ones go unused)
+        normals16(u[:full + 16], mean, std)
+        data = np.empty(n, u.dtype) if out is None else out
+        data[:full] = u[:full]
+        data[n - 16:] = u[full:full + 16]
         return data.astype(dtype, copy=False)
     return filled(out, normal_scalar(g, n, mean, std).astype(dtype))
-
-
-def _fill16(d: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """Normals from the uniforms d (flat, a multiple of 16 long), block by block, then scaled."""
-    from ._kernels.policy import policy
-
-    f64 = d.dtype == _F64
-    if policy.compiles(d.size, policy.min_compiled_elements):
-        from ._kernels import random as kernels
-
-        (kernels.normal16_f64 if f64 else kernels.normal16_f32)(d)
-        return _scale64(d, mean, std) if f64 else _scale32(d, mean, std)
-    d = d.reshape(-1, 16)
-    return (_fill16_f64(d, mean, std) if f64 else _fill16_f32(d, mean, std)).reshape(-1)
-
-
-def _fill16_f32(d: np.ndarray, mean: float, std: float) -> np.ndarray:
-    u1 = _F32(1) - d[:, :8]
-    log = cephes_log32(u1)
-    log *= _F32(-2)
-    rad = np.sqrt(log, out=log)
-    theta = d[:, 8:] * _F32(_TWO_PI)
-    s, c = cephes_sincos32(theta)
-    out = np.empty_like(d)
-    np.multiply(rad, c, out=out[:, :8])
-    np.multiply(rad, s, out=out[:, 8:])
-    return _scale32(out, mean, std)
-
-
-def _scale32(v: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """fma(v, std, mean) in float32."""
-    m, s = _F32(mean), _F32(std)
-    if m == 0:
-        if s != 1:
-            v *= s
-        return v
-    if _compiles(v.size) and v.flags.c_contiguous:  # the same rounding, in place: ember._kernels.mt19937.scale32
-        from ._kernels import mt19937
-
-        mt19937.scale32(v.reshape(-1), s, m)
-        return v
-    return fma32(v, s, m)
-
-
-def _fill16_f64(d: np.ndarray, mean: float, std: float) -> np.ndarray:
-    rad = np.sqrt(-2.0 * libm("log", 1.0 - d[:, :8]))
-    theta = _TWO_PI * d[:, 8:]
-    out = np.empty_like(d)
-    np.multiply(rad, libm("cos", theta), out=out[:, :8])
-    np.multiply(rad, libm("sin", theta), out=out[:, 8:])
-    return _scale64(out, mean, std)
-
-
-def _scale64(v: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """fma(v, std, mean) in float64 (PyTorch's compiled ``v * std + mean``)."""
-    if mean == 0:
-        return v if std == 1 else v * _F64(std)
-    return fma64(v, std, mean)
 
 
 @holding_lock
@@ -215,7 +165,7 @@ def normal_scalar(g, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
         out[i:] = seq[:m]
         if m % 2:
             g._next_double = float(seq[-1])
-    return _scale64(out, float(mean), float(std))
+    return scale64(out, float(mean), float(std))
 
 
 # -- integers -----------------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ the last bit). This module provides each as an exact emulation:
   fractions.
 - ``cephes_log32`` / ``cephes_sincos32``: ``log256_ps`` and ``sincos256_ps`` with the contractions GCC makes
   in PyTorch's AVX2 build (each Horner step fused).
+- ``checked_once``: element-wise steps of several fused multiply-adds (the Cephes functions among them) with one
+  midpoint check over all of them, and ``fma32`` again only for the elements it finds.
 - ``libm(name, x)``: the C library's double function applied element by element: compiled (numba calls the same
   C function) when available, else Python's ``math`` module, which calls it too.
 """
@@ -110,8 +112,9 @@ _LOG_P = [_F32(v) for v in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, 
 _MIN_NORM = np.array(0x00800000, np.uint32).view(_F32)
 
 
-def cephes_log32(x):
-    """Natural log of a float32 array as PyTorch's AVX2 kernels compute it (x > 0)."""
+def cephes_log32(x, fma=fma32):
+    """Natural log of a float32 array as PyTorch's AVX2 kernels compute it (x > 0); ``fma``: the fused
+    multiply-add (``fma32``, or a ``MidpointsLater`` recording its steps)."""
     x = np.maximum(np.asarray(x, _F32), _MIN_NORM)
     bits = x.view(np.uint32)
     e = (bits >> np.uint32(23)).astype(np.int32)
@@ -122,18 +125,18 @@ def cephes_log32(x):
     ef = e.astype(_F32)
     m = m - _F32(1) + np.where(small, m, _F32(0))
     z = m * m
-    y = np.full_like(m, _LOG_P[0])
+    y = _LOG_P[0]
     for coef in _LOG_P[1:]:
-        y = fma32(y, m, coef)
+        y = fma(y, m, coef)
     y *= m
-    y = fma32(y, z, ef * _F32(-2.12194440e-4))   # GCC fuses y * z into the add of e * q1
+    y = fma(y, z, ef * _F32(-2.12194440e-4))   # GCC fuses y * z into the add of e * q1
     y -= z * _F32(0.5)
     m += y
-    return fma32(ef, _F32(0.693359375), m)
+    return fma(ef, _F32(0.693359375), m)
 
 
-def cephes_sincos32(x):
-    """(sin, cos) of a float32 array as PyTorch's AVX2 kernels compute them."""
+def cephes_sincos32(x, fma=fma32):
+    """(sin, cos) of a float32 array as PyTorch's AVX2 kernels compute them (``fma`` as ``cephes_log32``'s)."""
     x = np.asarray(x, _F32)
     sign_sin = np.signbit(x)
     x = np.abs(x)
@@ -143,26 +146,80 @@ def cephes_sincos32(x):
     y = j.astype(_F32)
     swap = (j & 4) != 0
     poly = (j & 2) == 0
-    x = fma32(y, _F32(-0.78515625), x)
-    x = fma32(y, _F32(-2.4187564849853515625e-4), x)
-    x = fma32(y, _F32(-3.77489497744594108e-8), x)
+    x = fma(y, _F32(-0.78515625), x)
+    x = fma(y, _F32(-2.4187564849853515625e-4), x)
+    x = fma(y, _F32(-3.77489497744594108e-8), x)
     sign_cos = ((~(j - 2)) & 4) != 0
     sign_sin ^= swap
     z = x * x
-    yc = fma32(_F32(2.443315711809948e-005), z, _F32(-1.388731625493765e-003))
-    yc = fma32(yc, z, _F32(4.166664568298827e-002))
+    yc = fma(_F32(2.443315711809948e-005), z, _F32(-1.388731625493765e-003))
+    yc = fma(yc, z, _F32(4.166664568298827e-002))
     yc *= z
-    yc = fma32(yc, z, -(z * _F32(0.5)))          # GCC fuses yc * z into the subtraction of z / 2
+    yc = fma(yc, z, -(z * _F32(0.5)))          # GCC fuses yc * z into the subtraction of z / 2
     yc += _F32(1)
-    ys = fma32(_F32(-1.9515295891e-4), z, _F32(8.3321608736e-3))
-    ys = fma32(ys, z, _F32(-1.6666654611e-1))
+    ys = fma(_F32(-1.9515295891e-4), z, _F32(8.3321608736e-3))
+    ys = fma(ys, z, _F32(-1.6666654611e-1))
     ys *= z
-    ys = fma32(ys, x, x)
+    ys = fma(ys, x, x)
     s = np.where(poly, ys, yc)
     c = np.where(poly, yc, ys)
     np.negative(s, out=s, where=sign_sin)
     np.negative(c, out=c, where=sign_cos)
     return s, c
+
+
+class MidpointsLater:
+    """A float32 fused multiply-add for element-wise steps whose midpoint check (``fma32``'s) is made once, over
+    all of them, instead of after each: every call rounds its float64 sum to float32 at once (the fused result
+    unless that sum lies on a float32 midpoint and is inexact) and keeps the product and the sum; ``doubtful()``
+    then says which elements had an inexact sum on a midpoint at any step. Those few are computed again with
+    ``fma32`` (``checked_once``). ``steps`` bounds the calls; the steps must not change an array in place once it
+    has been passed as a call's addend (it is read again by ``doubtful()``)."""
+
+    def __init__(self, shape: tuple, steps: int) -> None:
+        self._products = np.empty((steps, *shape), _F64)
+        self._sums = np.empty((steps, *shape), _F64)
+        self._addends: list = []
+
+    def __call__(self, a, b, c):
+        k = len(self._addends)
+        self._addends.append(c)
+        p = np.multiply(a, b, out=self._products[k], dtype=_F64)  # float32 * float32 is exact in float64
+        return np.add(p, c, out=self._sums[k]).astype(_F32)
+
+    def doubtful(self) -> np.ndarray:
+        """The elements (a boolean array of the steps' shape) whose float64 sum lay on a float32 midpoint at some
+        step with a nonzero error (an exact sum on a midpoint rounds to even, as the fused result does)."""
+        used = len(self._addends)
+        sums = self._sums[:used]
+        mid = (sums.view(np.uint64) & _LOW29) == _HALF29
+        doubt = np.zeros(sums.shape[1:], bool)
+        if not mid.any():
+            return doubt
+        for k in np.flatnonzero(mid.reshape(used, -1).any(axis=1)):
+            at = mid[k]
+            s, p = sums[k][at], self._products[k][at]
+            c = np.broadcast_to(np.asarray(self._addends[k], _F32), at.shape)[at].astype(_F64)
+            bb = s - p  # TwoSum: s + t == p + c exactly
+            t = (p - (s - bb)) + (c - bb)
+            doubt[at] |= t != 0
+        return doubt
+
+
+def checked_once(steps, *arrays: np.ndarray, fmas: int) -> tuple:
+    """``steps(*arrays, fma)``, an element-wise computation of new arrays of ``arrays``' common shape making at
+    most ``fmas`` float32 fused multiply-adds, with each element rounded as ``fma32`` rounds it: the steps run
+    once with ``MidpointsLater`` (one check over all fused multiply-adds), then again with ``fma32`` on the
+    elements that any step left on a float32 midpoint. The same bits as ``steps(*arrays, fma32)``, in fewer NumPy
+    calls: worth it on small arrays, where each call's overhead is most of its cost."""
+    fma = MidpointsLater(arrays[0].shape, fmas)
+    outs = steps(*arrays, fma)
+    doubt = fma.doubtful()
+    if doubt.any():
+        exact = steps(*(a[doubt] for a in arrays), fma32)
+        for out, redone in zip(outs, exact, strict=True):
+            out[doubt] = redone
+    return outs
 
 
 _LIBM = {"log": math.log, "log1p": math.log1p, "cos": math.cos, "sin": math.sin, "tan": math.tan,

@@ -23,6 +23,7 @@ import numpy as np
 
 from ._device import check_device
 from ._device import device as _device_type
+from ._kernels.policy import policy as _policy
 from ._shown_name import package_name
 
 # A new torch.Generator's seed. ember's global generator starts from it too (PyTorch seeds its global generator
@@ -52,9 +53,7 @@ def compiles_draw(n: int) -> bool:
     """Whether a draw of ``n`` values runs the compiled kernels (``ember._kernels.mt19937``): from the kernel
     policy's ``min_compiled_elements`` on, where reading and writing NumPy's mt19937 state (~0.1 ms) is paid back;
     below it, and with compiled kernels off, the NumPy code beside each kernel's call runs (the kernels' reference)."""
-    from ._kernels.policy import policy
-
-    return policy.compiles(int(n), policy.min_compiled_elements)
+    return int(n) >= _policy.min_compiled_elements and _policy.use_compiled()  # (policy.compiles, one call less)
 
 
 def filled(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
@@ -156,6 +155,10 @@ class Generator:
             from ._kernels import mt19937
 
             return self.compiled_draw(mt19937.words, np.empty(n, np.uint64))
+        return self._numpy_words(n)
+
+    def _numpy_words(self, n: int) -> np.ndarray:
+        """``u32``'s NumPy path: NumPy's ``random_raw``."""
         with self.lock:  # (NumPy's own lock on the mt19937 does not keep out a compiled draw, which holds this one)
             if n:
                 self._fresh = False
@@ -189,7 +192,7 @@ class Generator:
 
             out = np.empty(int(n), np.float32) if out is None else out
             return self.compiled_draw(mt19937.uniform32, out, np.float32(0), np.float32(1))
-        r = self.u32(n)
+        r = self._numpy_words(int(n))  # (u32, its size check made)
         r &= np.uint64(0xFFFFFF)
         values = r.astype(np.float32)
         values *= np.float32(2.0**-24)

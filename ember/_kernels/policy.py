@@ -249,6 +249,10 @@ class KernelPolicy:
     # compiled kernel a process runs costs numba's import and the kernel's load from its cache (0.4-0.5 s on an
     # idle 2-core machine): a toy model's first ``step()`` paid it.
     min_compiled_elements: int = 1 << 14
+    # Normal draws below ``min_compiled_elements`` run their transform compiled anyway once ember's kernels have
+    # loaded numba, or once the NumPy-path transforms (0.2-0.5 ms a draw of 16-4096 float32 values, the compiled
+    # one a few microseconds) have cost the process this many seconds, about numba's load (``ember._random_normals``).
+    normal_numpy_budget_s: float = 0.5
     # A sparse gradient of nnz entries over a table of up to this many rows per entry is coalesced by the compiled
     # kernel, which marks every table row (``embedding.distinct_rows``); sparser ones are sorted (the reference).
     # 8192 entries of 128 float32, one thread: marked 0.20 / 0.35 / 0.58 / 1.01 ms at 6 / 32 / 64 / 128 rows per
