@@ -141,9 +141,12 @@ class Pointwise(Node):
 def _input_of(node: Node, g) -> Tensor:
     """A tensor of the graph standing for ``node``'s input (its edge; its values, which the product's gradient
     never reads, are not kept: the node saves f' alone): the input the node saved, which for an in-place form is
-    PyTorch's ``self.clone()`` (``keep_original_input``: its CloneBackward0's edge), else the node's own edge."""
-    fn, nr = next((entry[3][0] for entry in node._saved_versions
-                   if entry[3][1] == 1 and entry[3][0].__class__ is tuple), node.next_edges[0])
+    PyTorch's ``self.clone()`` (``keep_original_input``: its CloneBackward0's edge), or the node's result for one
+    that saved its result (leaky_relu_'s ``_saved_result``: PyTorch's formula reads the result, its edge the node's
+    output), else the node's own edge."""
+    source = next((entry[3][0] for entry in node._saved_versions if entry[3][1] == 1), None)
+    fn, nr = source if source.__class__ is tuple else (node, source) if source.__class__ is int else \
+        node.next_edges[0]
     return Tensor._make(xp.broadcast_to(xp.zeros((), g.dtype), g.shape), fn, nr)
 
 
