@@ -260,9 +260,11 @@ class PiecewiseLinearGrad(Node):
     that function's gradient under create_graph. Linear in ``g``; ``x`` (or the function's output, which relu's
     formula reads) is an input only so that the gradient depends on it, with derivative zero. As PyTorch's
     ThresholdBackwardBackward0 and kin: the gradient requires grad even for a constant ``g``, and its own
-    gradient with respect to ``x`` is zeros (not None)."""
+    gradient with respect to ``x`` is zeros (not None). A half-precision ``g`` is multiplied in float32 and rounded
+    once, as PyTorch's kernels (``float32_compute``; ``d``, f', as forward computed it in float32)."""
 
     diagonal_jacobian = True
+    float32_compute = True
 
     def forward(self, g, x, d, selects):
         self.d, self.selects = d, selects  # (not in ``saved``: no input's array, nothing to version-check)
