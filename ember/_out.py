@@ -18,7 +18,10 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
 - the op is not differentiated: with gradients enabled and an input or ``out`` that requires grad,
   ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation"), except
   for ``tensordot`` and ``inner`` (PyTorch's composites: out is a differentiable copy of the result; an out that
-  requires grad and has another shape than the result is tensordot's RuntimeError);
+  requires grad and has another shape than the result is tensordot's RuntimeError), and for ``softmax`` and
+  ``log_softmax``, whose out= PyTorch records without a derivative: ``out`` takes a ``NotImplemented`` node on
+  the inputs (and ``out``) that require grad, a backward through it raising, and only a leaf ``out`` that requires
+  grad is refused;
 - the overloads that take no ``out=`` refuse it as PyTorch's argument parser does (``TypeError``): ``sum`` and
   ``prod`` take it only with a ``dim``, ``max``/``min`` take one tensor without a dim or with another tensor and a
   tuple of two with a dim. ``max``/``min`` of all elements into ``out`` is PyTorch's ``max.unary_out``: an empty
@@ -74,7 +77,7 @@ EXACT = frozenset("""
 addbmm addmm addmv amax amin argmax argmin baddbmm bmm clamp clip dot gather index_select masked_select matmul mm mv
 round sort take tensordot topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
-sgn nan_to_num inner isposinf isneginf any all float_power
+sgn nan_to_num inner isposinf isneginf any all float_power softmax log_softmax
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -85,8 +88,8 @@ _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instea
 EXACT_MESSAGES = {
     **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign sgn round clamp clip bitwise_not"
                     .split(), _FOUND),
-    **dict.fromkeys("addmm addmv baddbmm bmm matmul mm gather sort topk argmax argmin max min norm tril triu".split(),
-                    _CPP),
+    **dict.fromkeys("addmm addmv baddbmm bmm matmul mm gather sort topk argmax argmin max min norm tril triu softmax "
+                    "log_softmax".split(), _CPP),
     **dict.fromkeys(("dot", "vdot"), "result dtype {out} does not match input dtype {result}"),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
             "out's dtype.",
@@ -139,7 +142,8 @@ _RESIZING_FACTORIES = frozenset({"empty", "randn"})
 _RESIZED_SILENTLY = FACTORIES | {"addbmm"}
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
 _AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "kron": "mul", "hstack": "cat", "vstack": "cat",
-                   **{name: f"aten::{name}" for name in FACTORIES}}
+                   **{name: f"aten::{name}" for name in FACTORIES}, "softmax": "aten::softmax",
+                   "log_softmax": "aten::log_softmax"}
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod"}) | FACTORIES
 # c10's C++ spelling of each dtype, as PyTorch's typed checks print it
@@ -154,7 +158,7 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int
 _NO_PARTIAL_OVERLAP = (CASTING | EXACT) - frozenset("""
 amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm baddbmm addbmm matmul mv
 dot vdot inner tensordot
-cat concat concatenate stack hstack vstack gather index_select tril triu
+cat concat concatenate stack hstack vstack gather index_select tril triu softmax log_softmax
 """.split())
 _NO_OVERLAP = frozenset("cat concat concatenate stack hstack vstack gather index_select".split())
 _EXTREMA = frozenset({"max", "min"})  # (with a dim, or of two tensors; not of all elements: max.unary_out)
@@ -503,6 +507,28 @@ isposinf isneginf signbit argmax argmin floor_divide heaviside
 """.split())
 
 
+# PyTorch's functions whose out= form records the write without a derivative (its ``NotImplemented`` node on the
+# inputs and the ``out`` that require grad: backward through ``out`` raises "derivative for aten::softmax is not
+# implemented"): under autograd only a leaf ``out`` that requires grad is refused, as a factory's
+_RECORDED_WITHOUT_DERIVATIVE = frozenset({"softmax", "log_softmax"})
+
+
+def _written_without_derivative(name: str, fn: Callable, args: tuple, kwargs: dict, out) -> Tensor:
+    """``fn``'s result written into ``out`` as PyTorch's ``_RECORDED_WITHOUT_DERIVATIVE`` ops write it with an input
+    that requires grad: computed without a graph, then ``out`` takes a ``NotImplemented`` node (an in-place write:
+    its version bumped, a view's base through CopySlices) whose edges are those inputs, then ``out`` if it requires
+    grad."""
+    from .autograd.grad_mode import no_grad
+    from .autograd.no_derivative import _NotImplemented
+    from .ops.copy_slices import take_history
+
+    with no_grad():
+        _write(name, fn(*args, **kwargs), out, name in EXACT)
+    inputs = [v for v in (*args, *kwargs.values(), out) if isinstance(v, Tensor) and v.requires_grad]
+    take_history(out, _NotImplemented.apply(*inputs, grad=out._data, op=name))
+    return out
+
+
 # PyTorch's composite functions whose out= copies a differentiable result (tensordot's): no refusal under autograd
 _DIFFERENTIABLE = frozenset({"inner", "tensordot"})
 _TENSORDOT_GRAD_OUT = ("tensordot(): the 'out' tensor was specified and requires gradients, and its shape does not "
@@ -516,7 +542,7 @@ def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
     not differentiate (``_NOT_DIFFERENTIABLE``) never."""
     if name in _NOT_DIFFERENTIABLE:
         return False
-    if name in FACTORIES:  # (a view of such a leaf too)
+    if name in FACTORIES or name in _RECORDED_WITHOUT_DERIVATIVE:  # (a view of such a leaf too)
         base = out._base if isinstance(out, Tensor) and out._base is not None else out
         return isinstance(out, Tensor) and out.requires_grad and base.requires_grad and base.grad_fn is None
     return _requires_grad(args, kwargs) or _requires_grad((out,), {})
@@ -561,6 +587,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             x = args[0] if args else kwargs["input"]
             result = _extreme_of_nothing(name, x) if x._data.size == 0 and not x.is_complex() else fn(x)
             return _write(f"{name}.unary_out", result, out, False)
+        if name in _RECORDED_WITHOUT_DERIVATIVE and is_grad_enabled() and _requires_grad((*args, out), kwargs):
+            return _written_without_derivative(name, fn, args, kwargs, out)
         result = fn(*args, **kwargs)
         if isinstance(result, tuple):  # (values, indices) and the like: out is a tuple of as many tensors
             if not isinstance(out, (tuple, list)) or len(out) != len(result):

@@ -171,11 +171,11 @@ def _silu_range(x, out, d, lo, hi):
 
 @kernel
 def relu(x, out):
-    """out = numpy.maximum(x, 0) of 1-D arrays: x where x > 0 or x is NaN (its sign kept), else +0.0 (also for
-    -0.0, which NumPy's maximum gives as the second operand, +0.0)."""
+    """out = max(x, 0) of 1-D arrays as PyTorch's relu: x unless x < 0 (so -0.0 and NaN kept, their sign too), else
+    +0.0. The counterpart of ``relu_max`` in ``ember/ops/unary.py`` (the reference), the same bits in one pass."""
     for i in prange(x.shape[0]):
         v = x[i]
-        out[i] = v if not v <= 0 else 0.0
+        out[i] = v if not v < 0 else 0.0
 
 
 @kernel

@@ -34,6 +34,14 @@ DOUBLE_BACKWARD: dict[str, str] = {
     "HardshrinkBackward0": "HardshrinkBackwardBackward0",
     "GluBackward0": "GluBackwardBackward0",
     "CeluBackward0": "EluBackwardBackward0",
+    # the in-place forms that read their result (elu_, celu_, selu_, leaky_relu_, rrelu_) and threshold_: PyTorch's
+    # same backward op, given the result (``is_result``) where the form saved it
+    "EluBackward1": "EluBackwardBackward0",
+    "CeluBackward1": "EluBackwardBackward0",
+    "LeakyReluBackward1": "LeakyReluBackwardBackward0",
+    "ThresholdBackward1": "ThresholdBackwardBackward0",
+    "RreluWithNoiseBackward0": "RreluWithNoiseBackwardBackward0",
+    "RreluWithNoiseBackward1": "RreluWithNoiseBackwardBackward0",
     "PreluKernelBackward0": "PreluKernelBackwardBackward0",
     "BinaryCrossEntropyBackward0": "BinaryCrossEntropyBackwardBackward0",
     "GridSampler2DBackward0": "GridSampler2DBackwardBackward0",

@@ -238,6 +238,10 @@ class Node:
     # True for a view op whose PyTorch name depends on the node (``x[idx]``: Select, Slice, ...), not only its class
     label_varies = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
+    # Positions in ``saved`` of arrays that are constants of the backward formula (its derivative with respect to
+    # them is no term: a piecewise-linear activation's f'): a half-precision node's float32 copy there is no loss
+    # under create_graph (recorded.py ``_run_in_half``)
+    constant_saved: tuple[int, ...] = ()
     # True for a float32_compute op that PyTorch composes of others, its half-precision input cast to float32 first
     # (rms_norm): its gradient under create_graph ends in that cast's ToCopyBackward0, not the formula's last op
     upcasts_input = False

@@ -863,12 +863,14 @@ def _run_in_half(node, grads: list, low):
     on the half-precision gradients and on the inputs it saved (not forward's float32 copies of them), each
     recorded op computing in float32 where its kernel does, so the gradients' nodes are the formula's own (an
     ``mm``'s gradient is MmBackward0, not a cast back). A float32 array the node saved that is no input (an output
-    before rounding, an intermediate) is not the graph's: its terms would be lost, so that is refused."""
+    before rounding, an intermediate) is not the graph's: its terms would be lost, so that is refused, unless it is
+    a constant of the formula (``Node.constant_saved``: a piecewise-linear activation's f')."""
     saved = node.saved
     if isinstance(saved, (tuple, list)):
         swapped = recorded_saved(node, low) if node._saved_versions else saved
-        for a in swapped:
-            if type(a) is xp.ndarray and a.dtype == xp.float32:
+        constants = node.constant_saved
+        for k, a in enumerate(swapped):
+            if type(a) is xp.ndarray and a.dtype == xp.float32 and k not in constants:
                 raise _fail("float32 copies of its half-precision results (make the inputs float32 to "
                             "differentiate twice)")
         node.saved = swapped

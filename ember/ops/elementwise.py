@@ -515,8 +515,16 @@ class Pow(Node):
                 log_a = xp.log(a)
                 if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
                     log_a = log_a.item()
+                real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
+                if isinstance(a, (int, float, complex)):  # a number base: PyTorch's formula is grad * (result *
+                    # log(base)), the product by the number recorded as MulBackward1 under create_graph, its where
+                    # (0 for an exponent >= 0) only at a zero base
+                    power_log = times_number(self.saved[2], log_a) if is_recorded(self.saved[2]) else \
+                        self.saved[2] * log_a
+                    if a == 0:
+                        power_log = xp.where(real_nonnegative, 0, power_log)
+                    return ga, g * conj_if_complex(power_log)
                 gb = g * conj_if_complex(self.saved[2] * log_a)
-            real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
             gb = xp.where((a == 0) & real_nonnegative, 0, gb)
         return ga, gb
 

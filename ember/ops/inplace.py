@@ -513,7 +513,7 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
 
 def relu_(x: Tensor) -> Tensor:
     un.refuse_relu(x._data)
-    return _unary_inplace(x, un.relu, lambda a: xp.maximum(a, 0, out=a))
+    return _unary_inplace(x, un.relu, lambda a: un.relu_max(a, out=a))
 
 
 def neg_(x: Tensor) -> Tensor:

@@ -179,6 +179,33 @@ def refuse_relu(x) -> None:
 
 _RELU_COMPILED = (xp.dtype(xp.float32), xp.dtype(xp.float64))  # the dtypes of ReLU's compiled kernel
 
+# dtype -> whether NumPy's maximum returns its second operand of two equal ones (``relu_max``), found once per dtype
+_TIES_TO_SECOND: dict = {}
+
+
+def relu_max(x, out=None):
+    """``max(x, 0)`` of an array as PyTorch's relu (``clamp_min(x, 0)``): ``x`` itself unless it is below 0, so
+    -0.0 stays -0.0 (its sign bit kept) and NaN propagates. Of two equal operands NumPy's maximum returns one or the
+    other by dtype (the second for float32/float64/bfloat16 on x86's max instructions, the first in float16's loop):
+    the operands go in the order that returns ``x``, found once per dtype (``_ties_to_second``), so the common call
+    is still one ``maximum``."""
+    zero = zero_of(x.dtype)
+    second = _TIES_TO_SECOND.get(x.dtype)
+    if second is None:
+        second = _ties_to_second(x.dtype)
+    return xp.maximum(zero, x, out=out) if second else xp.maximum(x, zero, out=out)
+
+
+def _ties_to_second(dtype) -> bool:
+    """Whether NumPy's maximum of +0.0 and -0.0 (in that order) gives -0.0 in ``dtype`` (its vector loop and its
+    scalar tail: 67 elements); False for a dtype without signed zeros (integers)."""
+    second = False
+    if _dtype.np_kind(dtype) in "fV":  # (bfloat16's NumPy kind is "V")
+        negative_zeros = xp.full(67, -0.0, dtype=dtype)
+        second = bool(xp.signbit(xp.maximum(zero_of(dtype), negative_zeros).astype(xp.float32)).all())
+    _TIES_TO_SECOND[dtype] = second
+    return second
+
 
 @torch_named("ReluBackward0")
 class Relu(Node):
@@ -187,17 +214,16 @@ class Relu(Node):
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
         refuse_relu(x)
-        zero = zero_of(x.dtype)
         least = policy.min_parallel_pass_elements
         if x.size < least and (x.size < policy.omp_min_elements or x.dtype not in _RELU_COMPILED
                                or not policy.use_omp()):
-            out = xp.maximum(x, zero)  # one chunk (as parallel_flat would make), without its calls; x's memory order
+            out = relu_max(x)  # one chunk (as parallel_flat would make), without its calls; x's memory order
         else:
             out = empty_result(x)
             kern = compiled.relu if x.dtype in _RELU_COMPILED else None
             # one NumPy call per chunk (not a kernel of many short passes): threads from the one-pass kernels' size
             # (the compiled kernel as one OpenMP region from a smaller one under ``omp``: ``policy.omp_min_elements``)
-            parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out,
+            parallel_flat(relu_max, x, out,
                           min_elements=least, kern=kern)
         self.saved = (out,)
         return out
@@ -234,9 +260,11 @@ class PiecewiseLinearGrad(Node):
     that function's gradient under create_graph. Linear in ``g``; ``x`` (or the function's output, which relu's
     formula reads) is an input only so that the gradient depends on it, with derivative zero. As PyTorch's
     ThresholdBackwardBackward0 and kin: the gradient requires grad even for a constant ``g``, and its own
-    gradient with respect to ``x`` is zeros (not None)."""
+    gradient with respect to ``x`` is zeros (not None). A half-precision ``g`` is multiplied in float32 and rounded
+    once, as PyTorch's kernels (``float32_compute``; ``d``, f', as forward computed it in float32)."""
 
     diagonal_jacobian = True
+    float32_compute = True
 
     def forward(self, g, x, d, selects):
         self.d, self.selects = d, selects  # (not in ``saved``: no input's array, nothing to version-check)

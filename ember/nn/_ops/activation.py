@@ -25,7 +25,7 @@ from ..._meta import kept_layout
 from ..._parallel import multiply, parallel_blocks, parallel_flat, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
-from ...autograd.lowp import to_float32
+from ...autograd.lowp import narrow, to_float32
 from ...autograd.no_derivative import _NotImplemented
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...autograd.saved_attributes import not_saved, saved_tensor, saved_value
@@ -41,6 +41,7 @@ class Pointwise(Node):
 
     diagonal_jacobian = True
     float32_compute = True
+    constant_saved = (0,)  # (f': its float32 values, as forward computed them, a constant of the gradient)
     contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
     saves_input = False  # (True: PyTorch's node saves the input, ``node_named``'s ``saved``)
     # True where PyTorch's backward kernel selects (``f' != 0 ? g f' : 0``, hardtanh's, threshold's) rather than
@@ -101,6 +102,8 @@ class Pointwise(Node):
         if type(g) is RecordedArray and self.backward_op_without_derivative is not None:
             plain = g.t._data
             plain = self.selected(plain) if self.selects_gradient else multiply(plain, self.derivative())
+            if plain.dtype != g.dtype:  # (a half-precision gradient times the float32 f': rounded once, as PyTorch's
+                plain = narrow(plain, g.dtype)  # kernel computing in float32)
             depends_on = [t for t in (g.t, _input_of(self, g)) if t._requires_grad]  # (grad_output, self)
             return (RecordedArray(_NotImplemented.apply(*depends_on, grad=plain,
                                                         op=self.backward_op_without_derivative)),)
@@ -141,9 +144,12 @@ class Pointwise(Node):
 def _input_of(node: Node, g) -> Tensor:
     """A tensor of the graph standing for ``node``'s input (its edge; its values, which the product's gradient
     never reads, are not kept: the node saves f' alone): the input the node saved, which for an in-place form is
-    PyTorch's ``self.clone()`` (``keep_original_input``: its CloneBackward0's edge), else the node's own edge."""
-    fn, nr = next((entry[3][0] for entry in node._saved_versions
-                   if entry[3][1] == 1 and entry[3][0].__class__ is tuple), node.next_edges[0])
+    PyTorch's ``self.clone()`` (``keep_original_input``: its CloneBackward0's edge), or the node's result for one
+    that saved its result (leaky_relu_'s ``_saved_result``: PyTorch's formula reads the result, its edge the node's
+    output), else the node's own edge."""
+    source = next((entry[3][0] for entry in node._saved_versions if entry[3][1] == 1), None)
+    fn, nr = source if source.__class__ is tuple else (node, source) if source.__class__ is int else \
+        node.next_edges[0]
     return Tensor._make(xp.broadcast_to(xp.zeros((), g.dtype), g.shape), fn, nr)
 
 
@@ -151,6 +157,7 @@ class SmoothPointwise(Pointwise):
     """A smooth activation: under create_graph f'(x) is computed again from the recorded input."""
 
     rerun_for_higher_order = True
+    constant_saved = ()
 
     def backward(self, g):  # (f'(x) recorded under create_graph: the rerun forward's)
         return (self.selected(g) if self.selects_gradient else multiply(g, self.derivative()),)
