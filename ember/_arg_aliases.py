@@ -292,7 +292,9 @@ def rsub_overloads_error(args: tuple, kwargs: dict) -> TypeError | None:
         bound = {}  # (too many, twice given, unknown: no overload takes them)
     bound.update(kwargs)
     other, alpha = bound.get("other"), bound.get("alpha", 1)
-    if is_tensor(bound.get("input")) and (is_tensor(other) or is_number(other)) and is_number(alpha) \
+    # (a Number to PyTorch's parser is a number or a 0-d tensor that requires no grad)
+    if is_tensor(bound.get("input")) and (is_tensor(other) or is_number(other)) and \
+            (is_number(alpha) or is_tensor(alpha) and alpha.dim() == 0 and not alpha.requires_grad) \
             and not (len(args) == 3 and is_tensor(other)):
         return None
     why = ""

@@ -37,3 +37,10 @@ def _outcome(m, call: str):
 @pytest.mark.parametrize("call", CASES)
 def test_rsub_as_pytorch(call):
     assert _outcome(ember, call) == _outcome(torch, call)
+
+
+@pytest.mark.parametrize("call", ["rsub(t, t, alpha=m.tensor(3.0))", "rsub(t, 2, alpha=m.tensor(3.0))",
+                                  "rsub(t, t, alpha=m.tensor(3.0, requires_grad=True))", "rsub(t, 2, m.tensor([3.0]))"])
+def test_a_0d_alpha_tensor_is_a_number_as_pytorch(call):
+    """A 0-d tensor that requires no grad is a Number to PyTorch's parser (any other tensor alpha is refused)."""
+    assert _outcome(ember, call) == _outcome(torch, call)

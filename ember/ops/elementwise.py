@@ -26,7 +26,7 @@ from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
 from ..autograd.recorded import RecordedArray, is_recorded
-from ..autograd.saved_attributes import saved_tensor
+from ..autograd.saved_attributes import NotSaved, saved_tensor
 from ..autograd.selected import selected_gradient
 
 
@@ -509,16 +509,26 @@ class Pow(Node):
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0 (a complex b: real, as PyTorch's)
-            if (a.__class__ is int or a.__class__ is float or a.__class__ is bool) and np_kind(b.dtype) == "c":
-                a = complex(a)  # (a number base of a complex exponent: its complex log, as PyTorch's (-2 ** z))
-            with xp.errstate(divide="ignore", invalid="ignore"):
-                log_a = xp.log(a)
-                if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
-                    log_a = log_a.item()
-                gb = g * conj_if_complex(self.saved[2] * log_a)
-            real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
-            gb = xp.where((a == 0) & real_nonnegative, 0, gb)
+            gb = g * self._exponent_rate(a, b)
         return ga, gb
+
+    def _exponent_rate(self, a, b):
+        """PyTorch's ``(result * log(a)).conj()`` (``pow_backward_exponent``), 0 selected where ``a`` is 0 and ``b``
+        real and >= 0: before the product with the grad, as PyTorch's (an infinite or NaN grad gives NaN there).
+        Recorded as its formula records it: a number base's log times the result is MulBackward1, and the zero
+        is selected (WhereBackward0) only where a number base is 0."""
+        number_base = a.__class__ is int or a.__class__ is float or a.__class__ is bool or a.__class__ is complex
+        if number_base and a.__class__ is not complex and np_kind(b.dtype) == "c":
+            a = complex(a)  # (a number base of a complex exponent: its complex log, as PyTorch's (-2 ** z))
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            log_a = xp.log(a)
+            if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
+                log_a = log_a.item()
+            rate = conj_if_complex(times_number(self.saved[2], log_a) if number_base else self.saved[2] * log_a)
+        if number_base and a != 0:
+            return rate
+        real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
+        return xp.where(real_nonnegative if number_base else (a == 0) & real_nonnegative, 0, rate)
 
 
 @torch_named("PowBackward1")
@@ -533,6 +543,7 @@ class PowTensors(Pow):
 class PowNumberBase(Pow):
     """``number ** t`` (``2 ** x``): Pow's node whose one input is the exponent, as PyTorch's (the number is none)."""
 
+    _raw_saved_self = NotSaved("_raw_saved_self")  # (the number base is PyTorch's Scalar: no tensor)
     _raw_saved_exponent = saved_tensor(1)[1]
     _saved_result, _raw_saved_result = saved_tensor(2)
 
