@@ -517,7 +517,7 @@ class Pow(Node):
         real and >= 0: before the product with the grad, as PyTorch's (an infinite or NaN grad gives NaN there).
         Recorded as its formula records it: a number base's log times the result is MulBackward1, and the zero
         is selected (WhereBackward0) only where a number base is 0."""
-        number_base = a.__class__ is int or a.__class__ is float or a.__class__ is bool or a.__class__ is complex
+        number_base = _is_number(a)
         if number_base and a.__class__ is not complex and np_kind(b.dtype) == "c":
             a = complex(a)  # (a number base of a complex exponent: its complex log, as PyTorch's (-2 ** z))
         with xp.errstate(divide="ignore", invalid="ignore"):
@@ -609,8 +609,8 @@ def _is_number(v) -> bool:
 def _complex_power(a, e):
     """``a ** e`` with a complex result (arrays of one complex dtype, or a Python number beside one) as PyTorch's CPU
     kernels compute it: a number exponent 0 fills 1 and 1 copies the base, a number base 1 fills 1 (as its
-    ``pow``), 2, 3, 0.5, -0.5, -1
-    and -2 (a complex one with no imaginary part too) are ``_POWER_SPECIAL_CASES``; any other exponent, and each
+    ``pow``), 2, 3, 0.5, -0.5, -1 and -2 (a complex one with no imaginary part too) are
+    ``_POWER_SPECIAL_CASES``; any other exponent, and each
     element of a tensor exponent (a number base's too), is the C library's ``cpow`` (``c_library_cpow``), where
     NumPy's power multiplies for an integer exponent. (-0.5, -1, -2 divide by Smith's algorithm, as PyTorch's scalar
     loop: its vectorised loop takes ``conj(w) / |w|^2``, which may differ in the last bits.)"""
@@ -619,7 +619,7 @@ def _complex_power(a, e):
         if exponent == 0:
             return xp.ones_like(a)
         if exponent == 1:
-            return a.copy()
+            return a.copy(order="K")
         special = _POWER_SPECIAL_CASES.get(exponent)
         if special is not None:
             with xp.errstate(all="ignore"):
@@ -639,7 +639,7 @@ def c_library_cpow(z, e):
     with xp.errstate(all="ignore"):
         log_z = xp.log(z)
         e = xp.asarray(e, dtype=z.dtype)
-        w = log_z * e  # (the result's shape and layout; its parts are set below)
+        w = xp.asarray(log_z * e)  # (the result's shape and layout, an array even 0-d; its parts set below)
         w.real = log_z.real * e.real - log_z.imag * e.imag
         w.imag = log_z.real * e.imag + log_z.imag * e.real
         return xp.exp(w, out=w)
