@@ -269,11 +269,47 @@ def overloads_error(name: str, args: tuple, kwargs: dict) -> TypeError | None:
     count, first = len(args) + len(kwargs), tensors.count("Tensor")
     if not first + 1 <= count <= first + numbers.count("=") + 1:  # (out_dtype's least count, the first's most)
         return None
-    given = [c_type_name(a) for a in args] + [f"{k}={c_type_name(kwargs[k])}" for k in reversed(kwargs)]
-    got = ", ".join(given) + (", " if kwargs and not args else "")
-    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                     f" * ({tensors}, *{numbers}, Tensor out = None)\n"
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({_got(args, kwargs)}), but "
+                     f"expected one of:\n * ({tensors}, *{numbers}, Tensor out = None)\n"
                      f" * ({tensors}, torch.dtype out_dtype, *{numbers}, Tensor out = None)\n")
+
+
+def _got(args: tuple, kwargs: dict) -> str:
+    """The arguments of a call as PyTorch's parser lists them after "got": the types of the positional ones, then
+    the keywords in the reverse of their order (a trailing comma where there is no positional one)."""
+    given = [c_type_name(a) for a in args] + [f"{k}={c_type_name(kwargs[k])}" for k in reversed(kwargs)]
+    return ", ".join(given) + (", " if kwargs and not args else "")
+
+
+def rsub_overloads_error(args: tuple, kwargs: dict) -> TypeError | None:
+    """PyTorch's TypeError for a call of ``torch.rsub`` that matches neither of its overloads (a number or no input,
+    an operand that is neither a tensor nor a number, an alpha that is no number, an alpha given by position with
+    a tensor operand, a missing or unknown argument); None for a call one overload takes. Its parser explains the
+    overload whose count of arguments is the call's: the second where there are three (the keywords it calls
+    incorrect, or the positional types it could not take), the first where four are given by position."""
+    bound = dict(zip(("input", "other", "alpha"), args))
+    if len(args) > 3 or bound.keys() & kwargs.keys() or not kwargs.keys() <= {"input", "other", "alpha"}:
+        bound = {}  # (too many, twice given, unknown: no overload takes them)
+    bound.update(kwargs)
+    other, alpha = bound.get("other"), bound.get("alpha", 1)
+    # (a Number to PyTorch's parser is a number or a 0-d tensor that requires no grad)
+    if is_tensor(bound.get("input")) and (is_tensor(other) or is_number(other)) and \
+            (is_number(alpha) or is_tensor(alpha) and alpha.dim() == 0 and not alpha.requires_grad) \
+            and not (len(args) == 3 and is_tensor(other)):
+        return None
+    why = ""
+    count = len(args) + len(kwargs)
+    if count == 3 and kwargs.keys() - {"input", "other"}:
+        incorrect = [k for k in reversed(kwargs) if k not in ("input", "other")]
+        why = f"      didn't match because some of the keywords were incorrect: {', '.join(incorrect)}\n"
+    elif count in (3, 4) and not kwargs:
+        marked = ", ".join([c_type_name(args[0])] + [f"!{c_type_name(a)}!" for a in args[1:]])
+        why = f"      didn't match because some of the arguments have invalid types: ({marked})\n"
+    first, second = " * (Tensor input, Tensor other, *, Number alpha = 1)\n", \
+        " * (Tensor input, Number other, Number alpha = 1)\n"
+    overloads = first + why + second if count == 4 else first + second + why
+    return TypeError(f"rsub() received an invalid combination of arguments - got ({_got(args, kwargs)}), but "
+                     f"expected one of:\n{overloads}")
 
 
 def function_operand_error(name: str, args: tuple, kwargs: dict, operand) -> TypeError | None:

@@ -26,7 +26,7 @@ from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
 from ..autograd.recorded import RecordedArray, is_recorded
-from ..autograd.saved_attributes import saved_tensor
+from ..autograd.saved_attributes import NotSaved, saved_tensor
 from ..autograd.selected import selected_gradient
 
 
@@ -509,24 +509,26 @@ class Pow(Node):
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0 (a complex b: real, as PyTorch's)
-            if (a.__class__ is int or a.__class__ is float or a.__class__ is bool) and np_kind(b.dtype) == "c":
-                a = complex(a)  # (a number base of a complex exponent: its complex log, as PyTorch's (-2 ** z))
-            with xp.errstate(divide="ignore", invalid="ignore"):
-                log_a = xp.log(a)
-                if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
-                    log_a = log_a.item()
-                real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
-                if isinstance(a, (int, float, complex)):  # a number base: PyTorch's formula is grad * (result *
-                    # log(base)), the product by the number recorded as MulBackward1 under create_graph, its where
-                    # (0 for an exponent >= 0) only at a zero base
-                    power_log = times_number(self.saved[2], log_a) if is_recorded(self.saved[2]) else \
-                        self.saved[2] * log_a
-                    if a == 0:
-                        power_log = xp.where(real_nonnegative, 0, power_log)
-                    return ga, g * conj_if_complex(power_log)
-                gb = g * conj_if_complex(self.saved[2] * log_a)
-            gb = xp.where((a == 0) & real_nonnegative, 0, gb)
+            gb = g * self._exponent_rate(a, b)
         return ga, gb
+
+    def _exponent_rate(self, a, b):
+        """PyTorch's ``(result * log(a)).conj()`` (``pow_backward_exponent``), 0 selected where ``a`` is 0 and ``b``
+        real and >= 0: before the product with the grad, as PyTorch's (an infinite or NaN grad gives NaN there).
+        Recorded as its formula records it: a number base's log times the result is MulBackward1, and the zero
+        is selected (WhereBackward0) only where a number base is 0."""
+        number_base = _is_number(a)
+        if number_base and a.__class__ is not complex and np_kind(b.dtype) == "c":
+            a = complex(a)  # (a number base of a complex exponent: its complex log, as PyTorch's (-2 ** z))
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            log_a = xp.log(a)
+            if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
+                log_a = log_a.item()
+            rate = conj_if_complex(times_number(self.saved[2], log_a) if number_base else self.saved[2] * log_a)
+        if number_base and a != 0:
+            return rate
+        real_nonnegative = (xp.real(b) >= 0) & (xp.imag(b) == 0) if xp.iscomplexobj(b) else b >= 0
+        return xp.where(real_nonnegative if number_base else (a == 0) & real_nonnegative, 0, rate)
 
 
 @torch_named("PowBackward1")
@@ -541,6 +543,7 @@ class PowTensors(Pow):
 class PowNumberBase(Pow):
     """``number ** t`` (``2 ** x``): Pow's node whose one input is the exponent, as PyTorch's (the number is none)."""
 
+    _raw_saved_self = NotSaved("_raw_saved_self")  # (the number base is PyTorch's Scalar: no tensor)
     _raw_saved_exponent = saved_tensor(1)[1]
     _saved_result, _raw_saved_result = saved_tensor(2)
 
@@ -549,30 +552,6 @@ class PowNumberBase(Pow):
 
     def backward(self, g):
         return (self._grads(g, False, self.needs_input_grad[0])[1],)
-
-
-def _complex_zero_base(a, b, out):
-    """``out`` (= a ** b, complex, NumPy's) with its entries at a zero base as PyTorch's: its kernel computes
-    exp(b * log(a)) (the C library's cpow), so 0 ** 0 is NaN there, 0 ** -1 is inf + NaN j and 0 ** 1 is -0j, where
-    NumPy's power answers 1, NaN and 0; a Python-number exponent that PyTorch special-cases (0, 1, 2, 3, 0.5, and
-    their negatives) is computed as it does: 1, the base, products, a square root and their reciprocals."""
-    zero = xp.asarray(a) == 0  # (a Python-number base: 0j ** t)
-    if not zero.any():
-        return out
-    with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if isinstance(b, xp.ndarray):
-            at = xp.exp(b * xp.log(a))
-        elif b == 0:
-            return out  # (1, as NumPy's)
-        elif b in (1, 2, 3, 0.5, -1, -2, -0.5):
-            b = b.real  # (a complex number with no imaginary part, 2 + 0j: the same special case, as PyTorch's)
-            base = xp.asarray(a, dtype=out.dtype)
-            m = -b if b < 0 else b
-            at = base if m == 1 else base * base if m == 2 else base * base * base if m == 3 else xp.sqrt(base)
-            at = 1 / at if b < 0 else at
-        else:
-            at = xp.exp(out.dtype.type(b) * xp.log(xp.asarray(a, dtype=out.dtype)))
-    return xp.where(zero, at, out).astype(out.dtype, copy=False)
 
 
 def _integer_power(a, e):
@@ -588,12 +567,11 @@ def _integer_power(a, e):
 def pow_values(a, b):
     """``a ** b``'s values as PyTorch's pow kernel computes them (``pow`` and ``pow_``): a half precision base
     takes a number exponent rounded to its dtype through float32; an integer exponent tensor, PyTorch's integer
-    rule (``_integer_power``); a number exponent, its special cases (``_power``); a complex result, PyTorch's values
-    at a zero base."""
+    rule (``_integer_power``); a number exponent, its special cases (``_power``); a complex result, each base
+    and exponent as its complex kernel (``_complex_power``)."""
     if a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
         b = half_scalar(b, a.dtype)
-    out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else _power(a, b)
-    return _complex_zero_base(a, b, out) if out.dtype.kind == "c" else out
+    return _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else _power(a, b)
 
 
 # PyTorch's CPU pow kernel computes these number exponents of a float32, float64 or bfloat16 base as other ops
@@ -618,7 +596,53 @@ def _power(a, e):
     if (e.__class__ is int or e.__class__ is float) and a.__class__ is xp.ndarray and np_kind(a.dtype) == "f":
         special = _POWER_SPECIAL_CASES.get(e) if a.dtype != xp.float16 else None
         return xp.power(a, e) if special is None else special(a)
+    if a.__class__ is xp.ndarray and a.dtype.kind == "c" and (e.__class__ is xp.ndarray or _is_number(e)) or \
+            e.__class__ is xp.ndarray and e.dtype.kind == "c" and _is_number(a):
+        return _complex_power(a, e)
     return a ** e
+
+
+def _is_number(v) -> bool:
+    return v.__class__ is int or v.__class__ is float or v.__class__ is complex or v.__class__ is bool
+
+
+def _complex_power(a, e):
+    """``a ** e`` with a complex result (arrays of one complex dtype, or a Python number beside one) as PyTorch's CPU
+    kernels compute it: a number exponent 0 fills 1 and 1 copies the base, a number base 1 fills 1 (as its
+    ``pow``), 2, 3, 0.5, -0.5, -1 and -2 (a complex one with no imaginary part too) are
+    ``_POWER_SPECIAL_CASES``; any other exponent, and each
+    element of a tensor exponent (a number base's too), is the C library's ``cpow`` (``c_library_cpow``), where
+    NumPy's power multiplies for an integer exponent. (-0.5, -1, -2 divide by Smith's algorithm, as PyTorch's scalar
+    loop: its vectorised loop takes ``conj(w) / |w|^2``, which may differ in the last bits.)"""
+    if _is_number(e):
+        exponent = e.real if e.__class__ is complex and not e.imag else e
+        if exponent == 0:
+            return xp.ones_like(a)
+        if exponent == 1:
+            return a.copy(order="K")
+        special = _POWER_SPECIAL_CASES.get(exponent)
+        if special is not None:
+            with xp.errstate(all="ignore"):
+                return special(a)
+    if _is_number(a) and a == 1:  # (PyTorch's pow of the number 1 fills 1)
+        return xp.ones_like(e)
+    dtype = a.dtype if a.__class__ is xp.ndarray else e.dtype
+    return c_library_cpow(a if a.__class__ is xp.ndarray else xp.asarray(a, dtype), e)
+
+
+def c_library_cpow(z, e):
+    """``exp(e * log(z))`` for a complex array ``z`` and exponent ``e`` (an array or a number, in ``z``'s dtype) as
+    the C library's ``cpow`` computes it (PyTorch's ``std::pow`` of complex numbers, glibc's ``cpow``): ``log``
+    and ``exp`` are NumPy's, the C library's own, and the product is C's complex multiplication, ``(ac - bd) +
+    (ad + bc)i`` with each part rounded (NumPy's complex multiply may round otherwise). 0 ** e is so exp(e * -inf):
+    0 ** 0 is NaN, 0 ** -1 inf + NaN j."""
+    with xp.errstate(all="ignore"):
+        log_z = xp.log(z)
+        e = xp.asarray(e, dtype=z.dtype)
+        w = xp.asarray(log_z * e)  # (the result's shape and layout, an array even 0-d; its parts set below)
+        w.real = log_z.real * e.real - log_z.imag * e.imag
+        w.imag = log_z.real * e.imag + log_z.imag * e.real
+        return xp.exp(w, out=w)
 
 
 def remainder_values(a, b, out=None, casting: str = "same_kind"):

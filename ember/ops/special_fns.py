@@ -17,9 +17,12 @@ Gradients are PyTorch's formulas, computed by ember's ops under ``create_graph``
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 from .. import _dtype
+from .._arg_aliases import rsub_overloads_error
 from .._backend import xp
 from .._memory_format import astype_result
 from .._size import c_type_name
@@ -306,12 +309,24 @@ def rad2deg(input: Tensor) -> Tensor:
     return Rad2DegBackward0.apply(_floating(input))
 
 
+def _as_rsub_overloads(fn: Callable) -> Callable:
+    """``fn`` taking its arguments as PyTorch's two rsub overloads take them (``rsub_overloads_error``: a tensor
+    ``other`` with ``alpha`` by keyword only, a number one with it by position too), refusing others in its words."""
+    @functools.wraps(fn)
+    def rsub(*args, **kwargs):
+        if (error := rsub_overloads_error(args, kwargs)) is not None:
+            raise error
+        return fn(*args, **kwargs)
+
+    return rsub
+
+
+@_as_rsub_overloads
 def rsub(input: Tensor, other, alpha=1) -> Tensor:
-    """``other - alpha * input``: ``sub`` with its operands swapped (``other`` a tensor or a number)."""
+    """``other - alpha * input``: ``sub`` with its operands swapped (``other`` a tensor or a number; ``alpha`` by
+    keyword only with a tensor ``other``, as PyTorch's overloads)."""
     from .elementwise import rsub as _rsub
 
-    if not isinstance(input, Tensor):
-        raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {c_type_name(input)}")
     return _rsub(input, other, alpha=alpha)
 
 

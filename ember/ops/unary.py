@@ -323,6 +323,28 @@ class Reciprocal(Node):
         return (-g * (out * out),)
 
 
+def clamp_by_numbers(x, lo, hi):
+    """``x`` (an array) within the number bounds ``lo``/``hi`` (None: that side open) as PyTorch's kernels give it:
+    ``min(max(x, lo), hi)`` keeping x where it ties a bound, so a zero keeps its sign (``clamp(-0.0, min=0.0)`` is
+    -0.0), a NaN x stays NaN, min > max gives max, and a NaN bound gives NaN everywhere.
+
+    NumPy's clip, one pass, gives the same except at a tie with a one-sided bound (``np.maximum``: the bound), which
+    only a zero bound of a floating x can tell from x: that case alone takes the slower, explicit selection."""
+    if x.dtype.kind in "iub" or not _ties_a_zero(lo, hi):
+        return xp.clip(x, lo, hi).astype(x.dtype, copy=False)  # (ml_dtypes' bfloat16 clip gives float32)
+    out = x.copy()
+    if lo is not None:
+        xp.copyto(out, lo, where=x < lo)  # (a NaN x compares False: kept, as a tie)
+    if hi is not None:
+        xp.copyto(out, hi, where=out > hi)
+    return out
+
+
+def _ties_a_zero(lo, hi) -> bool:
+    """A bound is a zero (either sign) and neither is NaN (a NaN bound is NumPy's clip's NaN result, PyTorch's)."""
+    return (lo == 0 or hi == 0) and lo == lo and hi == hi
+
+
 class _ClampByNumbers(Node):
     """clamp's number overload (``clamp_min``'s, ``clamp_max``'s): x's gradient where it lies within the bounds.
     Saves x (``_saved_self``) and reads the bounds as numbers (``_saved_min``/``_saved_max`` where PyTorch's
@@ -334,7 +356,7 @@ class _ClampByNumbers(Node):
     def forward(self, x, lo, hi):
         self.saved = (x,)
         self.lo, self.hi = lo, hi
-        return xp.clip(x, lo, hi).astype(x.dtype, copy=False)  # ml_dtypes' bfloat16 clip gives float32
+        return clamp_by_numbers(x, lo, hi)
 
     def backward(self, g):
         x = self.saved[0]
