@@ -18,6 +18,7 @@ from ._size import c_type_name
 from ._tensor import Tensor
 from .nn import functional as F
 from .nn._ops.embedding_bag import embedding_bag_native
+from .nn._ops.norm import batch_norm_native, instance_norm_native
 
 # PyTorch's torch.nn.functional re-exports these top-level operators unchanged (F.conv2d is torch.conv2d).
 SAME_AS_FUNCTIONAL = ("adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "conv1d", "conv2d", "conv3d",
@@ -54,14 +55,15 @@ def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, runnin
                running_var: Tensor | None, training: bool, momentum: float, eps: float,
                cudnn_enabled: bool) -> Tensor:
     """``torch.batch_norm``: the weight and bias come before the running statistics (``F.batch_norm``'s order is
-    the reverse), and every argument is required."""
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    the reverse), and every argument is required. The native op: without ``F.batch_norm``'s checks of the batch
+    size and eps (it computes a batch of one in training, an eps <= 0)."""
+    return batch_norm_native(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
                   running_var: Tensor | None, use_input_stats: bool, momentum: float, eps: float,
                   cudnn_enabled: bool) -> Tensor:
-    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    return instance_norm_native(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
 def dropout(input: Tensor, p: float, train: bool) -> Tensor:

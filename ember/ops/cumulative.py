@@ -88,6 +88,7 @@ def _as_asked(out: Tensor, asked: _dtype.dtype | None) -> Tensor:
 
 def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``; integers and bools accumulate as int64, as in PyTorch."""
+    _wrap_dim(dim, max(x._data.ndim, 1))  # (PyTorch checks the dim before a refused dtype=)
     if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running product)
         raise _dtype.not_implemented_for("cumprod_out_cpu", _dtype.bool_)
     x, asked = _accumulated_as(x, dtype)

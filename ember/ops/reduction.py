@@ -246,8 +246,10 @@ def _prod_of_others(x, axes):
 def evenly_distributed_mask(x, value):
     """Where PyTorch's ``evenly_distribute_backward`` sends the gradient of ``value``, one of x's elements (max(),
     min(), median() of all elements): the elements equal to it, or every NaN when it is NaN."""
-    # (a NumPy scalar: a 0-d x's reduction; a recorded array under create_graph: equality)
-    if (type(value) is xp.ndarray or isinstance(value, xp.generic)) and xp.isnan(value).any():
+    # (a NumPy scalar: a 0-d x's reduction; under create_graph a recorded array, whose values are read: a NaN is
+    # equal to nothing, so equality would send the gradient nowhere, NaN everywhere)
+    raw = value_of(value)
+    if (type(raw) is xp.ndarray or isinstance(raw, xp.generic)) and xp.isnan(raw).any():
         return xp.isnan(x)
     return x == value
 
@@ -454,10 +456,10 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> T
     # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
     if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
-    x, asked = _accumulated_as(x, dtype)
     ndim = x._data.ndim
-    return _as_asked(_dims_as_given(node.apply(x, axes=None if dim is None else _axes(dim, ndim), keepdim=keepdim),
-                                    dim, ndim), asked)
+    axes = None if dim is None else _axes(dim, ndim)  # (PyTorch checks the dims before a refused dtype=)
+    x, asked = _accumulated_as(x, dtype)
+    return _as_asked(_dims_as_given(node.apply(x, axes=axes, keepdim=keepdim), dim, ndim), asked)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
@@ -492,10 +494,11 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
         keepdim = False
     elif dim is NOT_GIVEN:
         raise keepdim_without_dim("prod", False, dtype)
-    x, asked = _accumulated_as(x, dtype)
     dim = None if dim is NOT_GIVEN else dim
+    axes = _axes(dim, x._data.ndim)  # (PyTorch checks the dim before a refused dtype=)
+    x, asked = _accumulated_as(x, dtype)
     node = Prod if dim is None else _ProdOverDim  # (PyTorch's ProdBackward1 for the overload given a dim)
-    return _as_asked(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), asked)
+    return _as_asked(node.apply(x, axes=axes, keepdim=keepdim), asked)
 
 
 def not_one_dim(dim) -> bool:
@@ -707,7 +710,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
     dtype = check_norm_dtype(x, dtype, "linalg.vector_norm")
     if dtype is not None:
         x = promoted(x, dtype)
-    order = 2.0 if p == "fro" else float(p)
+    order = 2.0 if p == "fro" or p is None else float(p)  # (None: PyTorch's 2-norm over ``dim``)
     axes = _axes(dim, x._data.ndim)
     if (order == xp.inf or order < 0) and x._data.size == 0:
         _refuse_empty_extreme(x, order, dim)
@@ -893,6 +896,7 @@ class CumSum(Node):
 
 
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    _wrap_dim(dim, builtins.max(x._data.ndim, 1))  # (PyTorch checks the dim before a refused dtype=)
     if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running sum)
         raise _dtype.not_implemented_for("cumsum_out_cpu", _dtype.bool_)
     x, asked = _accumulated_as(x, dtype)

@@ -436,11 +436,12 @@ def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         raise RuntimeError("nansum on CPU does not support complex inputs")
     if not x.is_floating_point():
         return sum(x, dim, keepdim, dtype=dtype)
+    axes = _axes(dim, x._data.ndim)  # (PyTorch checks the dims before a refused dtype=)
     refuse_integer_history(x, dtype)
     if dtype is not None and dtype.is_complex:  # (a floating input's: PyTorch's kernel has no complex version)
         raise not_implemented_for("nansum_cpu", dtype)
     dtype = None if dtype is None else dtype.np
-    return Nansum.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim, dtype=dtype)
+    return Nansum.apply(x, axes=axes, keepdim=keepdim, dtype=dtype)
 
 
 def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -247,12 +247,34 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     neither), updates them in place: ``running = (1 - momentum) * running + momentum * batch`` with the
     *unbiased* batch variance, as PyTorch does; ``training=False`` normalises with the running stats, which
     must then be given (PyTorch's errors otherwise).
+
+    As PyTorch's ``F.batch_norm``, it first refuses (ValueError) what its Python wrapper refuses, whatever the
+    input holds: in training, one value per channel (N * prod(spatial) == 1, an input without channels too) and an
+    eps <= 0; a negative eps always. ``torch.batch_norm`` (``batch_norm_native``) makes neither check.
     """
+    shape = input.shape
+    if training and not shape:  # (PyTorch's wrapper reads the batch size of a 0-d input's empty size)
+        raise IndexError("tuple index out of range (batch_norm expects an input of shape (N, C, ...), got [])")
+    if training and math.prod(shape[2:], start=shape[0]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {shape}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return batch_norm_native(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def batch_norm_native(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                      weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+                      momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """PyTorch's native batch_norm (``torch.batch_norm``, ``F.batch_norm`` after its checks): any eps, one value
+    per channel in training computed (a zero result; the running variance's unbiased update then NaN). An empty
+    input returns first, before any parameter is checked: ``input * weight[0] + bias[0]``, as PyTorch's kernel."""
     x = input._data
-    if x.ndim == 1 and x.size == 0:  # PyTorch's kernel returns any empty input before it looks for channels
+    if x.size == 0 and x.ndim:
         out = input.clone()
-        out = out * weight[0] if weight is not None else out
-        return out + bias[0] if bias is not None else out
+        out = out * weight.select(0, 0) if weight is not None else out
+        return out + bias.select(0, 0) if bias is not None else out
     if x.ndim < 2:
         _refuse_without_channels(input, running_mean, running_var, weight, bias, training)
     c = x.shape[1]
@@ -269,17 +291,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     bias = bias.reshape(c) if bias is not None and bias._data.ndim != 1 else bias
     if training and (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
-    if x.size:  # (PyTorch's kernel returns an empty batch before it dispatches on the dtype)
-        _refuse_non_floating("batch_norm", input)
+    _refuse_non_floating("batch_norm", input)
     check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if not training and t is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
-    count = x.size // c if c else 0
-    if count == 0:  # an empty batch: an empty result, running stats untouched, as in PyTorch
-        return _affine_only(input, weight, bias)
-    if training and count == 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    count = x.size // c
     update = training and running_mean is not None
     stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
     mean = None if training else running_mean._data
@@ -294,12 +311,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 
 
 def _refuse_without_channels(input: Tensor, running_mean, running_var, weight, bias, training: bool) -> None:
-    """PyTorch's errors for batch_norm of an input without a channel dimension (0-d or 1-D): its wrapper reads the
-    batch size (0-d, training), its kernel then finds no channels (so any given parameter has too many elements)
-    and reads dimension 1."""
+    """PyTorch's errors for the native batch_norm of an input without a channel dimension (0-d or 1-D): its kernel
+    finds no channels (so any given parameter has too many elements) and reads dimension 1."""
     hint = f" (batch_norm expects an input of shape (N, C, ...), got {list(input.shape)})"
-    if training and input._data.ndim == 0:
-        raise IndexError("tuple index out of range" + hint)
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if not training and t is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
@@ -340,19 +354,13 @@ def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:
     return True
 
 
-def _affine_only(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
-    """batch_norm of an empty input: empty, and a graph to weight and bias (their gradients: zeros)."""
-    shape = (1, -1) + (1,) * (input.dim() - 2)
-    out = input * weight.reshape(shape) if weight is not None else input.clone()
-    return out + bias.reshape(shape) if bias is not None else out
-
-
 def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, momentum: float, count: int) -> None:
     """running <- (1 - momentum) running + momentum batch_stat, in place (not part of the graph). As PyTorch's
     kernel, which writes them in place within the op, their versions stay: a second forward of the same layer
     before backward leaves the first one's saved statistics valid."""
     mean, var = (a.reshape(-1) for a in stats)
-    var = var * (count / (count - 1))  # unbiased, as PyTorch stores it
+    with xp.errstate(divide="ignore", invalid="ignore"):  # (one value per channel: 0 / 0, NaN, as PyTorch's)
+        var = var * count / xp.float64(count - 1)  # unbiased, as PyTorch stores it
     for buf, stat in ((running_mean, mean), (running_var, var)):
         d = buf._data
         d *= 1 - momentum
@@ -777,11 +785,19 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     As PyTorch, it is batch normalisation of the input seen as (1, N * C, *): ``use_input_stats`` (training) uses
     each instance's mean and biased variance and, if running stats are given, moves them by ``momentum`` towards
     the batch average of the instances' means and unbiased variances; otherwise it normalises with the running
-    statistics (the same for every sample).
+    statistics (the same for every sample). As PyTorch's ``F.instance_norm``, one spatial element in training is
+    its ValueError first (``torch.instance_norm``, ``instance_norm_native``, computes it).
     """
-    shape = input._data.shape
-    if use_input_stats and math.prod(shape[2:]) == 1:  # (also an input of fewer than 2 dims, as PyTorch checks)
+    if use_input_stats and math.prod(input._data.shape[2:]) == 1:  # (also an input of fewer than 2 dims)
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    return instance_norm_native(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def instance_norm_native(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                         weight: Tensor | None, bias: Tensor | None, use_input_stats: bool, momentum: float,
+                         eps: float) -> Tensor:
+    """PyTorch's native instance_norm (``torch.instance_norm``): the native batch_norm of the (1, N * C, *) view."""
+    shape = input._data.shape
     if len(shape) < 2:  # PyTorch's IndexError for the channel dim it reads
         raise IndexError("Dimension specified as 0 but tensor has no dimensions" if not shape else
                          "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
@@ -799,10 +815,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     # PyTorch's graph in both modes: the input viewed as (1, N * C, *), every per-channel tensor repeated per sample
     # (copies: running statistics changed in place before backward are no error), the result viewed back
     rows = [None if t is None else t.repeat(n) for t in (running_mean, running_var, weight, bias)]
-    out = batch_norm(input.reshape(1, n * c, *shape[2:]), *rows, use_input_stats, momentum, eps)
-    if track:  # each channel's running statistics: the average of its N instances' updates
+    out = batch_norm_native(input.reshape(1, n * c, *shape[2:]), *rows, use_input_stats, momentum, eps)
+    if track:  # each channel's running statistics: the average of its N instances' updates (none: NaN)
         for buf, rep in zip((running_mean, running_var), rows):
-            buf._data[...] = rep._data.reshape(n, c).mean(0)
+            with xp.errstate(invalid="ignore"):
+                buf._data[...] = rep._data.reshape(n, c).sum(0) / xp.float64(n)
             buf._bump_version()
     return out.view(shape)  # (a view, as PyTorch's: ViewBackward0)
 
