@@ -94,6 +94,7 @@ CASES = [
     ("qat-fake-quantize-lsq", ["qat_fakequant.py"], 1),
     ("yolo-anchors-ciou-nms", ["yolo_anchors.py"], 1),
     ("ppo-gae-categorical-rollouts", ["ppo_gae.py"], 1),
+    ("rainbow-c51-noisy-per-index-add", ["rainbow_c51.py"], 1),
     ("linalg-objectives-gp-cholesky-cov-eigh", ["linalg_loss.py"], 1),
     ("fno-2d-rfft2-cfloat-weights", ["fft_spectral.py"], 1),
     ("fits-complex-linear-forecast", ["freq_interp_forecast.py"], 1),

@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from .._device import check_device
-from . import _ember_format, _torch_format
+from . import _ember_format, _torch_format, _torch_legacy
 from ._archive import Archive
 from ._atomic import write_atomically
 from ._globals import add_safe_globals, allowed, clear_safe_globals, get_safe_globals, safe_globals
@@ -181,8 +181,8 @@ def _not_an_archive(head: bytes) -> str:
     if not head:
         return "the file is empty"
     if head[:1] == b"\x80":
-        return ("it is a pickle (a legacy torch.save file?): ember.load never unpickles, since unpickling can "
-                "run arbitrary code. Load it in PyTorch and re-save it with torch.save (zip format)")
+        return ("it is a pickle, not a torch.save file: ember.load never unpickles, since unpickling can run "
+                "arbitrary code")
     return f"it is not an ember.save, torch.save or safetensors file (it starts with {head[:8]!r})"
 
 
@@ -192,7 +192,8 @@ def _is_safetensors(head: bytes) -> bool:
 
 def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
-    """Read an object written by ``ember.save`` or ``torch.save`` (zip format), or a safetensors file.
+    """Read an object written by ``ember.save`` or ``torch.save`` (its zip format, or the legacy format of PyTorch
+    before 1.6 and of ``_use_new_zipfile_serialization=False``), or a safetensors file.
 
     Args:
         map_location: None, "cpu", an ``ember.device``, or a dict from saved locations to them; any
@@ -236,6 +237,8 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
                     from .safetensors import _read
 
                     return _read(fh, size, what)
+                if _torch_legacy.is_legacy(head):
+                    return _torch_legacy.read(fh.read(), fail, weights_only, what)
                 fail(_not_an_archive(head))
             archive = Archive(fh, fail)
             names = archive.names()

@@ -87,7 +87,8 @@ class _Storage(Internal):
 _RECONSTRUCT = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct"}
 _SCALAR = {"numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar"}
 _NUMPY = {*_RECONSTRUCT, *_SCALAR, "numpy.ndarray", "numpy.dtype", "builtins.bytes"}
-_ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
+_ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
+            "torch._utils._rebuild_parameter",
             "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode", *_NUMPY,
             "collections.defaultdict", "builtins.complex", "collections.Counter",
             *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
@@ -351,6 +352,8 @@ class Unpickler:
             return self.bounds.new(xp.frombuffer(args[1], dtype=args[0])[0])
         if path == "torch._utils._rebuild_tensor_v2" and 6 <= len(args) <= 7:
             return self.tensor(*args[:5])
+        if path == "torch._utils._rebuild_tensor" and len(args) == 4:  # (PyTorch 0.3's: no requires_grad)
+            return self.tensor(*args, False)
         if path == "torch._utils._rebuild_parameter" and len(args) == 3 and isinstance(args[0], Tensor):
             from ..nn import Parameter
 
@@ -401,7 +404,9 @@ class Unpickler:
         self.fail(f"data.pkl calls {path} with unexpected arguments")
 
     def persistent_load(self, pid) -> _Storage:
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _Global)
+        # (the legacy format's ids have a sixth item, the view metadata of PyTorch 0.3's storage views: None since)
+        if not (isinstance(pid, tuple) and (len(pid) == 5 or (len(pid) == 6 and pid[5] is None))
+                and pid[0] == "storage" and isinstance(pid[1], _Global)
                 and pid[1].path.removeprefix("torch.") in _STORAGES and isinstance(pid[2], str)
                 and type(pid[4]) is int and pid[4] >= 0):
             self.fail(f"data.pkl has an unsupported persistent id {str(pid)[:80]}")
