@@ -77,7 +77,7 @@ EXACT = frozenset("""
 addbmm addmm addmv amax amin argmax argmin baddbmm bmm clamp clip dot gather index_select masked_select matmul mm mv
 round sort take tensordot topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
-sgn nan_to_num inner isposinf isneginf any all float_power softmax log_softmax
+sgn nan_to_num inner isposinf isneginf any all float_power chain_matmul linalg_multi_dot softmax log_softmax linalg_det
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -91,6 +91,8 @@ EXACT_MESSAGES = {
     **dict.fromkeys("addmm addmv baddbmm bmm matmul mm gather sort topk argmax argmin max min norm tril triu softmax "
                     "log_softmax".split(), _CPP),
     **dict.fromkeys(("dot", "vdot"), "result dtype {out} does not match input dtype {result}"),
+    **dict.fromkeys(("chain_matmul", "linalg_multi_dot"),
+                    "multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}"),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
             "out's dtype.",
     "amin": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "

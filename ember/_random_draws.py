@@ -423,6 +423,20 @@ class _ScalarStream:
         g._next_double = self.cached
 
 
+def _c_pow(base: float, exponent: float) -> float:
+    """C's ``pow`` for a base in (0, 1]: +inf where Python's ``math.pow`` raises OverflowError (a negative
+    concentration's boost ``(1 - u) ** (1 / alpha)``)."""
+    try:
+        return math.pow(base, exponent)
+    except OverflowError:
+        return math.inf
+
+
+def _c_sqrt(x: float) -> float:
+    """C's ``sqrt``: NaN for a negative argument where Python's ``math.sqrt`` raises ValueError."""
+    return math.sqrt(x) if not x < 0 else math.nan
+
+
 @holding_lock
 def gamma(g, alphas: np.ndarray) -> np.ndarray:
     """One Gamma(alpha, 1) draw per element of ``alphas`` (flat, in order), as PyTorch's CPU ``_standard_gamma``
@@ -430,7 +444,9 @@ def gamma(g, alphas: np.ndarray) -> np.ndarray:
     Tsang's rejection method on ``normal_distribution<double>`` and ``1 - u`` of 53-bit uniforms, alpha below 1
     boosted by one with the scale ``(1 - u) ** (1 / alpha)``. ``alpha += 1``, ``1 / alpha`` and ``d = alpha - 1/3``
     are taken in the alpha's own type (float32 for float32), the rest in double; a draw is returned in float64.
-    The values come from a ``_ScalarStream`` (about three uniforms a draw)."""
+    The values come from a ``_ScalarStream`` (about three uniforms a draw).
+    A NaN or negative alpha follows C's IEEE arithmetic as PyTorch's does (a NaN ``y`` leaves the normal loop, a NaN
+    ``sqrt``, an infinite ``pow``), so it ends in a NaN or infinite draw instead of looping forever."""
     single = alphas.dtype == _F32
     as_scalar = _F32 if single else _F64
     values = alphas.reshape(-1).tolist()
@@ -446,15 +462,15 @@ def gamma(g, alphas: np.ndarray) -> np.ndarray:
                 if alpha == 0:
                     out[k] = 0.0
                     continue
-                scale *= math.pow(1.0 - stream.uniform(), float(as_scalar(1) / alpha))
+                scale *= _c_pow(1.0 - stream.uniform(), float(as_scalar(1) / alpha))
                 alpha = as_scalar(alpha + as_scalar(1))
             d = float(alpha - as_scalar(_ONE_THIRD_F32)) if single else float(alpha) - _ONE_THIRD_F32
-            c = 1.0 / math.sqrt(9.0 * d)
+            c = 1.0 / _c_sqrt(9.0 * d)
             while True:
                 while True:
                     x = stream.normal()
                     y = 1.0 + c * x
-                    if y > 0:
+                    if not y <= 0:  # PyTorch's ``while (y <= 0)``: a NaN y (NaN or negative alpha) leaves the loop
                         break
                 v = y * y * y
                 u = 1.0 - stream.uniform()

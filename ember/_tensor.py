@@ -552,6 +552,17 @@ class Tensor(
             self.numpy()  # (PyTorch's error: the array would leave the graph without a word)
         return self._data if dtype is None else self._data.astype(dtype)
 
+    def __array_wrap__(self, array):
+        """A NumPy ufunc's result on a tensor (``np.exp(t)``, ``np.add(t, 1)``, ``np.sqrt(t)``) as a tensor sharing
+        the array's memory (``from_numpy``), a bool result as uint8, as PyTorch's ``__array_wrap__`` gives it. It
+        takes the array alone, as PyTorch's does, so NumPy 2 gives the same DeprecationWarning for each result
+        ("``__array_wrap__`` must accept context and return_scalar arguments")."""
+        from ._creation import from_numpy
+
+        if array.dtype == bool:
+            array = array.astype("uint8")  # (PyTorch's workaround from before it had bool tensors, kept)
+        return from_numpy(array)
+
     def _python_number(self):
         """The one element, for ``float(t)``, ``int(t)``: more elements are PyTorch's ValueError (``item()``'s
         is a RuntimeError)."""

@@ -467,7 +467,11 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 from ._arg_aliases import name_as_native_ops as _name_as_native_ops  # noqa: E402
+from ._out import with_out as _with_out  # noqa: E402
 
+# out= as PyTorch's linalg_det and linalg_multi_dot take it (out's dtype exactly the result's, resized)
+det = _with_out("linalg_det", det)
+multi_dot = _with_out("linalg_multi_dot", multi_dot)
 _accept_torch_names(globals(), "linalg.")  # PyTorch's keyword names: linalg.cholesky(input=A)
 _name_as_native_ops(globals(), "linalg_", __all__)  # linalg.inv.__name__: "linalg_inv"
 

@@ -51,9 +51,9 @@ def _to_seed(seed) -> int:
 
 def compiles_draw(n: int) -> bool:
     """Whether a draw of ``n`` values runs the compiled kernels (``ember._kernels.mt19937``): from the kernel
-    policy's ``min_compiled_elements`` on, where reading and writing NumPy's mt19937 state (~0.1 ms) is paid back;
+    policy's ``min_compiled_draw`` on, where reading and writing NumPy's mt19937 state (~0.2 ms) is paid back;
     below it, and with compiled kernels off, the NumPy code beside each kernel's call runs (the kernels' reference)."""
-    return int(n) >= _policy.min_compiled_elements and _policy.use_compiled()  # (policy.compiles, one call less)
+    return int(n) >= _policy.min_compiled_draw and _policy.use_compiled()  # (policy.compiles, one call less)
 
 
 def filled(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:

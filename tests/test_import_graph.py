@@ -237,6 +237,7 @@ TENSOR_LAYER_LATE_IMPORTS = {
     "ember.nn._ops.activation_more",  # x.hardshrink(), x.prelu(): the nn activations load with ember.nn
     "ember._shared_memory",  # x.share_memory_() (the shared mapping)
     "ember.utils.dlpack",  # x.__dlpack_device__() (DLPack's device enum)
+    "ember._creation",     # a NumPy ufunc's result on a tensor (__array_wrap__): from_numpy
 }
 
 

@@ -19,7 +19,7 @@ STARTS = [0, 5, 623, 624, 1000]  # words drawn before: fresh, mid-block, at and 
 
 
 def compiled_always():
-    return policy.override(compiled=True, min_compiled_elements=1)
+    return policy.override(compiled=True, min_compiled_elements=1, min_compiled_draw=1)
 
 
 def numpy_path():
@@ -98,15 +98,15 @@ def test_half_types_are_the_numpy_paths(n, dtype):
 
 
 def test_a_model_and_its_dropout_at_the_default_threshold():
-    """Sizes past ``min_compiled_elements`` (16 Ki) under the default policy: Linear's kaiming_uniform_ and bias,
+    """Sizes past ``min_compiled_draw`` (96 Ki) under the default policy: Linear's kaiming_uniform_ and bias,
     ``normal_`` in place, a dropout mask, a randn with a ragged tail of 16."""
-    assert 129 * 257 >= policy.min_compiled_elements
+    assert 385 * 257 >= policy.min_compiled_draw
     mt19937.uniform32._compiled = None  # drop the dispatcher: it must be made again by these draws
 
     def make(m):
-        layer = m.nn.Linear(257, 129)
-        return (layer.weight.detach(), layer.bias.detach(), m.nn.init.normal_(m.empty(129, 257), 0.1, 0.02),
-                m.nn.functional.dropout(m.ones(32, 1025), 0.5), m.randn(1 << 15 | 7), m.rand(1 << 14, dtype=m.float64))
+        layer = m.nn.Linear(257, 385)
+        return (layer.weight.detach(), layer.bias.detach(), m.nn.init.normal_(m.empty(385, 257), 0.1, 0.02),
+                m.nn.functional.dropout(m.ones(97, 1025), 0.5), m.randn(1 << 17 | 7), m.rand(1 << 17, dtype=m.float64))
 
     assert_same(run(make, ember, 0, 3), run(make, torch, 0, 3))
     assert mt19937.uniform32._compiled is not None, "the compiled kernel did not run"
@@ -146,17 +146,17 @@ def test_the_compiled_fma_rounds_once_as_the_reference():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_large_inits_are_pytorchs_in_place(dtype):
-    """``nn.init`` on weights past ``min_compiled_elements`` writes the draws into the weights themselves (a view
+    """``nn.init`` on weights past ``min_compiled_draw`` writes the draws into the weights themselves (a view
     taken before sees them, the version counter moves as PyTorch's); a strided one takes the copying path."""
     def make(m):
         dt, init = getattr(m, dtype), m.nn.init
-        w, u = m.empty(300, 200, dtype=dt), m.empty(129, 257, dtype=dt)
+        w, u = m.empty(500, 200, dtype=dt), m.empty(385, 257, dtype=dt)
         row, version = w[3], w._version
         init.kaiming_uniform_(w, a=5 ** 0.5)
         assert w._version == version + 1
         init.normal_(u, 0.1, 0.02)
         strided = init.uniform_(m.empty(200, 300, dtype=dt).t(), -0.5, 0.25)
-        tail = init.trunc_normal_(m.empty(1 << 14 | 5, dtype=dt), 0.0, 0.5)
+        tail = init.trunc_normal_(m.empty(1 << 17 | 5, dtype=dt), 0.0, 0.5)
         return w, row.clone(), u, strided.contiguous(), tail
 
     assert_same(run(make, ember, 0, 11), run(make, torch, 0, 11))

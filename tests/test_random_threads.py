@@ -148,7 +148,7 @@ def test_a_numpy_algorithm_draw_waits_for_a_compiled_draw_under_way(name):
         pytest.skip("numba's compiled kernels are not available")
     second = NUMPY_ALGORITHM_DRAWS[name]
     uses_global = name.startswith("distributions")
-    with policy.override(compiled=True, min_compiled_elements=1):
+    with policy.override(compiled=True, min_compiled_elements=1, min_compiled_draw=1):
         g = ember.default_generator if uses_global else ember.Generator()
         saved = g.get_state()
         try:

@@ -18,7 +18,8 @@ SIZES = [1, 3, 15, 16, 17, 33, 100, 1003]
 
 @pytest.fixture(params=[True, False], ids=["compiled", "numpy"])
 def compiled(request):
-    with policy.override(compiled=request.param and policy.use_compiled(), min_compiled_elements=16):
+    with policy.override(compiled=request.param and policy.use_compiled(), min_compiled_elements=16,
+                         min_compiled_draw=16):
         yield request.param
 
 

@@ -253,6 +253,16 @@ class KernelPolicy:
     # loaded numba, or once the NumPy-path transforms (0.2-0.5 ms a draw of 16-4096 float32 values, the compiled
     # one a few microseconds) have cost the process this many seconds, about numba's load (``ember._random_normals``).
     normal_numpy_budget_s: float = 0.5
+    # A draw of the generator's words (``rand``, ``uniform_``, ``randint``, dropout's test, ``normal_``'s uniforms;
+    # ``ember._kernels.mt19937``) runs compiled from this many values on: each compiled draw reads NumPy's mt19937
+    # state out and writes it back (``MT19937.state``: 75 + 92 µs of CPU at load 14 on the 2-core AMD EPYC machine,
+    # 2026-12-07; the kernel itself 4 µs on 16 values), where the NumPy path pays per word. ``torch.rand(n)``
+    # float32, CPU µs per call, compiled / NumPy, medians of 5-9 alternating runs (load 11-16): 4 Ki 243-283 /
+    # 65-94, 16 Ki 336-371 / 171-202, 32 Ki 325-455 / 224-313, 64 Ki 359-726 / 369-596 (NumPy / compiled
+    # 0.82-1.03), 96 Ki 539 / 609 (1.13), 128 Ki 587-1097 / 729-1160 (0.88-1.24), 256 Ki 1032-1740 / 1423-2095
+    # (1.0-1.38), 512 Ki 1931 / 2993 (1.55): the compiled draw pays from about 96 Ki on (docs/benchmarks.md,
+    # "the compiled draw's threshold"; ``bench/compiled_draw_threshold.py``).
+    min_compiled_draw: int = 96 << 10
     # A sparse gradient of nnz entries over a table of up to this many rows per entry is coalesced by the compiled
     # kernel, which marks every table row (``embedding.distinct_rows``); sparser ones are sorted (the reference).
     # 8192 entries of 128 float32, one thread: marked 0.20 / 0.35 / 0.58 / 1.01 ms at 6 / 32 / 64 / 128 rows per

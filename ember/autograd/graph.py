@@ -1187,12 +1187,9 @@ def _drop_unread(saved: tuple, readers: tuple, needs: tuple) -> tuple:
     out = list(saved)
     for k in dropped:
         a = saved[k]
-        if not isinstance(a, xp.ndarray):
-            continue
-        for j, s in enumerate(saved):
-            if s is a and j not in dropped:  # the same array, read for a needed gradient: it stays
-                break
-        else:
+        # (also where another entry holds the same array for a needed gradient, ``x * x.detach()``: PyTorch saves
+        # per operand, so the unread one's ``_saved_<name>`` is None there too)
+        if isinstance(a, xp.ndarray):
             out[k] = _stand_in(a.shape, a.dtype, a.strides)
     return tuple(out)
 

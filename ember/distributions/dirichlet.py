@@ -33,11 +33,13 @@ class Dirichlet(ExponentialFamily):
 
         # PyTorch's _sample_dirichlet: the gamma draws and their normalisation in float64 whatever the
         # concentration's type, then the ratio cast back and kept inside (0, 1): at least the type's smallest
-        # normal number, at most the largest value below 1
+        # normal number, at most the largest value below 1; a NaN ratio (an infinite draw over an infinite sum)
+        # becomes the smallest, as PyTorch's std::min(max, std::max(min, ratio)) makes it
         concentration = self.concentration.expand(tuple(self._extended_shape(sample_shape)))
         g = standard_gamma(concentration.to(float64))
         ratio = (g / g.sum(-1, keepdim=True)).to(concentration.dtype)
-        return ratio.clamp(min=finfo(ratio.dtype).tiny, max=1 - finfo(ratio.dtype).eps / 2)
+        tiny = finfo(ratio.dtype).tiny
+        return ratio.nan_to_num(nan=tiny).clamp(min=tiny, max=1 - finfo(ratio.dtype).eps / 2)
 
     def log_prob(self, value):
         from ..ops.gamma_fns import xlogy

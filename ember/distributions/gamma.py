@@ -96,7 +96,8 @@ class StandardGamma(Node):
         # PyTorch's sampler in float32 or float64 (the types its kernel is compiled for), in memory order
         drawn = alpha if alpha.dtype in (xp.float32, xp.float64) else alpha.astype(xp.float32)
         x = gamma(generator_of(None), xp.ascontiguousarray(drawn)).reshape(alpha.shape)
-        x = xp.maximum(x, xp.finfo(alpha.dtype).tiny).astype(alpha.dtype)
+        # PyTorch's std::max(smallest normal, draw): a NaN draw (NaN or negative alpha) also becomes that number
+        x = xp.fmax(x, xp.finfo(alpha.dtype).tiny).astype(alpha.dtype)
         self.saved = (alpha, x)
         return x
 

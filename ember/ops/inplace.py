@@ -715,11 +715,21 @@ def check_normal_std(std) -> None:
 
 
 def check_uniform_bounds(x: Tensor, a: float, b: float) -> None:
-    """PyTorch's errors for ``uniform_``: bounds out of order, or an integer tensor."""
-    if a > b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+    """PyTorch's errors for ``uniform_``, in its order: an integer tensor; a bound that is not a finite number
+    within the (real) dtype's range (NaN and the infinities included); bounds out of order; a range ``to - from``
+    past the dtype's largest value (its draws would overflow to inf)."""
     if np_kind(x._data.dtype) not in "fc":
         raise not_implemented_for("check_uniform_bounds", x.dtype)
+    limits = xp.finfo(x._data.dtype)  # a complex tensor's real dtype: PyTorch checks its view_as_real
+    real, lowest, highest = xp.dtype(limits.dtype).name, float(limits.min), float(limits.max)
+    for value, name in ((a, "from"), (b, "to")):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {CPP_TYPE_NAMES[real]}")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+    if not b - a <= highest:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{SCALAR_TYPE_NAMES[real]}>::max(), "
+                           f"but found to={b:g} and from={a:g} which result in to-from to exceed the limit")
 
 
 def draws_nothing(x: Tensor) -> bool:

@@ -62,14 +62,19 @@ class ASGD(Optimizer):
 
     def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
         _single_tensor_asgd(params, grads, state_arrays(states, "ax"), state_arrays(states, "mu"),
-                            state_arrays(states, "eta"), state_arrays(states, "step"), lambd=group["lambd"],
+                            state_arrays(states, "eta"), _step_counts(states), lambd=group["lambd"],
                             lr=group["lr"], t0=group["t0"], alpha=group["alpha"],
                             weight_decay=group["weight_decay"], maximize=group["maximize"])
         return True
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
-        step, eta, mu = state["step"]._data, state["eta"]._data, state["mu"]._data
-        step += 1
+        if group["foreach"] and not isinstance(state["step"], Tensor):
+            # PyTorch's foreach step groups its lists of tensors, a number among them refused by the binding
+            raise TypeError("_group_tensors_by_device_and_dtype(): incompatible function arguments: state_steps "
+                            f"holds {type(state['step']).__name__} {state['step']!r}, not a tensor")
+        eta, mu = state["eta"]._data, state["mu"]._data
+        step = _step_counts([state])[0]
+        step += 1  # (in place for a tensor's array; a number is rebound here only, as in PyTorch)
         g = self._decayed_grad(p, g, group["weight_decay"], group["maximize"])
         ax, tmp = state["ax"]._data, self._scratch(p)
         eta_value = float(eta)
@@ -84,6 +89,14 @@ class ASGD(Optimizer):
         _schedule_(eta, mu, float(step), lr=group["lr"], lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"])
 
 
+def _step_counts(states: list) -> list:
+    """Each state's ``step``: a tensor's 0-d array (advanced in place by ``+= 1``), or the Python number itself
+    that code written for PyTorch before 1.12 stores (A3C's SharedAdam-style shared optimizers). PyTorch's ASGD
+    accepts such a number where its other optimizers refuse it: its ``step_t += 1`` rebinds a local name, so every
+    step schedules ``eta`` and ``mu`` from that number plus one and ``state['step']`` keeps its value."""
+    return [s["step"]._data if isinstance(s["step"], Tensor) else s["step"] for s in states]
+
+
 def _schedule_(eta, mu, step: float, *, lr: float, lambd: float, alpha: float, t0: float) -> None:
     """The next step's ``eta`` and ``mu`` (0-d arrays, in place) after step ``step``."""
     eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
@@ -94,7 +107,8 @@ def _single_tensor_asgd(params: list, grads: list, axs: list, mus: list, etas: l
                         lambd: float, lr: float, t0: float, alpha: float, weight_decay: float,
                         maximize: bool) -> None:
     """The reference ASGD step (``foreach=False``), parameter by parameter, as PyTorch's: in place on the
-    arrays ``params`` and the state arrays (``mus``, ``etas``, ``state_steps``: 0-d arrays)."""
+    arrays ``params`` and the state arrays (``mus``, ``etas``: 0-d arrays; ``state_steps``: 0-d arrays or
+    numbers, see ``_step_counts``)."""
     for param, grad, ax, mu, eta, step_t in zip(params, grads, axs, mus, etas, state_steps):
         grad = -grad if maximize else grad
         step_t += 1

@@ -7,7 +7,7 @@ from functools import partial
 
 from ..._autocast import lower_precision
 from ..._backend import xp
-from ..._dtype import not_implemented_for
+from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for
 from ..._inference import state as _inference_state
 from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
@@ -304,7 +304,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         _check_bias(input._data, bias._data, out_f)
     dt = input._data.dtype
     if weight._data.dtype != dt or bias is not None and bias._data.dtype != dt:
-        _check_same_dtype("linear", input, weight, bias)
+        _check_linear_dtypes(input, weight, bias)
     if dt.kind == "b" and input._data.size and weight._data.size:  # (PyTorch's addmm has no bool kernel)
         raise not_implemented_for("addmm_impl_cpu_", input.dtype)
     if weight._vc.__class__ is not list and not _inference_state.enabled:
@@ -313,6 +313,31 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # does) and an input that requires grad cannot save it for backward
         weight = weight.detach()
     return Linear.apply(input, weight, bias)
+
+
+def _check_linear_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's error for linear's operands of different dtypes, raised by the op its ``linear`` hands them to:
+    ``addmm`` (a bias with a 2-D input or a contiguous one) checks the bias, then the input, against the weight;
+    ``matmul`` (no bias, or a non-contiguous input of more dimensions) checks the input against the weight, in
+    ``mm``'s words where it folds the input into a matrix (2-D or fewer dimensions, a weight that requires grad,
+    or leading dimensions that flatten without a copy), else in ``bmm``'s. A bias of another floating dtype added
+    in place after ``matmul`` passes in PyTorch; ember refuses it with its own message."""
+    x, w = input._data, weight._data
+    names = SCALAR_TYPE_NAMES
+    if bias is not None and (x.ndim == 2 or x.flags.c_contiguous and (x.ndim == 3 or bias._data.ndim == 1)):
+        if bias._data.dtype != w.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {names[bias._data.dtype.name]} "
+                               f"and {names[w.dtype.name]}")
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {names[x.dtype.name]} and "
+                           f"{names[w.dtype.name]}")
+    if x.dtype != w.dtype:
+        folds = (x.ndim <= 2 or weight.requires_grad or x.size == 0
+                 or all(x.strides[i] == x.strides[i + 1] * x.shape[i + 1] for i in range(x.ndim - 2)))
+        if folds:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[x.dtype.name]} "
+                               f"!= {CPP_TYPE_NAMES[w.dtype.name]}")
+        raise RuntimeError(f"expected scalar type {names[x.dtype.name]} but found {names[w.dtype.name]}")
+    _check_same_dtype("linear", input, weight, bias)
 
 
 def _check_bias(x, b, out_f: int) -> None:
