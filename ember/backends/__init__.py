@@ -10,8 +10,8 @@ TF32, MPS or oneDNN. Every ``is_available()`` here is False.
 from __future__ import annotations
 
 from .._missing import module_getattr
-from . import cuda, cudnn, mkl, mkldnn, mps, openmp
+from . import cuda, cudnn, mha, mkl, mkldnn, mps, openmp
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
+__all__ = ["cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp"]
 
 __getattr__ = module_getattr(__name__)

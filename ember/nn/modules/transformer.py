@@ -1,9 +1,10 @@
 """Transformer layers (Vaswani et al., 2017) as PyTorch's: encoder/decoder layers, their stacks, and Transformer.
 
 Same submodules, parameter names, defaults and initialisation as ``torch.nn``, so state_dicts load
-across. The layers always take the general path; PyTorch's inference fast path (and the nested
-tensors of ``TransformerEncoder(enable_nested_tensor=True)``) is a faster route to the same values,
-except that PyTorch's nested-tensor route returns zeros at padded positions, which ember computes.
+across. The layers always take the general path. PyTorch's inference fast path is a faster route to the
+same values, but for one visible effect that ember reproduces: ``TransformerEncoder(enable_nested_tensor=True)``
+in inference runs its layers on nested tensors made from ``src_key_padding_mask`` and pads the result with
+zeros, so padded positions come out as 0 (before the final ``norm``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from ... import _creation, _warnings
+from ... import _creation, _warnings, backends
 from ..._backend import xp
 from ..._tensor import Tensor
+from ...amp.autocast_mode import is_autocast_enabled
+from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
 from .. import init
 from .._ops.multihead import canonical_mask
@@ -182,9 +185,11 @@ def _why_not_nested(layer: Module) -> str:
 class TransformerEncoder(Module):
     """``num_layers`` deep copies of ``encoder_layer`` (``layers.0`` ...), then ``norm`` if given.
 
-    ``is_causal=None`` detects whether ``mask`` is the square subsequent mask. ``enable_nested_tensor``
-    and ``mask_check`` have no effect (no nested tensors in ember), but PyTorch's warning that the layer
-    does not allow its nested-tensor route is given, and ``use_nested_tensor`` is set, as PyTorch's.
+    ``is_causal=None`` detects whether ``mask`` is the square subsequent mask. Where PyTorch takes its
+    nested-tensor route (``use_nested_tensor``; in eval() without gradients, batched, with a left-aligned
+    ``src_key_padding_mask`` (checked unless ``mask_check=False``) and no ``mask``; see ``_padded_by_nested_route``),
+    the positions it pads come out as 0 before ``norm``, as PyTorch's nested tensors padded back give them; ember
+    computes on dense tensors throughout. PyTorch's warning that the layer does not allow the route is given.
     """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
@@ -207,10 +212,37 @@ class TransformerEncoder(Module):
         first = self.layers[0] if len(self.layers) else None
         batch_first = getattr(getattr(first, "self_attn", None), "batch_first", False)
         is_causal = _detect_is_causal_mask(mask, is_causal, _seq_len(src, batch_first))
+        padded = self._padded_by_nested_route(src, mask, src_key_padding_mask)
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:
+            output = output.masked_fill(Tensor._make(padded[..., None]), 0.0)
         return self.norm(output) if self.norm is not None else output
+
+    def _padded_by_nested_route(self, src: Tensor, mask: Tensor | None,
+                                src_key_padding_mask: Tensor | None) -> xp.ndarray | None:
+        """The (batch, seq) positions PyTorch's nested-tensor route leaves out (and pads back with zeros) when it
+        takes the route for this call, else None. Its conditions, in PyTorch's order: the fast path enabled,
+        ``use_nested_tensor``, the first layer in eval(), a batched ``src``, a (canonical, float) padding mask
+        whose kept positions (== 0) lead each row when ``mask_check``, no ``mask``, no CUDA autocast, and no
+        gradient wanted for ``src`` or the first layer's parameters."""
+        first = self.layers[0] if len(self.layers) else None
+        if (not backends.mha.get_fastpath_enabled() or not getattr(self, "use_nested_tensor", False)
+                or first is None or first.training or src.dim() != 3 or src_key_padding_mask is None):
+            return None
+        padded = src_key_padding_mask._data != 0
+        if getattr(self, "mask_check", True) and bool((padded[:, :-1] & ~padded[:, 1:]).any()):
+            return None  # a padded position before a kept one: not left-aligned
+        if mask is not None or is_autocast_enabled():
+            return None
+        attn = first.self_attn
+        args = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                first.linear1.bias, first.linear2.weight, first.linear2.bias)
+        if is_grad_enabled() and any(a.requires_grad for a in args):
+            return None
+        return padded
 
 
 class TransformerDecoder(Module):
