@@ -7,7 +7,7 @@ from functools import partial
 
 from ..._autocast import lower_precision
 from ..._backend import xp
-from ..._dtype import not_implemented_for
+from ..._dtype import SCALAR_TYPE_NAMES, not_implemented_for
 from ..._inference import state as _inference_state
 from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
@@ -18,7 +18,7 @@ from ...autograd.recorded import RecordedArray, formula_tensor
 from ...autograd.saved_attributes import saved_property, saved_value
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
-from ...ops.linalg import column_major, mm_mat1_backward, mm_mat2_backward, strides_of
+from ...ops.linalg import check_product, column_major, mm_mat1_backward, mm_mat2_backward, strides_of
 from ...ops.shape import reshape_owned
 
 
@@ -287,6 +287,20 @@ def _check_same_dtype(name: str, *tensors) -> None:
             )
 
 
+def _check_linear_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's refusal of operands of several dtypes in linear, in the words of the kernel it reaches: with a
+    bias and an input it can view as one matrix, addmm (the bias against the weight, then the input against it);
+    else matmul of the input by the weight transposed."""
+    if bias is not None and (input._data.ndim <= 2 or input.is_contiguous()):
+        names = {t: SCALAR_TYPE_NAMES[t.dtype.name] for t in (input, weight, bias)}
+        if bias.dtype != weight.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {names[bias]} and {names[weight]}")
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {names[input]} and {names[weight]}")
+    if input.dtype != weight.dtype:
+        check_product(input, weight.mT)
+    _check_same_dtype("linear", input, weight, bias)  # (a bias of its own dtype, which PyTorch adds in place)
+
+
 @lower_precision
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; input (*, in_features), weight (out_features, in_features)."""
@@ -304,7 +318,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         _check_bias(input._data, bias._data, out_f)
     dt = input._data.dtype
     if weight._data.dtype != dt or bias is not None and bias._data.dtype != dt:
-        _check_same_dtype("linear", input, weight, bias)
+        _check_linear_dtypes(input, weight, bias)
     if dt.kind == "b" and input._data.size and weight._data.size:  # (PyTorch's addmm has no bool kernel)
         raise not_implemented_for("addmm_impl_cpu_", input.dtype)
     if weight._vc.__class__ is not list and not _inference_state.enabled:
