@@ -242,6 +242,9 @@ def main() -> None:
     parser.add_argument("--memory-steps", type=int, default=0, help="run only the long memory check, this many steps")
     parser.add_argument("--numpy-kernels", action="store_true",
                         help="ember on its NumPy kernels (EMBER_KERNELS=numpy in the children), not the compiled ones")
+    parser.add_argument("--ember", metavar="CHECKOUT", default=os.path.dirname(HERE),
+                        help="the checkout whose ember the children import (default: this script's own; "
+                             "PYTHONPATH alone does not choose it, this checkout goes first on it)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.processes < 1:  # (no process: no step time to take a median of)
@@ -265,8 +268,12 @@ def main() -> None:
         return
 
     env = dict(os.environ)
-    # the children run from bench/: put this checkout first, so they measure its ember, not an installed one
-    checkout = os.path.dirname(HERE)
+    # the children run from bench/: put the measured checkout first (--ember: this one by default), so they measure
+    # its ember, not an installed one nor this checkout's when another is asked for
+    checkout = os.path.abspath(args.ember)
+    if not os.path.isfile(os.path.join(checkout, "ember", "__init__.py")):
+        parser.error(f"--ember {args.ember}: no ember/__init__.py there")
+    print(f"ember: {checkout}")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p)
     if args.unset_openblas_env:
         for k in BLAS_ENV:

@@ -14,7 +14,8 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
   ``clamp``, ``inner``, ``nan_to_num``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``,
   ``neg``, ``sign``, ``sgn``, ...; ``isposinf``/``isneginf`` want a bool ``out``), each refusal with PyTorch's
-  message for that op;
+  message for that op; checked after computing, except for the ops PyTorch checks it for first
+  (``_out_checked_first.py``: ``amax(x, dim=5, out=longs)`` is the dtype's error, not the dim's);
 - the op is not differentiated: with gradients enabled and an input or ``out`` that requires grad,
   ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation"), except
   for ``tensordot`` and ``inner`` (PyTorch's composites: out is a differentiable copy of the result; an out that
@@ -49,9 +50,10 @@ from collections.abc import Callable
 
 from ._arg_aliases import positional_names, refuse_arrays_met_as_error, refuse_numpy_arrays
 from ._backend import xp
-from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
+from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, dtype, from_python_type, np_kind
 from ._dtype import float32 as _float32
 from ._meta import is_meta
+from ._out_checked_first import dtype_checked_first
 from ._signatures import with_keywords
 from ._tensor import Tensor
 from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
@@ -438,14 +440,15 @@ def _dtype_name(d) -> str:
     return SCALAR_TYPE_NAMES.get(d.name, d.name)
 
 
-def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
-    src, dst = result._data.dtype, out._data.dtype
+def _check_dtype(name: str, result: dtype, out: Tensor, exact: bool) -> None:
+    """PyTorch's refusal of an ``out`` whose dtype is not the result's (``exact``), or one it cannot be cast to."""
+    src, dst = result.np, out._data.dtype
     if exact and src == dst or not exact and can_cast_result(src, dst):
         return
     if name in _TRUTHS and dst.kind in "bu" and dst.itemsize == 1:  # (any/all: a bool or uint8 out, either input)
         return
-    names = {"result": _dtype_name(result.dtype), "out": _dtype_name(out.dtype),
-             "result_cpp": _CPP_NAMES.get(result.dtype.name, result.dtype.name),
+    names = {"result": _dtype_name(result), "out": _dtype_name(out.dtype),
+             "result_cpp": _CPP_NAMES.get(result.name, result.name),
              "out_cpp": _CPP_NAMES.get(out.dtype.name, out.dtype.name)}
     if name in DTYPE_MESSAGES:
         error = TypeError if name in TYPE_ERROR_OPS else RuntimeError
@@ -458,7 +461,7 @@ def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
 def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None) -> Tensor:
     if not isinstance(out, Tensor):
         raise TypeError(f"{shown or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    _check_dtype(name, result, out, exact)
+    _check_dtype(name, result.dtype, out, exact)
     if tuple(out.shape) != tuple(result.shape) and name in _ONE_DIMENSIONAL and out.numel() == result.numel():
         result = result.reshape(tuple(out.shape))  # (PyTorch's kernel keeps the shape of an out of as many elements)
     if tuple(out.shape) != tuple(result.shape):
@@ -587,8 +590,12 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             _mean_dtype(args, kwargs, out)
         if unary:  # max.unary_out / min.unary_out
             x = args[0] if args else kwargs["input"]
+            _check_dtype(f"{name}.unary_out", x.dtype, out, False)  # (before computing, as PyTorch's)
             result = _extreme_of_nothing(name, x) if x._data.size == 0 and not x.is_complex() else fn(x)
             return _write(f"{name}.unary_out", result, out, False)
+        checked_first = isinstance(out, Tensor) and dtype_checked_first(name, args, kwargs)
+        if checked_first:
+            _check_dtype(name, checked_first[0], out, checked_first[1])
         if name in _RECORDED_WITHOUT_DERIVATIVE and is_grad_enabled() and _requires_grad((*args, out), kwargs):
             return _written_without_derivative(name, fn, args, kwargs, out)
         result = fn(*args, **kwargs)

@@ -78,15 +78,20 @@ def warn_above_caller(message: str, category: type[Warning], levels: int, throug
 _ALIASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_arg_aliases.py")
 
 
-def warn_in(module: str, message: str, category: type[Warning] = UserWarning) -> None:
+def warn_in(module: str, message: str, category: type[Warning] = UserWarning, stacklevel: int = 1) -> None:
     """``warn``, the warning issued as PyTorch issues it from its own code (``warnings.warn`` at stacklevel 1, or
     its C++ warning raised in its own Python frame): from the frame of ember that calls this, its file and line
     ember's as PyTorch's name its own, named after PyTorch's module ``module`` (``"torch.jit._script"``). So the
     filters programs write for PyTorch's warnings (``filterwarnings("ignore", module="torch")``, pytest's
     ``ignore:...:DeprecationWarning:torch``) apply to it, a DeprecationWarning is hidden by default as PyTorch's is
     (Python shows those of ``__main__`` only), and the ``default`` action shows it once per process, as PyTorch's
-    (at the user's line it showed once per line of the program that called)."""
-    frame = sys._getframe(1)
+    (at the user's line it showed once per line of the program that called). ``stacklevel`` 2: from the frame
+    that called this function's caller, as PyTorch's ``stacklevel=2`` in a base class's ``__init__`` names its
+    subclass's ``super().__init__`` line (once per subclass); a frame outside ember (the base class made
+    directly) is the user's line, named after its own module."""
+    frame = sys._getframe(stacklevel)
+    if not frame.f_code.co_filename.startswith(_EMBER_DIR):
+        module = frame.f_globals.get("__name__", "__main__")
     registry = frame.f_globals.setdefault("__warningregistry__", {})
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
 

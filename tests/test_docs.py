@@ -6,6 +6,8 @@ lines); ```text and ```console blocks (output, shell sessions, clusters, pseudo-
 never put in an indented block, which would escape this test. A block must not leave files in the repository
 (write to out/, which git ignores, or to a temporary folder).
 
+A link to a section (``[...](file.md#anchor)``) must name a heading of that file as GitHub anchors it.
+
 A few documented commands take minutes, install things or change committed files; they are listed below in
 SKIPPED, each with the reason, and reported as skipped, never passed over silently.
 """
@@ -163,3 +165,48 @@ def test_bash_command_runs(doc, line, cmd):
     out, left = run_here(["bash", "-c", cmd], timeout=150)
     assert out.returncode == 0, f"{doc}:{line} `{cmd}` failed:\n--- stdout\n{out.stdout}\n--- stderr\n{out.stderr}"
     assert not left, f"{doc}:{line} `{cmd}` left files in the repository: {left}"
+
+
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+ANCHORED_LINK = re.compile(r"\]\(([^)\s]*?)#([^)\s]+)\)")
+
+
+def _outside_code(doc):
+    """(line number, line) of each line of ``doc`` (a path) outside fenced blocks."""
+    with open(doc, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    inside = False
+    for n, line in enumerate(lines, 1):
+        if FENCE.match(line):
+            inside = not inside
+        elif not inside:
+            yield n, line
+
+
+def heading_anchors(doc) -> set:
+    """The anchors GitHub gives ``doc``'s headings: lower case, code and link marks dropped, punctuation but ``-``
+    and ``_`` removed, spaces made ``-``; a repeated one numbered (``-1``, ``-2``)."""
+    seen, anchors = {}, set()
+    for _, line in _outside_code(doc):
+        m = HEADING.match(line)
+        if m:
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.group(2).replace("`", ""))
+            anchor = re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+            count = seen.get(anchor, 0)
+            seen[anchor] = count + 1
+            anchors.add(anchor if count == 0 else f"{anchor}-{count}")
+    return anchors
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_links_to_a_section_name_a_heading_that_exists(doc):
+    path = os.path.join(ROOT, doc)
+    broken = []
+    for n, line in _outside_code(path):
+        for target, anchor in ANCHORED_LINK.findall(line):
+            if target.startswith(("http:", "https:")):
+                continue
+            linked = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+            if linked.endswith(".md") and anchor not in heading_anchors(linked):
+                broken.append(f"{doc}:{n}: {target}#{anchor}")
+    assert not broken, broken

@@ -302,7 +302,6 @@ OWN_WORDS = {"addbmm input shape": "", "addmm input shape": "", "addr input shap
              "addmm 1-d": "", "mm 1-d": "", "mm 3-d": "", "bmm 2-d": "", "addr 2-d vector": "addr: ",
              "bmm batch sizes": "", "baddbmm batch sizes": "",
              "dot sizes": "inconsistent tensor size, expected tensor [2] and src [3] to have the same number of elements",
-             "inner dtypes": "both inputs should have same dtype", "tensordot dtypes": "both inputs should have same dtype",
              "matmul inner sizes": "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x2)",
              "matmul inner sizes vector": ""}
 

@@ -127,8 +127,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if a >= b:
         raise ValueError(f"trunc_normal_: a ({a}) must be less than b ({b})")
     if mean < a - 2 * std or mean > b + 2 * std:
-        _warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
-                       "be incorrect.", through={"": "torch.nn.init"})
+        _warnings.warn_in("torch.nn.init", "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                          "distribution of values may be incorrect.")
     if draws_nothing(tensor):
         return tensor
     g = generator_of(generator)

@@ -350,16 +350,39 @@ def add_scaled(a, b, alpha, out=None):
     return xp.add(a, scaled) if out is None else xp.add(a, scaled, out=out, casting="unsafe")
 
 
+def complex_addend(b):
+    """``b`` (an array or a number) as PyTorch's add/sub kernel adds it into a complex result: cast to complex and
+    multiplied by ``alpha`` (1) as a complex number, its ``a + alpha * b``, whose inf * 0 terms are NaN: a real inf
+    added to a complex number gives ``inf + nanj`` (``torch.add(1 + 2j, torch.tensor(inf))``), an imaginary one
+    ``nan + infj``; NumPy's sum of the operands leaves those terms out."""
+    with xp.errstate(invalid="ignore"):
+        if isinstance(b, xp.ndarray):
+            if b.dtype.kind != "c":
+                b = b.astype(xp.result_type(b.dtype, xp.complex64))
+            return b * b.dtype.type(1)
+        return complex(b) * (1 + 0j)
+
+
+def _complex_sum(ufunc, a, b):
+    """``ufunc(a, b)`` (add or subtract, alpha 1), with ``b`` as PyTorch's kernel adds it where the result is
+    complex (``complex_addend``; rare: one test of the result's dtype for the others)."""
+    result = ufunc(a, b)
+    return result if result.dtype.kind != "c" else ufunc(a, complex_addend(b))
+
+
 @torch_named("AddBackward0")
 class Add(Node):
     diagonal_jacobian = True
     alpha = 1  # (on the class: a node's own only when not 1, so most nodes need no instance dictionary)
     _saved_alpha = property(lambda self: self.alpha)  # (PyTorch's name)
+    scaled_operand = False  # (True on _AddOfScaled)
 
     def forward(self, a, b, alpha=1):
         if alpha != 1:
             self.alpha = alpha
-        return a + b if alpha == 1 else add_scaled(a, b, alpha)
+        if alpha != 1:
+            return add_scaled(a, b, alpha)
+        return a + b if self.scaled_operand else _complex_sum(operator.add, a, b)
 
     def backward(self, g):
         if not self.needs_input_grad[1]:  # (a Python number b, with alpha: no product to compute)
@@ -372,16 +395,32 @@ class Sub(Node):
     diagonal_jacobian = True
     alpha = 1  # (as Add's)
     _saved_alpha = property(lambda self: self.alpha)
+    scaled_operand = False  # (True on _SubOfScaled)
 
     def forward(self, a, b, alpha=1):
         if alpha != 1:
             self.alpha = alpha
-        return a - b if alpha == 1 else add_scaled(a, b, -alpha)
+        if alpha != 1:
+            return add_scaled(a, b, -alpha)
+        return a - b if self.scaled_operand else _complex_sum(operator.sub, a, b)
 
     def backward(self, g):
         if not self.needs_input_grad[1]:
             return g, None
         return g, _times_minus_alpha(g, self.alpha)
+
+
+@torch_named("AddBackward0")
+class _AddOfScaled(Add):
+    """``a + b`` where ``b`` is already ``alpha * b`` (``scaled_operand``), its complex product's NaN included:
+    a plain sum (``complex_addend`` again would turn ``inf + nanj`` into ``nan + nanj``)."""
+    scaled_operand = True
+
+
+@torch_named("SubBackward0")
+class _SubOfScaled(Sub):
+    """``a - b`` where ``b`` is already ``alpha * b`` (as ``_AddOfScaled``)."""
+    scaled_operand = True
 
 
 def _times_minus_alpha(g, alpha):
@@ -417,7 +456,7 @@ class RsubNumber(Node):
 
     def forward(self, input, number, alpha=1):
         if alpha == 1:
-            return number - input
+            return _complex_sum(operator.sub, number, input)
         self.alpha = alpha
         if number_in_float32(input, number):  # (half precision: PyTorch's number - alpha * input rounded once)
             return add_scaled(xp.asarray(number, dtype=input.dtype), input, -alpha)
@@ -782,9 +821,24 @@ def add(a, b, *number_first, alpha=1):
         b = scaled_operand(a, b, alpha)
     # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case),
     # unless there are meta tensors (promote checks the devices)
+    return _sum(Add if alpha == 1 else _AddOfScaled, a, b)
+
+
+def _sum(node: type, a, b):
+    """``node.apply(a, b)`` (add's), the operands promoted where they need it."""
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
         a, b = _half_operands(*promote(a, b))
-    return Add.apply(a, b)
+    return node.apply(a, b)
+
+
+def add_of_scaled(a, b):
+    """``a + b`` where ``b`` is already add's ``alpha * b`` (``scaled_operand``; add_ records it so): a plain sum."""
+    return _sum(_AddOfScaled, a, b)
+
+
+def sub_of_scaled(a, b):
+    """``a - b`` where ``b`` is already sub's ``alpha * b`` (as ``add_of_scaled``)."""
+    return _difference(_SubOfScaled, a, b)
 
 
 def fused_alpha(a, b, alpha) -> bool:
@@ -881,10 +935,15 @@ def sub(a, b, *number_first, alpha=1):
         if fused_alpha(a, b, alpha):
             return Sub.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
+    return _difference(Sub if alpha == 1 else _SubOfScaled, a, b)
+
+
+def _difference(node: type, a, b):
+    """``node.apply(a, b)`` (sub's), the operands promoted."""
     a, b = promote(a, b)
     if a.__class__ is not Tensor or b.__class__ is not Tensor:
         a, b = _half_operands(a, b)
-    return Sub.apply(a, b)
+    return node.apply(a, b)
 
 
 def rsub(input, other, *, alpha=1):

@@ -256,7 +256,24 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
         other = ew.scaled_operand(x, other, alpha)
-    return _binary_inplace(x, other, xp.add, ew.add)
+        return _binary_inplace(x, other, xp.add, ew.add_of_scaled)
+    return _binary_inplace(x, other, _alpha_one(x, other, xp.add), ew.add)
+
+
+def _alpha_one(x: Tensor, other, ufunc):
+    """``ufunc`` (add or subtract) as add_/sub_ apply it with alpha 1: into a complex ``x``, with the operand as
+    PyTorch's kernel adds it (``ew.complex_addend``: a real inf adds inf + nanj)."""
+    if x._data.dtype.kind != "c" or other.__class__ is SparseTensor:
+        return ufunc
+    return _COMPLEX_ADD if ufunc is xp.add else _COMPLEX_SUBTRACT
+
+
+def _COMPLEX_ADD(a, o, out, casting):
+    return xp.add(a, ew.complex_addend(o), out=out, casting=casting)
+
+
+def _COMPLEX_SUBTRACT(a, o, out, casting):
+    return xp.subtract(a, ew.complex_addend(o), out=out, casting=casting)
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
@@ -273,7 +290,8 @@ def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
         other = ew.scaled_operand(x, other, alpha)
-    return _binary_inplace(x, other, xp.subtract, ew.sub)
+        return _binary_inplace(x, other, xp.subtract, ew.sub_of_scaled)
+    return _binary_inplace(x, other, _alpha_one(x, other, xp.subtract), ew.sub)
 
 
 def _scaled_by(alpha):

@@ -221,7 +221,7 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
         problem = broadcast_mismatch((sa[:-2], sb[:-2]))
         if problem:
             raise RuntimeError(problem)
-    _check_product(a, b)
+    check_product(a, b)
     if b._data.ndim >= 3:
         # PyTorch treats a 3-D a whose batch is 1 against a 3-D stack as the matrix a[0]
         as_matrix = a._data.ndim == 3 and b._data.ndim == 3 and sa[0] == 1 and sb[0] != 1
@@ -244,7 +244,7 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
     return node.apply(a, b)
 
 
-def _check_product(a: Tensor, b: Tensor, kernel: str | None = None) -> None:
+def check_product(a: Tensor, b: Tensor, kernel: str | None = None) -> None:
     """matmul's checks of its operands (the family's too): at least 1-D each, the inner sizes, one dtype, not bool
     (``kernel``: the PyTorch kernel that the bool error names, where the caller's is not matmul's)."""
     sa, sb = a._data.shape, b._data.shape
@@ -262,11 +262,18 @@ def _check_product(a: Tensor, b: Tensor, kernel: str | None = None) -> None:
         if len(sa) == 1 and len(sb) == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {SCALAR_TYPE_NAMES[da]} "
                                f"and {SCALAR_TYPE_NAMES[db]}")
-        if len(sb) == 1:  # (PyTorch's addmv into a result of the vector's dtype, for any stack of matrices)
+        # the kernel PyTorch's matmul reaches names them: addmv (a matrix, or a stack folded into one, times a
+        # vector: into a result of the vector's dtype), mm (a matrix, or a folded stack, times a matrix), else
+        # the batched kernel
+        if len(sa) > 2 or len(sb) > 2:
+            if not _matmul_folds(a, b):
+                raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
+            if len(sa) < len(sb):  # (times a stack: the stack's transpose, folded, times the left operand's)
+                da, db = db, da
+                sa, sb = sb, sa
+        if len(sb) == 1:
             raise RuntimeError(f"addmv input tensors must have the same dtype, but got {SCALAR_TYPE_NAMES[db]}, "
                                f"{SCALAR_TYPE_NAMES[da]}, and {SCALAR_TYPE_NAMES[db]}")
-        if len(sb) > 2:  # (PyTorch's batched kernel; a batch times one matrix is folded into one mm)
-            raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
                            f"{CPP_TYPE_NAMES[db]}")
     if a._data.dtype == xp.bool_:
@@ -274,6 +281,19 @@ def _check_product(a: Tensor, b: Tensor, kernel: str | None = None) -> None:
             kernel = ("dot" if len(sa) == 1 else "addmv_impl_cpu") if len(sb) == 1 else \
                 "bmm" if len(sb) > 2 else "addmm_impl_cpu_"
         _check_not_bool(a, b, kernel)
+
+
+def _matmul_folds(a: Tensor, b: Tensor) -> bool:
+    """Whether PyTorch's matmul of a stack by a vector or matrix (or a vector by a stack) folds the stack into one
+    matrix and calls mv/mm rather than its batched kernel (its should_fold): the stack (transposed, where it is
+    the right operand) must view as one matrix without a copy, or the other operand require grad (its gradient is
+    then one product, not a sum over the batch); else a matrix times a stack never folds."""
+    stack, other = (a._data, b._data) if a._data.ndim >= b._data.ndim else (xp.swapaxes(b._data, -1, -2), a._data)
+    if stack.ndim < 3 or other.ndim > 2:
+        return False
+    if (b if other is b._data else a)._requires_grad:
+        return True
+    return a._data.ndim != 2 and (stack.size == 0 or _folds_as_view(stack))
 
 
 def _check_not_bool(a: Tensor, b: Tensor, kernel: str) -> None:
@@ -753,7 +773,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alph
     _check_dims("mm", mat1, 2)
     _check_dims("mm", mat2, 2)
     _check_same_dtype(input, mat1, mat2, "addmm")
-    _check_product(mat1, mat2)
+    check_product(mat1, mat2)
     (rows, inner), columns = mat1._data.shape, mat2._data.shape[1]
     _check_added(input, (rows, columns), "addmm")
     beta, alpha = _scalars_read(input, mat1.dtype, beta, alpha, rows * columns, inner)
@@ -772,7 +792,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1
     refuse_out_dtype("baddbmm", out_dtype)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "baddbmm")
-    _check_product(batch1, batch2, "baddbmm")
+    check_product(batch1, batch2, "baddbmm")
     (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
     _check_added(input, (batches, rows, columns), "baddbmm")
     beta, alpha = _scalars_read(input, batch1.dtype, beta, alpha, batches * rows * columns, inner)
@@ -788,7 +808,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1,
     require_tensors("addbmm", 2, batch1=batch1, batch2=batch2)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "addbmm")
-    _check_product(batch1, batch2, "addmm_impl_cpu_")
+    check_product(batch1, batch2, "addmm_impl_cpu_")
     (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
     _check_added(input, (rows, columns), "addbmm")
     beta, alpha = _scalars_read(input, batch1.dtype, beta, alpha, rows * columns, inner, batches)
@@ -847,7 +867,7 @@ def _addr_scalars(result: dtype, beta, alpha) -> tuple:
 
 def _check_both_dtypes(a: Tensor, b: Tensor) -> None:
     if a.dtype != b.dtype:
-        raise RuntimeError(f"both inputs should have same dtype (got {a.dtype} and {b.dtype})")
+        raise RuntimeError("both inputs should have same dtype")
 
 
 def inner(a: Tensor, b: Tensor) -> Tensor:

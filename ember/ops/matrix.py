@@ -46,7 +46,7 @@ def _triangle(a, diagonal: int, upper: bool):
 
 def _check_matrix(x: Tensor, name: str) -> None:
     if x._data.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions (got shape {list(x.shape)})")
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
 
 
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:

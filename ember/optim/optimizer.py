@@ -235,9 +235,9 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(set(params)) != len(params):
-            _warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
-                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
-                           through={"": "torch._compile"})  # PyTorch's add_param_group is wrapped there
+            _warnings.warn_in("torch._compile", "optimizer contains a parameter group with duplicate parameters; "
+                              "in future, this will cause an error; see github.com/pytorch/pytorch/issues/40967 for "
+                              "more information")  # (PyTorch's add_param_group is wrapped there: once per process)
         for group in self.param_groups:  # (PyTorch's check, before the overlap's)
             if ("param_names" in param_group) != ("param_names" in group):
                 raise ValueError("all optimizer param groups should be with/without names. cannot add param group "

@@ -134,7 +134,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     """
     if use_reentrant is None:
         # PyTorch's checkpoint is wrapped by its dynamo-disabling decorator, whose frame its warning names
-        _warnings.warn(_USE_REENTRANT_WARNING, through={"": "torch._dynamo.eval_frame"})
+        _warnings.warn_in("torch._dynamo.eval_frame", _USE_REENTRANT_WARNING)  # (so once per process)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
@@ -145,8 +145,8 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         if context_fn is not None or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            _warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                           through={"": "torch.utils.checkpoint"})  # (from its CheckpointFunction.forward)
+            _warnings.warn_in("torch.utils.checkpoint", "None of the inputs have requires_grad=True. Gradients "
+                              "will be None")  # (from its CheckpointFunction.forward: once per process)
         return CheckpointFunction.apply(function, preserve, *args)
     recomputation = _Recomputation(function, args, kwargs, preserve)
     forward_context, recompute_context = context_fn() if context_fn is not None else (None, None)

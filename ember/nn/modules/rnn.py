@@ -56,9 +56,9 @@ class RNNBase(Module):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
                              "element being zeroed")
         if dropout > 0 and num_layers == 1:
-            _warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                           f"expects num_layers greater than 1, but got dropout={dropout} and "
-                           f"num_layers={num_layers}", through={"": "torch.nn.modules.rnn"})
+            _warnings.warn_in("torch.nn.modules.rnn", "dropout option adds dropout after all but last recurrent "
+                              "layer, so non-zero dropout expects num_layers greater than 1, but got "
+                              f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)  # (once per class)
         for name, value in (("bias", bias), ("batch_first", batch_first)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} should be of type bool, got: {type(value).__name__}")
