@@ -25,7 +25,7 @@ from ..autograd import graph as _graph
 from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
-from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
 from ..autograd.saved_attributes import NotSaved, saved_tensor
 from ..autograd.selected import selected_gradient
 
@@ -674,10 +674,22 @@ class Remainder(Node):
         self.saved = (a, b)
         return remainder_values(a, b)
 
-    def backward(self, g):
-        a, b = self.saved
-        na, nb = self.needs_input_grad
-        return (g if na else None), (-g * xp.floor_divide(a, b) if nb else None)
+    def backward(self, g):  # a - floor(a / b) * b
+        return rounded_division_grads(self, g, "floor")
+
+
+def rounded_division_grads(node: Node, g, rounding_mode: str) -> tuple:
+    """The gradients of a - round(a / b) * b (``remainder``: ``rounding_mode`` "floor", ``fmod``: "trunc") from the
+    node's saved (a, b): g for a, -g * round(a / b) for b (PyTorch's ``-grad * self.div(other, rounding_mode=...)``,
+    which under create_graph is recorded, its DivBackward2 of derivative zero: the gradient requires grad)."""
+    a, b = node.saved
+    na, nb = node.needs_input_grad
+    if nb and is_recorded(g, a, b):
+        quotient = formula_tensor(a).div(formula_tensor(b), rounding_mode=rounding_mode)
+        return (g if na else None), RecordedArray(-formula_tensor(g) * quotient)
+    if not nb:
+        return (g if na else None), None
+    return (g if na else None), -g * (xp.floor_divide(a, b) if rounding_mode == "floor" else xp.trunc(a / b))
 
 
 @torch_named("MaximumBackward0")
