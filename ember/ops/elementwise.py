@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .._uninitialized import UnmaterializedArray
 from ..autograd import graph as _graph
 from ..autograd.forward_ad import has_tangent
-from ..autograd.graph import Node, apply_same, shape_error, torch_named
+from ..autograd.graph import Node, apply_same, cast_gradient, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
 from ..autograd.saved_attributes import NotSaved, saved_tensor
@@ -547,11 +547,16 @@ class PowNumberBase(Pow):
     _raw_saved_exponent = saved_tensor(1)[1]
     _saved_result, _raw_saved_result = saved_tensor(2)
 
-    def forward(self, b, base):
-        return Pow.forward(self, base, b)
+    def forward(self, b, base, dtype=None):
+        """``dtype``: the dtype the number promotes the exponent to (a complex base of a real exponent), which the
+        power is computed in; the node saves the exponent as given, PyTorch's ``_saved_exponent``."""
+        out = Pow.forward(self, base, b if dtype is None else b.astype(dtype))
+        self.saved = (base, b, out)
+        return out
 
-    def backward(self, g):
-        return (self._grads(g, False, self.needs_input_grad[0])[1],)
+    def backward(self, g):  # (a real exponent of a complex power: the real part, as PyTorch's ``handle_r_to_c``)
+        gb = self._grads(g, False, self.needs_input_grad[0])[1]
+        return (gb if gb is None else cast_gradient(gb, self.saved[1].dtype),)
 
 
 def _integer_power(a, e):
@@ -1021,6 +1026,7 @@ def pow(a, b):
     if a.__class__ is not Tensor:  # (a number base: as mul's)
         a = left_number(a, b)
     negative = isinstance(b, int) and b < 0
+    exponent = b
     a, b = promote(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
     if np_kind(dt) not in "fc":
@@ -1030,7 +1036,9 @@ def pow(a, b):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         if negative:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if not isinstance(a, Tensor):
+    if not isinstance(a, Tensor):  # (an exponent the number promotes: its node's input as given, as PyTorch's)
+        if exponent is not b and isinstance(exponent, Tensor):
+            return PowNumberBase.apply(exponent, base=a, dtype=b._data.dtype)
         return PowNumberBase.apply(b, base=a)
     if isinstance(b, Tensor):
         return PowTensors.apply(a, b)
