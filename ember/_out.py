@@ -12,10 +12,10 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   "result type Float can't be cast to the desired output type Long"; ``cat``/``stack``/``hstack``/``vstack``:
   ``TypeError``), or
   exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
-  ``clamp``, ``inner``, ``nan_to_num``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``,
-  ``neg``, ``sign``, ``sgn``, ...; ``isposinf``/``isneginf`` want a bool ``out``), each refusal with PyTorch's
-  message for that op; checked after computing, except for the ops PyTorch checks it for first
-  (``_out_checked_first.py``: ``amax(x, dim=5, out=longs)`` is the dtype's error, not the dim's);
+  ``clamp``/``clamp_min``/``clamp_max``, ``inner``, ``nan_to_num``, and the pointwise ops that keep their input's
+  dtype: ``abs``, ``floor``, ``neg``, ``sign``, ``sgn``, ...; ``isposinf``/``isneginf`` want a bool ``out``), each
+  refusal with PyTorch's message for that op; checked after computing, except for the ops PyTorch checks it for
+  first (``_out_checked_first.py``: ``amax(x, dim=5, out=longs)`` is the dtype's error, not the dim's);
 - the op is not differentiated: with gradients enabled and an input or ``out`` that requires grad,
   ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation"), except
   for ``tensordot`` and ``inner`` (PyTorch's composites: out is a differentiable copy of the result; an out that
@@ -76,8 +76,8 @@ bitwise_left_shift bitwise_right_shift copysign
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
-addbmm addmm addmv amax amin argmax argmin baddbmm bmm clamp clip dot gather index_select masked_select matmul mm mv
-round sort take tensordot topk vdot
+addbmm addmm addmv amax amin argmax argmin baddbmm bmm clamp clamp_min clamp_max clip dot gather index_select
+masked_select matmul mm mv round sort take tensordot topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
 sgn nan_to_num inner isposinf isneginf any all float_power chain_matmul linalg_multi_dot softmax log_softmax linalg_det
 """.split())
@@ -88,8 +88,8 @@ _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
 _FOUND = "Found dtype {out} but expected {result}"
 _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
 EXACT_MESSAGES = {
-    **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign sgn round clamp clip bitwise_not"
-                    .split(), _FOUND),
+    **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign sgn round clamp clamp_min clamp_max clip "
+                    "bitwise_not".split(), _FOUND),
     **dict.fromkeys("addmm addmv baddbmm bmm matmul mm gather sort topk argmax argmin max min norm tril triu softmax "
                     "log_softmax".split(), _CPP),
     **dict.fromkeys(("dot", "vdot"), "result dtype {out} does not match input dtype {result}"),

@@ -23,9 +23,9 @@ from .._tensor import Tensor
 from .._uninitialized import UnmaterializedArray
 from ..autograd import graph as _graph
 from ..autograd.forward_ad import has_tangent
-from ..autograd.graph import Node, apply_same, shape_error, torch_named
+from ..autograd.graph import Node, apply_same, cast_gradient, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
-from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
 from ..autograd.saved_attributes import NotSaved, saved_tensor
 from ..autograd.selected import selected_gradient
 
@@ -586,11 +586,16 @@ class PowNumberBase(Pow):
     _raw_saved_exponent = saved_tensor(1)[1]
     _saved_result, _raw_saved_result = saved_tensor(2)
 
-    def forward(self, b, base):
-        return Pow.forward(self, base, b)
+    def forward(self, b, base, dtype=None):
+        """``dtype``: the dtype the number promotes the exponent to (a complex base of a real exponent), which the
+        power is computed in; the node saves the exponent as given, PyTorch's ``_saved_exponent``."""
+        out = Pow.forward(self, base, b if dtype is None else b.astype(dtype))
+        self.saved = (base, b, out)
+        return out
 
-    def backward(self, g):
-        return (self._grads(g, False, self.needs_input_grad[0])[1],)
+    def backward(self, g):  # (a real exponent of a complex power: the real part, as PyTorch's ``handle_r_to_c``)
+        gb = self._grads(g, False, self.needs_input_grad[0])[1]
+        return (gb if gb is None else cast_gradient(gb, self.saved[1].dtype),)
 
 
 def _integer_power(a, e):
@@ -713,10 +718,22 @@ class Remainder(Node):
         self.saved = (a, b)
         return remainder_values(a, b)
 
-    def backward(self, g):
-        a, b = self.saved
-        na, nb = self.needs_input_grad
-        return (g if na else None), (-g * xp.floor_divide(a, b) if nb else None)
+    def backward(self, g):  # a - floor(a / b) * b
+        return rounded_division_grads(self, g, "floor")
+
+
+def rounded_division_grads(node: Node, g, rounding_mode: str) -> tuple:
+    """The gradients of a - round(a / b) * b (``remainder``: ``rounding_mode`` "floor", ``fmod``: "trunc") from the
+    node's saved (a, b): g for a, -g * round(a / b) for b (PyTorch's ``-grad * self.div(other, rounding_mode=...)``,
+    which under create_graph is recorded, its DivBackward2 of derivative zero: the gradient requires grad)."""
+    a, b = node.saved
+    na, nb = node.needs_input_grad
+    if nb and is_recorded(g, a, b):
+        quotient = formula_tensor(a).div(formula_tensor(b), rounding_mode=rounding_mode)
+        return (g if na else None), RecordedArray(-formula_tensor(g) * quotient)
+    if not nb:
+        return (g if na else None), None
+    return (g if na else None), -g * (xp.floor_divide(a, b) if rounding_mode == "floor" else xp.trunc(a / b))
 
 
 @torch_named("MaximumBackward0")
@@ -1068,6 +1085,7 @@ def pow(a, b):
     if a.__class__ is not Tensor:  # (a number base: as mul's)
         a = left_number(a, b)
     negative = isinstance(b, int) and b < 0
+    exponent = b
     a, b = promote(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
     if np_kind(dt) not in "fc":
@@ -1077,7 +1095,9 @@ def pow(a, b):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         if negative:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if not isinstance(a, Tensor):
+    if not isinstance(a, Tensor):  # (an exponent the number promotes: its node's input as given, as PyTorch's)
+        if exponent is not b and isinstance(exponent, Tensor):
+            return PowNumberBase.apply(exponent, base=a, dtype=b._data.dtype)
         return PowNumberBase.apply(b, base=a)
     if isinstance(b, Tensor):
         return PowTensors.apply(a, b)

@@ -38,6 +38,7 @@ from .elementwise import (
     refuse_complex,
     require_tensor,
     result_dtype,
+    rounded_division_grads,
     sub,
     with_number,
     without_derivative,
@@ -659,8 +660,7 @@ class Fmod(Node):
         return xp.fmod(a, b)
 
     def backward(self, g):  # a - trunc(a / b) * b
-        a, b = self.saved
-        return g, -g * xp.trunc(a / b)
+        return rounded_division_grads(self, g, "trunc")
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:

@@ -98,6 +98,10 @@ class Pointwise(Node):
     # the gradient is recorded as its ``NotImplemented`` node, whose backward is PyTorch's error
     backward_op_without_derivative: str | None = None
 
+    # ``derivative_from_result(result, *params)``: f' from the result, for a node whose PyTorch in-place form reads
+    # its result (``EluBackward1``): ``_maybe_inplace`` replaces the f' forward made from the input with it
+    derivative_from_result = None
+
     def backward(self, g):
         if type(g) is RecordedArray and self.backward_op_without_derivative is not None:
             plain = g.t._data
@@ -210,7 +214,6 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
 _LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False, saved=("negative_slope",))
 _GELU = node_named("GeluBackward0", saved=("approximate",))
 _SILU = node_named("SiluBackward0", saved=())
-_ELU = node_named("EluBackward0", saved=("alpha", "scale", "input_scale"))
 _SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
 # (hardtanh's node, whose one-pass gradient is defined with it, below)
 # PyTorch's CPU forward also returns exp(-|x|) (``_logsigmoid``'s ``e``), which its node saves: made again from the
@@ -461,6 +464,23 @@ def exp_linear(x, need, alpha, scale, inner):
     return out, d
 
 
+def exp_linear_grad_from_result(result, alpha, scale, inner):
+    """f' of ``exp_linear`` from its result, as PyTorch's in-place form (``EluBackward1``, ``elu_backward`` with
+    ``is_result``) computes it: input_scale * (result + alpha * scale) where not result > 0 (NaN: NaN, as its
+    vectorised loop), scale above, with the coefficients in the result's dtype (float32 for a half one: PyTorch's
+    opmath). Where the result has rounded to -alpha * scale (x = -50 in float32) that is exactly 0, not exp(x)."""
+    if result.dtype.itemsize < 4:
+        result = result.astype(xp.float32)
+    negative = result + _scalar(result, alpha) * _scalar(result, scale)
+    negative *= _scalar(result, inner)
+    return xp.where(result > 0, _scalar(result, scale), negative)
+
+
+# (ELU's and SELU's node, whose in-place form's f' is ``exp_linear_grad_from_result``)
+_ELU = node_named("EluBackward0", saved=("alpha", "scale", "input_scale"),
+                  derivative_from_result=staticmethod(exp_linear_grad_from_result))
+
+
 def _branch_at_zeros(values, x, strict: bool, negative_branch, other_branch):
     """``values`` (a two-branch function of ``x`` computed as one branch plus the other's zero) with its zeros
     recomputed from the branch each element takes (``negative_branch`` for x < 0, or x <= 0 where not ``strict``):
@@ -653,6 +673,8 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
                 # ``_saved_result``, an output of the node (its grad_fn the node), at the input's version
                 node._saved_versions += ((input._vc, input._vc[0], input._data, (0, 1)),)
             node.check_versions_of(input)  # (also by the gradient's nodes under create_graph: recorded._still_checked)
+            if node.derivative_from_result is not None and node.saved[0].__class__ is xp.ndarray:
+                node.saved = (node.derivative_from_result(input._data, *node.params), *node.saved[1:])
         if (result_saved or second_form) and input.grad_fn is node:  # (not a view's CopySlices)
             shown_as(input, node.name()[:-1] + "1")
     return input

@@ -27,6 +27,7 @@ from .activation import (
     _maybe_inplace,
     _scalar,
     exp_linear,
+    exp_linear_grad_from_result,
     integer_limits,
     node_named,
     scalar_params,
@@ -50,7 +51,7 @@ _SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False, selects_gradient=T
 _HARDSHRINK = node_named("HardshrinkBackward0", smooth=False, selects_gradient=True)
 _THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False,
                         selects_gradient=True)
-_CELU = node_named("CeluBackward0", saved=("alpha",))
+_CELU = node_named("CeluBackward0", saved=("alpha",), derivative_from_result=staticmethod(exp_linear_grad_from_result))
 # PyTorch's node saves the slopes drawn (``noise``: 1 above zero); in eval it draws none, and saves the
 # uninitialised buffer it allocated for them (of the input's shape and dtype)
 _RRELU = node_named("RreluWithNoiseBackward0", smooth=False, saved=("lower", "upper", "training"),
