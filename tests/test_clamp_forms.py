@@ -109,3 +109,21 @@ def test_gradient_at_a_zero_tie_as_pytorch(bounds):
         got.append((out.detach().numpy(), x.grad.numpy()))
     for ours, theirs in zip(*got):
         _same_bits(ours, theirs)
+
+
+@pytest.mark.parametrize("bounds", [(0.0, None), (None, -0.0), (-0.0, 1.0), (0.5, None)])
+@pytest.mark.parametrize("layout", ["transposed", "channels_last", "sliced"])
+def test_number_bounds_keep_the_input_layout_as_pytorch(layout, bounds):
+    """clamp's result takes a dense input's strides (PyTorch's TensorIterator): also with a zero bound, whose
+    tie-keeping path computes apart from NumPy's clip; a non-dense input gives a contiguous result."""
+    values = np.linspace(-2.0, 2.0, 120).reshape(2, 3, 4, 5)
+    values[0, 0, 0, :3] = [-0.0, 0.0, np.nan]
+    got = []
+    for m in (ember, torch):
+        x = m.tensor(values, dtype=m.float32)
+        x = {"transposed": x.transpose(1, 3), "channels_last": x.contiguous(memory_format=m.channels_last),
+             "sliced": x[:, :, ::2]}[layout]
+        out = m.clamp(x, *bounds)
+        got.append((tuple(out.stride()), out.numpy()))
+    assert got[0][0] == got[1][0]
+    _same_bits(got[0][1], got[1][1])

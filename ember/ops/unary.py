@@ -332,7 +332,7 @@ def clamp_by_numbers(x, lo, hi):
     only a zero bound of a floating x can tell from x: that case alone takes the slower, explicit selection."""
     if x.dtype.kind in "iub" or not _ties_a_zero(lo, hi):
         return xp.clip(x, lo, hi).astype(x.dtype, copy=False)  # (ml_dtypes' bfloat16 clip gives float32)
-    out = x.copy()
+    out = x.copy(order="K")  # (x's memory order, as clip's result and PyTorch's)
     if lo is not None:
         xp.copyto(out, lo, where=x < lo)  # (a NaN x compares False: kept, as a tie)
     if hi is not None:

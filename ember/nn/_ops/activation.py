@@ -439,9 +439,11 @@ def exp_linear(x, need, alpha, scale, inner):
         # (x where x < 0, else 0, by a select: fmin's tie at x = 0 would pass half the gradient, where PyTorch's
         # second derivative takes x < 0)
         z = xp.where(x < 0, x, 0) * inner
-        d = xp.where(x <= 0, scale * alpha * inner * xp.exp(z), _scalar(x, scale))
-        return (xp.where(x < 0, scale * alpha * xp.expm1(z), scale * x),
-                xp.where(x != x, x, d))  # (NaN at a NaN, as below)
+        # f' as PyTorch's vectorised kernel selects it (on x > 0): at a NaN the exponential branch of a NaN, so the
+        # gradient and its own derivative are NaN there; x * 0 keeps a zero's derivative 0, as z's select
+        z_at_nan = xp.where(x > 0, 0, xp.where(x < 0, x, x * 0)) * inner
+        d = xp.where(x > 0, _scalar(x, scale), scale * alpha * inner * xp.exp(z_at_nan))
+        return xp.where(x < 0, scale * alpha * xp.expm1(z), scale * x), d
     z = xp.asarray(xp.minimum(x, _scalar(x, 0)))  # (an array to write into: a 0-d x's minimum is a scalar)
     if inner != 1:
         z *= _scalar(x, inner)
