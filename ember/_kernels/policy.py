@@ -71,7 +71,7 @@ class KernelPolicy:
     # against 61.3 / 186.7 off, in one process alternating (load 18, ``nice -15``), GPT inference at batch 1 3.25
     # against 2.08 (docs/benchmarks.md, 2026-12-06, "row kernels on OpenMP's spinning threads", and its idle A/B).
     omp: bool = field(default_factory=_omp_from_env)
-    # GEMMs OpenBLAS would thread (more than ``blas_threaded_mnk`` multiply-adds, 32 rows or more) split into blocks
+    # GEMMs OpenBLAS would thread (more than ``blas_threaded_mnk`` multiply-adds, 96 rows or more) split into blocks
     # of rows on numba's OpenMP threads, each block one OpenBLAS call held to one thread (``omp_gemm.py``), instead of
     # on OpenBLAS's threads or held whole (``blas_one_thread_mnk``): with ``omp``, one set of threads for the whole
     # process, as PyTorch's. The bits of a GEMM on one thread, for any thread count. OFF (``EMBER_OMP_GEMM=1`` turns
