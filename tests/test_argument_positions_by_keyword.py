@@ -63,6 +63,8 @@ CALLS = {
     "inplace_div_str": lambda m: _t(m).div_("a"),
     "inplace_add_list": lambda m: _t(m).add_([1, 2]),
     "inplace_add_alpha_str": lambda m: _t(m).add_("a", alpha=2),
+    "inplace_sub_alpha_str": lambda m: _t(m).sub_("a", alpha=2),
+    "inplace_sub_alpha_list": lambda m: _t(m).sub_([1, 2], alpha=0.5),
     "inplace_add_recorded": lambda m: m.ones(2, requires_grad=True).clone().add_("a"),
     "inplace_mul_recorded": lambda m: m.ones(2, requires_grad=True).clone().mul_(None),
     "arange_str": lambda m: m.arange("a"),

@@ -166,6 +166,8 @@ def _tracked(x: Tensor, other=None) -> bool:
 
 # what an in-place binary op takes besides a Python float or int
 _OPERANDS = (Tensor, SparseTensor, bool, complex, xp.generic)
+# what add_/sub_ scale by alpha (anything else is refused by ``_binary_inplace``)
+_SCALABLE = (*_OPERANDS, float, int)
 # the in-place methods whose refusal PyTorch words "argument 'other' (position 1) must be Tensor" (the others': an
 # invalid combination of arguments)
 _OTHER_TENSOR_OR_NUMBER = ("add", "sub", "mul", "div")
@@ -177,7 +179,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     if isinstance(other, xp.generic):  # (np.float32(1.5) is a float for an int64 x: refused as PyTorch's)
         other = parsed_number(other)
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
-        name = getattr(op, "__name__", "")
+        name = getattr(op, "__name__", "").removesuffix("_of_scaled")  # (add_of_scaled: add_ with an alpha)
         if other.__class__ is not Tensor:  # (x.add_(array): PyTorch's TypeError, as x.add(array))
             refuse_numpy_array(f"{name}_", other, "other", 1)
         if not isinstance(other, _OPERANDS):  # (a str, None, a list: PyTorch's argument parser refuses them)
@@ -250,6 +252,8 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if alpha.__class__ is int:
             scalar_int(alpha)
+        if not isinstance(other, _SCALABLE):  # (a str, a list: refused as PyTorch's before any product)
+            return _binary_inplace(x, other, xp.add, ew.add)
         if other.__class__ is SparseTensor:  # (its values scaled: only they are read)
             return _binary_inplace(x, other.mul(alpha), xp.add, ew.add)
         if ew.fused_alpha(x, other, alpha):
@@ -284,6 +288,8 @@ def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if alpha.__class__ is int:
             scalar_int(alpha)
+        if not isinstance(other, _SCALABLE):  # (a str, a list: refused as PyTorch's before any product)
+            return _binary_inplace(x, other, xp.subtract, ew.sub)
         if other.__class__ is SparseTensor:  # (its values scaled: only they are read)
             return _binary_inplace(x, other.mul(alpha), xp.subtract, ew.sub)
         if ew.fused_alpha(x, other, alpha):
