@@ -172,5 +172,5 @@ def mark_known(request, known: dict) -> None:
     PyTorch found by these tests and not fixed yet (docs/testing.md lists them); its fix turns it into an XPASS,
     a failure, so the entry goes with it."""
     for reason, names in known.items():
-        if request.node.name in names:
-            request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+        if request.node.name in names:  # (not strict where the outcome hangs on PyTorch's once-per-process warning)
+            request.applymarker(pytest.mark.xfail(strict="once per process" not in reason, reason=reason))
