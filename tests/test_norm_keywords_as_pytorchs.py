@@ -131,6 +131,17 @@ def _params(c=C):
     return np.abs(_array(c)) + 0.5, _array(c), _array(c), _array(c)
 
 
+def _stats_and_affine(x):
+    """(arrays, dtypes, both) of a batch/instance norm call on ``x``: running statistics given or None, weight and
+    bias given or None (``both``: all four given, where the second derivative is compared too)."""
+    var, mean, w, b = _params()
+    for stats in (True, False):
+        for affine in (True, False):
+            arrays = [x, mean if stats else None, var if stats else None, w if affine else None,
+                      b if affine else None]
+            yield arrays, ["float64", "float64!", "float64!", "float64", "float64"], stats and affine
+
+
 @pytest.mark.parametrize("eps", [1e-5, 0.0, -1.0])
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -138,15 +149,10 @@ def test_batch_norm_functional_and_top_level(shape, training, eps):
     """F.batch_norm (its batch-size and eps checks, PyTorch's Python ones) and torch.batch_norm (the native op,
     which has neither), with and without running statistics, weight and bias."""
     x = _array(SHAPES[shape])
-    var, mean, w, b = _params()
-    for stats in (True, False):
-        for affine in (True, False):
-            arrays = [x, mean if stats else None, var if stats else None, w if affine else None,
-                      b if affine else None]
-            dtypes = ["float64", "float64!", "float64!", "float64", "float64"]
-            same(lambda m, x, rm, rv, w, b: m.nn.functional.batch_norm(x, rm, rv, w, b, training, 0.3, eps),
-                 arrays, dtypes, double=stats and affine)
-            same(lambda m, x, rm, rv, w, b: m.batch_norm(x, w, b, rm, rv, training, 0.3, eps, False), arrays, dtypes)
+    for arrays, dtypes, both in _stats_and_affine(x):
+        same(lambda m, x, rm, rv, w, b: m.nn.functional.batch_norm(x, rm, rv, w, b, training, 0.3, eps),
+             arrays, dtypes, double=both)
+        same(lambda m, x, rm, rv, w, b: m.batch_norm(x, w, b, rm, rv, training, 0.3, eps, False), arrays, dtypes)
 
 
 @pytest.mark.parametrize("momentum", [0.0, 1.0, 0.1])
@@ -243,16 +249,11 @@ def test_instance_norm(shape, use_input_stats):
     with the batch average of the instances' statistics), weight and bias given or None, momentum; a batch of no
     sample, no channels, one spatial element."""
     x = _array(SHAPES[shape])
-    var, mean, w, b = _params()
-    for stats in (True, False):
-        for affine in (True, False):
-            arrays = [x, mean if stats else None, var if stats else None, w if affine else None,
-                      b if affine else None]
-            dtypes = ["float64", "float64!", "float64!", "float64", "float64"]
-            same(lambda m, x, rm, rv, w, b: m.nn.functional.instance_norm(x, rm, rv, w, b, use_input_stats, 0.4),
-                 arrays, dtypes, double=stats and affine)
-            same(lambda m, x, rm, rv, w, b: m.instance_norm(x, w, b, rm, rv, use_input_stats, 0.4, 1e-5, False),
-                 arrays, dtypes)
+    for arrays, dtypes, both in _stats_and_affine(x):
+        same(lambda m, x, rm, rv, w, b: m.nn.functional.instance_norm(x, rm, rv, w, b, use_input_stats, 0.4),
+             arrays, dtypes, double=both)
+        same(lambda m, x, rm, rv, w, b: m.instance_norm(x, w, b, rm, rv, use_input_stats, 0.4, 1e-5, False),
+             arrays, dtypes)
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 0])
