@@ -219,13 +219,20 @@ def test_buffers_follow_rank_0_in_grad_mode_forwards(process_group, data):
     before = gather(process_group, bn.module[1].running_mean.detach().clone())
     bn.eval()
     with ember.no_grad():
-        bn(x[mine])  # no backward follows: as in PyTorch, nothing is communicated
-    local = gather(process_group, bn.module[1].running_mean.detach().clone())
+        bn(x[mine])  # as in PyTorch, a no_grad forward after a synchronised one copies rank 0's buffers (changed)
+    evaluated = gather(process_group, bn.module[1].running_mean.detach().clone())
+    bn.train()
     bn(x[mine])  # grad mode on: the forward first copies rank 0's buffers to every rank
     after = gather(process_group, bn.module[1].running_mean.detach().clone())
+    with ember.no_grad():
+        bn.eval()
+        bn(x[mine])  # the training forward changed them: copied again
+        bn(x[mine])  # (at the first no_grad forward only)
+    again = gather(process_group, bn.module[1].running_mean.detach().clone())
     assert not ember.equal(before[0], before[1]), "the shards must give different local statistics"
-    assert all(ember.equal(a, b) for a, b in zip(local, before)), "a no_grad forward must leave buffers local"
-    assert all(ember.equal(a, before[0]) for a in after), "buffers must follow rank 0"
+    assert all(ember.equal(a, before[0]) for a in evaluated), "a no_grad forward must copy rank 0's buffers"
+    assert not ember.equal(after[0], after[1]), "a training forward updates each rank's statistics from its shard"
+    assert all(ember.equal(a, after[0]) for a in again), "the next no_grad forward must copy rank 0's buffers"
     assert list(bn.state_dict())[0] == "module.0.weight" and list(bn.module.state_dict())[0] == "0.weight", \
         "state_dict keys as PyTorch's"
 

@@ -65,3 +65,64 @@ def test_the_nonfinite_warning_names_the_users_backward_line(rank, world):
     nonfinite = [w for w in caught if "non-finite" in str(w.message)]
     assert len(nonfinite) == 1, [str(w.message) for w in caught]
     assert nonfinite[0].filename == __file__
+
+
+def test_every_rank_evaluates_with_rank0s_batchnorm_statistics_as_pytorchs(rank, world, process_group):
+    # The ImageNet example's validation: every rank evaluates its shard through the DDP wrapper, in eval mode under
+    # no_grad, after training forwards that left each rank's own running statistics. PyTorch's DDP copies rank 0's
+    # buffers at that first no_grad forward (it follows a synchronised one), so every rank normalises with rank 0's
+    # statistics: the same input gives the same output on every rank (checked against PyTorch on gloo, 2 ranks).
+    ember.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 1))
+    model = DDP(net)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    rng = np.random.default_rng(5 + rank)
+    for _ in range(2):
+        x = ember.tensor(rng.standard_normal((8, 4)).astype(np.float32) + rank)
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    model.eval()
+    with ember.no_grad():
+        out = model(ember.ones(2, 4))
+        again = model(ember.ones(2, 4))  # (PyTorch copies at the first no_grad forward only)
+    for local in (out, again, net[1].running_mean, net[1].running_var):
+        gathered = [ember.zeros_like(local) for _ in range(world)]
+        process_group.all_gather(gathered, local.contiguous())
+        assert all(ember.equal(gathered[0], g) for g in gathered), [g.tolist() for g in gathered]
+    model.train()  # training goes on in step after the evaluation
+    x = ember.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt.step()
+    flat = ember.cat([p.detach().reshape(-1) for p in model.parameters()])
+    gathered = [ember.zeros_like(flat) for _ in range(world)]
+    process_group.all_gather(gathered, flat)
+    assert all(ember.equal(gathered[0], g) for g in gathered)
+
+
+def test_rank0_only_evaluation_of_a_batchnorm_model_goes_on_training(rank, world, process_group):
+    # Rank 0 alone evaluates the BatchNorm model through the wrapper between training steps: its no_grad forward
+    # copies rank 0's buffers, as PyTorch's does (a broadcast the other ranks join at their next forward, which
+    # copies the same buffers; rank 0's next one then copies none), and training goes on in step. (An evaluation
+    # after the last step, with no forward left on the other ranks, waits for them as PyTorch's does.)
+    ember.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 1))
+    model = DDP(net)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    rng = np.random.default_rng(rank)
+    for step in range(3):
+        x = ember.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+        if rank == 0 and step < 2:
+            model.eval()
+            with ember.no_grad():
+                model(x)
+                model(x)
+            model.train()
+    flat = ember.cat([p.detach().reshape(-1) for p in model.parameters()])
+    gathered = [ember.zeros_like(flat) for _ in range(world)]
+    process_group.all_gather(gathered, flat)
+    assert all(ember.equal(gathered[0], g) for g in gathered)

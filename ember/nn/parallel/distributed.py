@@ -154,6 +154,7 @@ class DistributedDataParallel(Module):
                                "that requires a gradient.")
         self._comm = group.comm
         self._check_same_parameters(named)
+        self._copied_buffers = self._buffer_versions()  # the buffers as the last copy from rank 0 left them
         self._sync_module_state(init_sync_buffers)
         self.reducer = Reducer(
             [p for _, p in named], [n for n, _ in named],
@@ -190,28 +191,40 @@ class DistributedDataParallel(Module):
         from ...distributed.utils import _sync_module_states
 
         _sync_module_states(self.module, self.process_group, 0, root, (), broadcast_buffers=buffers)
+        if buffers:
+            self._copied_buffers = self._buffer_versions()
 
     def _sync_buffers(self, root: int = 0) -> None:
         """Copy rank ``root``'s buffers to every rank (0; inside ``join()``, the highest rank still training)."""
         started = _trace.start()
         broadcast_from_rank0(self._comm, [b for b in self.module.buffers() if b is not None], root)
+        self._copied_buffers = self._buffer_versions()
         _trace.finish("broadcast buffers", "ddp", started)
+
+    def _buffer_versions(self) -> list:
+        """Which tensor each buffer is and its version: a buffer changed in place (a BatchNorm's
+        ``num_batches_tracked`` in a training forward) or replaced has a different entry."""
+        return [(id(b), b._version) for b in self.module.buffers() if b is not None]
 
     # ------------------------------------------------------------------ training
     def forward(self, *inputs, **kwargs):
-        # As in PyTorch, only a forward that a synchronised backward will follow communicates: an
-        # evaluation under no_grad() (on rank 0 only, say) or inside no_sync() stays local.
+        # As in PyTorch, a forward inside no_sync() copies no buffers after the first of its cycle, and a no_grad()
+        # forward copies them only as said below (an evaluation on rank 0 alone stays local).
         grad_mode = _GradState.enabled
         if grad_mode:  # before any collective of this forward (its buffer broadcast would meet another's all-reduce)
             self.reducer.ensure_prior_reduction_finished()
         will_sync = grad_mode and self.require_backward_grad_sync
         root = 0  # whose buffers every rank takes
         # PyTorch copies rank 0's buffers at a forward that follows a synchronised one (or the first): with
-        # gradient accumulation, the first no_sync() forward of each cycle, not the synchronised last one. A no_grad
-        # forward neither copies nor changes that (PyTorch copies there, and one run on rank 0 alone hangs; an
-        # evaluation changes no statistics, so the copy at the next grad-mode forward leaves the same buffers)
-        copy_buffers = grad_mode and self.require_forward_param_sync
-        if grad_mode:
+        # gradient accumulation, the first no_sync() forward of each cycle, not the synchronised last one; and at a
+        # no_grad forward that comes next (every rank evaluating through the wrapper then normalises with rank 0's
+        # BatchNorm statistics), after which the next grad-mode forward does not copy. ember copies at that no_grad
+        # forward only when a buffer changed since the last copy: buffers that none changed (a causal mask) are rank
+        # 0's already, and the forward stays local, so an evaluation on rank 0 alone does not wait for the others
+        copy_buffers = self.require_forward_param_sync and (
+            grad_mode or (self.broadcast_buffers and not self._joining
+                          and self._buffer_versions() != self._copied_buffers))
+        if grad_mode or copy_buffers:
             self.require_forward_param_sync = will_sync
         if self._joining:  # (the ranks that ran out of data copy the buffers where these synchronise)
             active, _, root = self._join_round(1, will_sync)
