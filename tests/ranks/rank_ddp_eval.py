@@ -28,6 +28,12 @@ class TinyGPT(nn.Module):
         return self.head(self.proj(att @ h))
 
 
+def assert_same_on_every_rank(process_group, world, local) -> None:
+    gathered = [ember.zeros_like(local) for _ in range(world)]
+    process_group.all_gather(gathered, local.contiguous())
+    assert all(ember.equal(gathered[0], g) for g in gathered), [g.tolist() for g in gathered]
+
+
 def test_rank0_only_evaluation_does_not_hang_and_replicas_stay_identical(rank, world, process_group):
     # Evaluated on rank 0 only under no_grad (also in eval mode, and through .module): no such forward may
     # communicate, or rank 0 would wait for a broadcast the other ranks never join (the job's timeout ends it).
@@ -50,10 +56,7 @@ def test_rank0_only_evaluation_does_not_hang_and_replicas_stay_identical(rank, w
             model.module(idx)  # the wrapped module directly, grad mode on
         if step == 1:
             process_group.barrier()
-    flat = ember.cat([p.detach().reshape(-1) for p in model.parameters()])
-    gathered = [ember.zeros_like(flat) for _ in range(world)]
-    process_group.all_gather(gathered, flat)
-    assert all(ember.equal(gathered[0], g) for g in gathered)
+    assert_same_on_every_rank(process_group, world, ember.cat([p.detach().reshape(-1) for p in model.parameters()]))
 
 
 def test_the_nonfinite_warning_names_the_users_backward_line(rank, world):
@@ -87,18 +90,13 @@ def test_every_rank_evaluates_with_rank0s_batchnorm_statistics_as_pytorchs(rank,
         out = model(ember.ones(2, 4))
         again = model(ember.ones(2, 4))  # (PyTorch copies at the first no_grad forward only)
     for local in (out, again, net[1].running_mean, net[1].running_var):
-        gathered = [ember.zeros_like(local) for _ in range(world)]
-        process_group.all_gather(gathered, local.contiguous())
-        assert all(ember.equal(gathered[0], g) for g in gathered), [g.tolist() for g in gathered]
+        assert_same_on_every_rank(process_group, world, local)
     model.train()  # training goes on in step after the evaluation
     x = ember.tensor(rng.standard_normal((8, 4)).astype(np.float32))
     opt.zero_grad()
     model(x).pow(2).mean().backward()
     opt.step()
-    flat = ember.cat([p.detach().reshape(-1) for p in model.parameters()])
-    gathered = [ember.zeros_like(flat) for _ in range(world)]
-    process_group.all_gather(gathered, flat)
-    assert all(ember.equal(gathered[0], g) for g in gathered)
+    assert_same_on_every_rank(process_group, world, ember.cat([p.detach().reshape(-1) for p in model.parameters()]))
 
 
 def test_rank0_only_evaluation_of_a_batchnorm_model_goes_on_training(rank, world, process_group):
@@ -122,7 +120,4 @@ def test_rank0_only_evaluation_of_a_batchnorm_model_goes_on_training(rank, world
                 model(x)
                 model(x)
             model.train()
-    flat = ember.cat([p.detach().reshape(-1) for p in model.parameters()])
-    gathered = [ember.zeros_like(flat) for _ in range(world)]
-    process_group.all_gather(gathered, flat)
-    assert all(ember.equal(gathered[0], g) for g in gathered)
+    assert_same_on_every_rank(process_group, world, ember.cat([p.detach().reshape(-1) for p in model.parameters()]))
