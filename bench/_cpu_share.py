@@ -16,6 +16,7 @@ The ticks are USER_HZ (100 per second per CPU), so a block of 0.1 s on 2 CPUs is
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 
@@ -59,3 +60,48 @@ class Window:
         share = (end_ticks[0] - self.start_ticks[0]) / capacity
         others = max(0.0, (end_ticks[1] - self.start_ticks[1]) - own * hz) / capacity
         return share, others
+
+
+def _other_threads() -> dict[int, tuple[int, bool]] | None:
+    """Each other thread of this process by id: (its CPU time in ns, whether it is running or waiting to run);
+    None where /proc has no per-thread entries."""
+    me = threading.get_native_id()
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    out = {}
+    for tid in tids:
+        if int(tid) == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, ValueError, IndexError):  # a thread that just ended
+            continue
+        out[int(tid)] = (ns, state == "R")
+    return out
+
+
+def settle(quiet_s: float = 0.012, limit_s: float = 0.3) -> float:
+    """Wait until no other thread of this process runs, or wants to: none runnable and none that used CPU over
+    ``quiet_s`` (longer than a scheduler tick, at which a running thread's CPU time is brought up to date), at most
+    ``limit_s``; returns the seconds waited.
+
+    Why: a timing block must not pay for the threads of the block before it. PyTorch's OpenMP workers spin after a
+    parallel region before they sleep (GNU OpenMP: some 300 000 polls): after a block of PyTorch's GPT inference at
+    batch 1 at two threads, its worker went on burning 4-12 ms of CPU, inside ember's next block, where the
+    process's CPU time (``--cpu-time``) counted it as ember's and the wall clock had the worker holding a core."""
+    start = time.perf_counter()
+    before = _other_threads()
+    if before is None:
+        return 0.0
+    while time.perf_counter() - start < limit_s:
+        time.sleep(quiet_s)
+        now = _other_threads()
+        if not any(running or ns > before.get(tid, (0, False))[0] for tid, (ns, running) in now.items()):
+            break
+        before = now
+    return time.perf_counter() - start

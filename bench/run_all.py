@@ -78,9 +78,10 @@ def child_steps(names: list[str], rounds: int, steps: int) -> dict:
     ``OTHERS_LIMIT`` of them, are measured again (in the same order, so that the rounds kept still alternate
     which framework runs first), up to four times ``rounds`` in all; each block runs at least
     ``EMBER_BENCH_MIN_BLOCK_S`` seconds (more steps for fast workloads), so that its share is judged on enough
-    ticks."""
+    ticks. Each block starts once the process's other threads are quiet (``_cpu_share.settle``): not while the
+    previous block's PyTorch OpenMP worker still spins."""
     import torch
-    from _cpu_share import Window
+    from _cpu_share import Window, settle
     from workloads import WORKLOADS
 
     import ember
@@ -107,6 +108,7 @@ def child_steps(names: list[str], rounds: int, steps: int) -> dict:
             low = False
             for fw in order:
                 fn = fns[fw]
+                settle()  # the other framework's threads quiet first (PyTorch's OpenMP workers spin after a block)
                 window = Window()
                 start = clock()
                 for i in range(block_steps):

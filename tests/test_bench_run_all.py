@@ -73,7 +73,10 @@ def _run_all(monkeypatch, window_shares):
             return share if share is None or isinstance(share, tuple) else (share, 0.0)
 
     monkeypatch.setitem(sys.modules, "workloads", types.SimpleNamespace(WORKLOADS={"fake": (build, 1, "fake")}))
-    monkeypatch.setitem(sys.modules, "_cpu_share", types.SimpleNamespace(Window=Window))
+    def settle():
+        calls.append("settle")
+
+    monkeypatch.setitem(sys.modules, "_cpu_share", types.SimpleNamespace(Window=Window, settle=settle))
     monkeypatch.setattr(run_all.time, "perf_counter", lambda: now[0])
     monkeypatch.setenv("OMP_NUM_THREADS", str(__import__("torch").get_num_threads()))
     monkeypatch.setenv("EMBER_BENCH_MIN_SHARE", "0.9")
@@ -97,6 +100,7 @@ def test_rounds_measured_again_keep_alternating_which_framework_runs_first(monke
     run_all, calls = _run_all(monkeypatch, shares)
     result = run_all.child_steps(["fake"], rounds=4, steps=4)["fake"]
     assert result["kept"] == 4 and result["discarded"] == 3
+    calls = [c for c in calls if c != "settle"]
     firsts = calls[10::50]  # after the two warm-ups (5 steps each), the first framework of each 50-step block
     kept_firsts = [first for k, first in enumerate(firsts[::2]) if k % 2 == 0]
     assert kept_firsts == ["torch", "ember", "torch", "ember"], firsts
@@ -141,3 +145,43 @@ def test_cpu_time_rounds_are_never_measured_again(monkeypatch):
     monkeypatch.setenv("EMBER_BENCH_CPU_TIME", "1")
     result = run_all.child_steps(["fake"], rounds=2, steps=4)["fake"]
     assert result["kept"] == 2 and result["discarded"] == 0
+
+
+def test_every_block_starts_after_the_other_threads_settle(monkeypatch):
+    """Each timed block (both frameworks, every round) starts only once the process's other threads are quiet: a
+    two-thread PyTorch block leaves its OpenMP worker spinning for milliseconds into the next block, ember's."""
+    run_all, calls = _run_all(monkeypatch, [1.0] * 4)
+    run_all.child_steps(["fake"], rounds=2, steps=4)
+    timed = calls[10:]  # after the two warm-ups (5 steps each)
+    assert timed.count("settle") == 4
+    assert [k for k, c in enumerate(timed) if c == "settle"] == [0, 51, 102, 153], timed
+
+
+def test_settle_waits_for_a_spinning_thread_and_not_longer():
+    """``settle`` returns once no other thread of the process has used CPU for a while: after a thread that spins
+    for 0.15 s has stopped, and at once (well under its limit) when nothing spins."""
+    import threading
+    import time
+
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    try:
+        import _cpu_share
+    finally:
+        sys.path.pop(0)
+    if not os.path.exists("/proc/self/task"):
+        pytest.skip("no /proc: nothing to wait on")
+    end = time.perf_counter() + 0.15
+    stopped = []
+
+    def spin():
+        while time.perf_counter() < end:
+            pass
+        stopped.append(time.perf_counter())
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    waited = _cpu_share.settle()
+    assert stopped and time.perf_counter() >= stopped[0], "settle returned while the other thread still spun"
+    spinner.join()
+    assert waited < 1.0
+    assert _cpu_share.settle() < 0.2
