@@ -46,7 +46,7 @@ from . import pointwise as pw
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
-from .sampling import _C_TYPE_NAMES, random_range
+from .sampling import random_range
 from .shape import CloneBackward0
 
 
@@ -872,7 +872,7 @@ def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=Non
     """Fill with Cauchy(median, sigma) draws: PyTorch's numbers."""
     if np_kind(x._data.dtype) != "f":
         raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a floating "
-                           f"point but you specified {_C_TYPE_NAMES[x._data.dtype.name]}")
+                           f"point but you specified {CPP_TYPE_NAMES[x._data.dtype.name]}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     return _fill_float64(x, lambda n: draws.cauchy(generator_of(generator), n, median, sigma))
