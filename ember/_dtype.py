@@ -177,10 +177,13 @@ SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "
                      "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
                      "complex64": "ComplexFloat",
                      "complex128": "ComplexDouble"}
-# and their C++ names, as the matrix products' and histograms' dtype errors give them
+# and their C++ names, as PyTorch's typed checks print them (the matrix products' and histograms' dtype errors, out='s
+# dtype errors, random_'s range errors; NumPy's wider unsigned types by their names there, for random_)
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-                  "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-                  "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+                  "int64": "long int", "uint16": "short unsigned int", "uint32": "unsigned int",
+                  "uint64": "long unsigned int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                  "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+                  "complex128": "c10::complex<double>"}
 
 
 def not_implemented_for(op: str, d: dtype, error: type[Exception] = NotImplementedError) -> Exception:

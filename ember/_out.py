@@ -50,7 +50,7 @@ from collections.abc import Callable
 
 from ._arg_aliases import positional_names, refuse_arrays_met_as_error, refuse_numpy_arrays
 from ._backend import xp
-from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, dtype, from_python_type, np_kind
+from ._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, can_cast_result, dtype, from_python_type, np_kind
 from ._dtype import float32 as _float32
 from ._meta import is_meta
 from ._out_checked_first import dtype_checked_first
@@ -150,10 +150,6 @@ _AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "kron": "mul", "hstack": "cat",
                    "log_softmax": "aten::log_softmax"}
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod"}) | FACTORIES
-# c10's C++ spelling of each dtype, as PyTorch's typed checks print it
-_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
-              "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 # ops refusing an out that overlaps an input in part (PyTorch's TensorIterator ops and the others calling
@@ -417,8 +413,8 @@ def _dtype_from_out(name: str, kwargs: dict, out: Tensor) -> None:
         if name in FACTORIES:
             raise RuntimeError(f"dtype {_dtype_name(dtype)} does not match dtype of out parameter "
                                f"({_dtype_name(out.dtype)})")
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[dtype.name]}, but got "
-                           f"{_CPP_NAMES[out.dtype.name]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {CPP_TYPE_NAMES[dtype.name]}, but got "
+                           f"{CPP_TYPE_NAMES[out.dtype.name]} instead")
 
 
 def _mean_dtype(args: tuple, kwargs: dict, out: Tensor) -> None:
@@ -427,8 +423,8 @@ def _mean_dtype(args: tuple, kwargs: dict, out: Tensor) -> None:
     dtype = kwargs.get("dtype")
     if dtype is not None:
         if dtype != out.dtype:
-            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[dtype.name]}, but got "
-                               f"{_CPP_NAMES[out.dtype.name]} instead")
+            raise RuntimeError(f"Expected out tensor to have dtype {CPP_TYPE_NAMES[dtype.name]}, but got "
+                               f"{CPP_TYPE_NAMES[out.dtype.name]} instead")
         return
     x = args[0] if args else None
     if isinstance(x, Tensor) and (x.is_floating_point() or x.is_complex()) and \
@@ -448,8 +444,8 @@ def _check_dtype(name: str, result: dtype, out: Tensor, exact: bool) -> None:
     if name in _TRUTHS and dst.kind in "bu" and dst.itemsize == 1:  # (any/all: a bool or uint8 out, either input)
         return
     names = {"result": _dtype_name(result), "out": _dtype_name(out.dtype),
-             "result_cpp": _CPP_NAMES.get(result.name, result.name),
-             "out_cpp": _CPP_NAMES.get(out.dtype.name, out.dtype.name)}
+             "result_cpp": CPP_TYPE_NAMES.get(result.name, result.name),
+             "out_cpp": CPP_TYPE_NAMES.get(out.dtype.name, out.dtype.name)}
     if name in DTYPE_MESSAGES:
         error = TypeError if name in TYPE_ERROR_OPS else RuntimeError
         raise error(DTYPE_MESSAGES[name].format(**names))

@@ -166,7 +166,6 @@ SAVING = {
 }
 _SAVED_NAMES_MISSING = {
     "matmul": "PyTorch's MmBackward0 also lists _saved_self_sym_sizes, _saved_self_sym_strides and mat2's",
-    "gather": "ember's GatherBackward0 lists no _saved_ attribute (PyTorch's: dim, index, self, sparse_grad)",
 }
 
 

@@ -105,3 +105,16 @@ def test_an_index_given_as_a_numpy_array_is_pytorchs_type_error(call):
     for m in (torch, ember):
         with pytest.raises(TypeError):
             call(m, m.tensor([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("method, kwargs", [("add_", {}), ("add_", {"alpha": 2}), ("sub_", {"alpha": 2}),
+                                            ("mul_", {}), ("div_", {}), ("div_", {"rounding_mode": "floor"}),
+                                            ("div_", {"rounding_mode": "trunc"}), ("floor_divide_", {}),
+                                            ("pow_", {}), ("remainder_", {})])
+def test_the_refusal_of_an_array_names_the_method_called(method, kwargs):
+    """PyTorch's refusal names the in-place method (``floor_divide_()``, ``div_()``), whichever way ember computes
+    it (a rounded division was refused as ``<lambda>_()``)."""
+    for m in (torch, ember):
+        with pytest.raises(TypeError) as caught:
+            getattr(m.ones(2), method)(ARRAY[:2], **kwargs)
+        assert str(caught.value).startswith(f"{method}()"), str(caught.value)

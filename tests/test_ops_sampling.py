@@ -245,3 +245,10 @@ def test_random_from_keyword_with_to_none_draws_up_to_the_dtype_bound_as_pytorch
         drawn = fw.zeros(200).random_(**{"from": 2, "to": None})
         assert drawn.min().item() >= 2 and 1000 < drawn.max().item() <= 2 ** 24, fw.__name__
         assert fw.zeros(200).random_(to=3).max().item() <= 2
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "int64", "uint8", "int8", "bool"])
+def test_cauchy_of_a_non_floating_tensor_names_its_cpp_type_as_pytorch(dtype):
+    """PyTorch's refusal names the dtype's C++ type (``c10::complex<float>``); a complex tensor was a KeyError."""
+    got, expected = raises_like_torch(lambda m: m.zeros(2, dtype=getattr(m, dtype)).cauchy_(), RuntimeError)
+    assert got == expected

@@ -286,6 +286,7 @@ class TimesNumber(Node):
     the tensor's (Python's ``x * s`` records MulBackward0, with an edge for the number)."""
 
     diagonal_jacobian = True
+    _saved_other = property(lambda node: node.s)  # (PyTorch's name: the number, as a number)
 
     def forward(self, x, *, s):
         self.s = s
@@ -714,6 +715,9 @@ def remainder_values(a, b, out=None, casting: str = "same_kind"):
 class Remainder(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_other, _raw_saved_other = saved_tensor(1)
+
     def forward(self, a, b):
         self.saved = (a, b)
         return remainder_values(a, b)

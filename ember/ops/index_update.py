@@ -19,12 +19,14 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.saved_attributes import checked_argument
 from .indexing import (
     _overlaps,
     check_inplace,
     check_scatter_index,
     masked_fill,
     out_of_bounds,
+    saved_indices,
     scatter,
     scatter_add,
     write_expanded,
@@ -94,8 +96,16 @@ def _along(d: int, idx):
 
 @torch_named("IndexAddBackward0")
 class IndexAdd(Node):
+    # (PyTorch's names of what its node saves; the source as an argument whose version is checked, ``index_add``)
+    _saved_alpha = property(lambda node: node.alpha)
+    _saved_dim = property(lambda node: node.dim)
+    # (the index and the source only for the source's gradient, as PyTorch saves them)
+    _saved_index = property(lambda node: Tensor._make(node.at[-1]) if node.needs_input_grad[1] else None)
+    _saved_source = property(lambda node: checked_argument(node, 1, 1))
+    _saved_source_dim = property(lambda node: node.source_dim)
+
     def forward(self, x, source, dim, index, alpha):
-        self.at, self.alpha = _along(dim, index), alpha
+        self.at, self.alpha, self.dim, self.source_dim = _along(dim, index), alpha, dim, source.ndim
         out = x.copy()
         xp.add.at(out, self.at, source * alpha if alpha != 1 else source)  # repeated indices accumulate
         return out
@@ -293,8 +303,12 @@ def _write_selected(x: Tensor, key, result: Tensor) -> Tensor:
 class IndexAccumulate(Node):
     """``x[indices] += values`` with repeated positions accumulating (``index_put(accumulate=True)``)."""
 
+    # (PyTorch's names of what its node saves)
+    _saved_indices = property(lambda node: saved_indices(node.indices, node.ndim))
+    _saved_accumulate = True
+
     def forward(self, x, values, indices):
-        self.indices = indices
+        self.indices, self.ndim = indices, x.ndim
         out = x.copy()
         xp.add.at(out, indices, values)
         return out
@@ -470,7 +484,7 @@ def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     out = written_copy_of(x, out)
     node = out.grad_fn
     if node is not None:  # the source's own edge: its gradient padded back to its shape (MaskedScatter)
-        node.__class__, node.source_shape = MaskedScatter, source._data.shape
+        node.__class__, node.source_shape, node.mask = MaskedScatter, source._data.shape, mask
         if source._requires_grad and _GradState.enabled:
             node.next_edges[1], node.input_shapes[1] = input_edge(source), source._data.shape
     return version_checked(out, mask)

@@ -36,7 +36,9 @@ from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, input_edge, shown_as, torch_named, unrecorded_view, version_checked
+from ..autograd.graph import Node, input_edge, show_node_as, shown_as, torch_named, unrecorded_view, version_checked
+from ..autograd.recorded import RecordedArray
+from ..autograd.saved_attributes import NotSaved, checked_argument
 from ..autograd.selected import selected_gradient
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import (
@@ -335,6 +337,9 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
 @torch_named("IndexBackward0")  # (x[idx], x[mask]: PyTorch's index op)
 class AdvancedIndex(Node):
     linear = True
+    # (PyTorch's names of what its node saves: the index tensors and the input's shape)
+    _saved_indices = property(lambda node: saved_indices(node.idx, len(node.shape)))
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
 
     def forward(self, x, idx):
         self.shape, self.idx = x.shape, idx
@@ -343,7 +348,29 @@ class AdvancedIndex(Node):
     def backward(self, g):
         out = xp.zeros_like(g, shape=self.shape)
         xp.add.at(out, self.idx, g)  # repeated indices accumulate
+        if type(out) is RecordedArray:  # (create_graph: PyTorch's formula's node, _index_put_impl_'s)
+            show_node_as(out.t.grad_fn, "IndexPutImplBackward0")
         return (out,)
+
+
+def saved_indices(idx, ndim: int) -> tuple:
+    """PyTorch's ``_saved_indices`` of its index and index_put nodes for ``idx`` (converted, ``convert_index``) into
+    a tensor of ``ndim`` dimensions: its index tensors in their places (a mask as itself), None for a dimension
+    taken whole (``x[:, i]``: ``(None, i)``), the whole dimensions after the last tensor left out."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    spanned = builtins.sum(p.ndim if p.__class__ is xp.ndarray and p.dtype == xp.bool_ else 1
+                           for p in parts if p is not Ellipsis and p is not None)
+    out = []
+    for p in parts:
+        if p is Ellipsis:
+            out.extend([None] * (ndim - spanned))
+        elif p.__class__ is xp.ndarray:
+            out.append(Tensor._make(p))
+        elif p is not None:  # (a whole dimension: the views PyTorch takes first leave only these)
+            out.append(None)
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
 
 
 def _bounds_error(x: Tensor, idx, err: IndexError) -> IndexError:
@@ -674,12 +701,23 @@ def _refuse_meta_masks(idx) -> None:
 
 @torch_named("IndexPutBackward0")
 class IndexPut(Node):
-    """``x[idx] = v``: the overwritten positions pass no gradient to the old x."""
+    """``x[idx] = v``: the overwritten positions pass no gradient to the old x. Its ``idx`` and ``ndim`` (x's) are
+    set by ``setitem``; scatter's node, shown as PyTorch's ScatterBackward0/1, also its ``dim`` and ``index``."""
+
+    # (PyTorch's names of what its nodes save: index_put's indices and flag, scatter's dim and index)
+    _saved_indices = property(lambda node: saved_indices(node.idx, node.ndim))
+    _saved_accumulate = False
+    _scatter_saved = {"_saved_dim": property(lambda node: node.dim),
+                      "_saved_index": property(lambda node: Tensor._make(node.index)),
+                      "_saved_indices": NotSaved("_saved_indices"), "_saved_accumulate": NotSaved("_saved_accumulate")}
+    attributes_shown = {"ScatterBackward0": _scatter_saved, "ScatterBackward1": _scatter_saved}
 
     def backward(self, g):
         needs = self.needs_input_grad
         gx = None
-        if needs[0]:
+        if needs[0] and type(g) is RecordedArray and "index" in self.__dict__:  # (scatter's node, create_graph:
+            gx = RecordedArray(g.t.scatter(self.dim, Tensor._make(self.index), 0.0))  # PyTorch's formula's node)
+        elif needs[0]:
             gx = g.copy()
             gx[self.idx] = 0
         if len(needs) == 1:  # (a number written by scatter: its node has the input's edge only)
@@ -695,6 +733,11 @@ class IndexPut(Node):
 class MaskedScatter(IndexPut):
     """masked_scatter's write (``written_copy_of``): the leading elements of ``source`` went to the mask's positions,
     so those get the gradient there, the rest of the source zero (``source_shape``)."""
+
+    # (PyTorch's node saves the mask given and the source's sizes, not index_put's indices and flag)
+    _saved_indices, _saved_accumulate = NotSaved("_saved_indices"), NotSaved("_saved_accumulate")
+    _saved_mask = property(lambda node: node.mask)
+    _saved_source_sym_sizes = property(lambda node: tuple(node.source_shape))
 
     def source_grad(self, gv):
         out = xp.zeros_like(gv, shape=(math.prod(self.source_shape),))
@@ -911,7 +954,7 @@ def setitem(x: Tensor, idx, value) -> None:
         record_copy_into(x, part, value, isinstance(value, Tensor) and value._requires_grad, stepped)
     elif tracked and not basic:
         node = IndexPut()
-        node.idx = idx
+        node.idx, node.ndim = idx, x._data.ndim
         inputs = (x, value)
         needs = (x._requires_grad, isinstance(value, Tensor) and value._requires_grad)
         node.needs_input_grad = needs
@@ -1009,12 +1052,21 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 @torch_named("GatherBackward0")
 class Gather(Node):
     linear = True
+    # (PyTorch's names of what its node saves; ember's formula reads only the input's shape, PyTorch's node keeps
+    # the input too: ember keeps it as an argument whose version is checked, ``gather``)
+    _saved_dim = property(lambda node: node.dim)
+    _saved_index = property(lambda node: Tensor._make(node.index))
+    _saved_self = property(lambda node: checked_argument(node, 0, 0))
+    _saved_sparse_grad = False  # (ember's gather has no sparse gradient)
 
     def forward(self, x, index, dim):
         self.shape, self.index, self.dim = x.shape, index, dim
         return gather_array(x, index, dim)
 
     def backward(self, g):
+        if type(g) is RecordedArray:  # (create_graph: recorded as PyTorch's formula, a scatter_add into zeros)
+            into = Tensor._make(xp.zeros(self.shape, dtype=g.dtype))
+            return (RecordedArray(into.scatter_add(self.dim, Tensor._make(self.index), g.t)),)
         out = xp.zeros_like(g, shape=self.shape)
         _scatter_add_into(out, self.dim, self.index, g)
         return (out,)
@@ -1085,11 +1137,14 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     check_scatter_index(x, d, idx)
-    return version_checked(Gather.apply(x, index=idx, dim=d), index)
+    return version_checked(Gather.apply(x, index=idx, dim=d), x, index)  # (both saved by PyTorch's node)
 
 
 @torch_named("ScatterAddBackward0")
 class ScatterAdd(Node):
+    _saved_dim = property(lambda node: node.dim)  # (PyTorch's names of what its node saves)
+    _saved_index = property(lambda node: Tensor._make(node.index))
+
     def forward(self, x, src, index, dim):
         self.index, self.dim = index, dim
         out = x.copy()
@@ -1139,6 +1194,8 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
     # (an index_put into a copy: one node, named as PyTorch's by a tensor source or a number)
     number = not isinstance(src, Tensor)
     out = shown_as(written_copy_of(x, out, number), "ScatterBackward1" if number else "ScatterBackward0")
+    if out.grad_fn is not None:  # (read as PyTorch's node's ``_saved_dim`` and ``_saved_index``)
+        out.grad_fn.dim, out.grad_fn.index = d, idx
     return version_checked(out, index)
 
 
@@ -1208,6 +1265,9 @@ class IndexSelect(Node):
         return xp.take(x, index, axis=dim)  # (contiguous, as PyTorch's result; NumPy's x[:, index] is not)
 
     def backward(self, g):
+        if type(g) is RecordedArray:  # (create_graph: recorded as PyTorch's formula, an index_add into zeros)
+            into = Tensor._make(xp.zeros(self.shape, dtype=g.dtype))
+            return (RecordedArray(into.index_add(self.dim, Tensor._make(self.index), g.t)),)
         out = xp.zeros_like(g, shape=self.shape)
         xp.add.at(out, (slice(None),) * self.dim + (self.index,), g)  # repeated indices accumulate
         return (out,)

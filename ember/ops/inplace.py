@@ -46,7 +46,7 @@ from . import pointwise as pw
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
-from .sampling import _C_TYPE_NAMES, random_range
+from .sampling import random_range
 from .shape import CloneBackward0
 
 
@@ -168,23 +168,24 @@ def _tracked(x: Tensor, other=None) -> bool:
 _OPERANDS = (Tensor, SparseTensor, bool, complex, xp.generic)
 # what add_/sub_ scale by alpha (anything else is refused by ``_binary_inplace``)
 _SCALABLE = (*_OPERANDS, float, int)
-# the in-place methods whose refusal PyTorch words "argument 'other' (position 1) must be Tensor" (the others': an
-# invalid combination of arguments)
-_OTHER_TENSOR_OR_NUMBER = ("add", "sub", "mul", "div")
 
 
-def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
+def _binary_inplace(x: Tensor, other, ufunc, op, method: str, tensor_refusal: bool = False) -> Tensor:
+    """``x.<method>(other)``: ``ufunc`` into ``x``'s array, or ``op`` recorded when autograd tracks it. ``method``:
+    PyTorch's name of the in-place method, for its refusals of an operand that is not a tensor or a number;
+    ``tensor_refusal``: PyTorch's parser refuses one with "argument 'other' (position 1) must be Tensor"
+    (add_, sub_, mul_, div_ without a rounding mode), where the others' refusal is an invalid combination of
+    arguments."""
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
     if isinstance(other, xp.generic):  # (np.float32(1.5) is a float for an int64 x: refused as PyTorch's)
         other = parsed_number(other)
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
-        name = getattr(op, "__name__", "").removesuffix("_of_scaled")  # (add_of_scaled: add_ with an alpha)
         if other.__class__ is not Tensor:  # (x.add_(array): PyTorch's TypeError, as x.add(array))
-            refuse_numpy_array(f"{name}_", other, "other", 1)
+            refuse_numpy_array(method, other, "other", 1)
         if not isinstance(other, _OPERANDS):  # (a str, None, a list: PyTorch's argument parser refuses them)
-            if name in _OTHER_TENSOR_OR_NUMBER:
-                ew.require_tensor(f"{name}_", other, position=1)
+            if tensor_refusal:
+                ew.require_tensor(method, other, position=1)
             raise ew.operand_type_error(other)
         refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
@@ -253,15 +254,16 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
         if alpha.__class__ is int:
             scalar_int(alpha)
         if not isinstance(other, _SCALABLE):  # (a str, a list: refused as PyTorch's before any product)
-            return _binary_inplace(x, other, xp.add, ew.add)
+            return _binary_inplace(x, other, xp.add, ew.add, "add_", tensor_refusal=True)
         if other.__class__ is SparseTensor:  # (its values scaled: only they are read)
-            return _binary_inplace(x, other.mul(alpha), xp.add, ew.add)
+            return _binary_inplace(x, other.mul(alpha), xp.add, ew.add, "add_", tensor_refusal=True)
         if ew.fused_alpha(x, other, alpha):
-            return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
+            return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha), "add_",
+                                   tensor_refusal=True)
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
         other = ew.scaled_operand(x, other, alpha)
-        return _binary_inplace(x, other, xp.add, ew.add_of_scaled)
-    return _binary_inplace(x, other, _alpha_one(x, other, xp.add), ew.add)
+        return _binary_inplace(x, other, xp.add, ew.add_of_scaled, "add_", tensor_refusal=True)
+    return _binary_inplace(x, other, _alpha_one(x, other, xp.add), ew.add, "add_", tensor_refusal=True)
 
 
 def _alpha_one(x: Tensor, other, ufunc):
@@ -289,15 +291,16 @@ def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
         if alpha.__class__ is int:
             scalar_int(alpha)
         if not isinstance(other, _SCALABLE):  # (a str, a list: refused as PyTorch's before any product)
-            return _binary_inplace(x, other, xp.subtract, ew.sub)
+            return _binary_inplace(x, other, xp.subtract, ew.sub, "sub_", tensor_refusal=True)
         if other.__class__ is SparseTensor:  # (its values scaled: only they are read)
-            return _binary_inplace(x, other.mul(alpha), xp.subtract, ew.sub)
+            return _binary_inplace(x, other.mul(alpha), xp.subtract, ew.sub, "sub_", tensor_refusal=True)
         if ew.fused_alpha(x, other, alpha):
-            return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
+            return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha), "sub_",
+                                   tensor_refusal=True)
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
         other = ew.scaled_operand(x, other, alpha)
-        return _binary_inplace(x, other, xp.subtract, ew.sub_of_scaled)
-    return _binary_inplace(x, other, _alpha_one(x, other, xp.subtract), ew.sub)
+        return _binary_inplace(x, other, xp.subtract, ew.sub_of_scaled, "sub_", tensor_refusal=True)
+    return _binary_inplace(x, other, _alpha_one(x, other, xp.subtract), ew.sub, "sub_", tensor_refusal=True)
 
 
 def _scaled_by(alpha):
@@ -319,7 +322,8 @@ def _number_in_float32(ufunc):
 
 
 def mul_(x: Tensor, other) -> Tensor:
-    return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.multiply), ew.mul)
+    return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.multiply), ew.mul, "mul_",
+                           tensor_refusal=True)
 
 
 def _rounded_division(rounding_mode: str):
@@ -336,19 +340,21 @@ def _rounded_division(rounding_mode: str):
 def floor_divide_(x: Tensor, other) -> Tensor:
     """``x.floor_divide_(other)`` (``x //= other``): ``div_`` rounding the quotient down, as PyTorch's, but
     recorded with no derivative (floor_divide's ``NotImplemented`` node, named ``floor_divide_`` in its error)."""
-    return _binary_inplace(x, other, _rounded_division("floor"), lambda a, b: ew.floor_divide(a, b, op="floor_divide_"))
+    return _binary_inplace(x, other, _rounded_division("floor"),
+                           lambda a, b: ew.floor_divide(a, b, op="floor_divide_"), "floor_divide_")
 
 
 def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return _binary_inplace(x, other, _rounded_division(rounding_mode),
-                               lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
+                               lambda a, b: ew.div(a, b, rounding_mode=rounding_mode), "div_")
     if isinstance(other, complex) and np_kind(x._data.dtype) != "c":
         _refuse_complex_number(x)
     if np_kind(x._data.dtype) != "f":
         refuse_numpy_array("div_", other, "other", 1)  # (PyTorch's parser refuses an array before the cast check)
         _check_cast(xp.float32, x)
-    return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.true_divide), ew.div)
+    return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.true_divide), ew.div, "div_",
+                           tensor_refusal=True)
 
 
 def pow_(x: Tensor, other) -> Tensor:
@@ -357,7 +363,7 @@ def pow_(x: Tensor, other) -> Tensor:
     ew.check_exponent(x, other)
     if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iub":  # (pow's error, not NumPy's)
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return _binary_inplace(x, other, _pow_into, ew.pow)
+    return _binary_inplace(x, other, _pow_into, ew.pow, "pow_")
 
 
 def _pow_into(a, o, out, casting):
@@ -866,7 +872,7 @@ def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=Non
     """Fill with Cauchy(median, sigma) draws: PyTorch's numbers."""
     if np_kind(x._data.dtype) != "f":
         raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a floating "
-                           f"point but you specified {_C_TYPE_NAMES[x._data.dtype.name]}")
+                           f"point but you specified {CPP_TYPE_NAMES[x._data.dtype.name]}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     return _fill_float64(x, lambda n: draws.cauchy(generator_of(generator), n, median, sigma))
@@ -915,5 +921,5 @@ def _check_kept(result: Tensor, x: Tensor):
 def remainder_(x: Tensor, other) -> Tensor:
     if np_kind(x._data.dtype) in "iu":  # (NumPy's remainder by zero is 0)
         ew.refuse_integer_zero_division(x._data, other._data if isinstance(other, Tensor) else other)
-    return _binary_inplace(x, other, ew.remainder_values, ew.remainder)
+    return _binary_inplace(x, other, ew.remainder_values, ew.remainder, "remainder_")
 

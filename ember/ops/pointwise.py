@@ -10,7 +10,6 @@ than a ufunc); ``erfinv`` refines an approximation with Newton steps.
 from __future__ import annotations
 
 import math
-import operator
 
 from .. import _dtype
 from .._arg_aliases import is_operand, operand_type_error, refuse_numpy_numbers
@@ -40,7 +39,7 @@ from .elementwise import (
     result_dtype,
     rounded_division_grads,
     sub,
-    with_number,
+    times_number,
     without_derivative,
 )
 from .erf import erf_into, erfc_into
@@ -477,6 +476,9 @@ class LerpByTensor(Node):
     (conjugated for complex), as PyTorch's formula, which saves all three."""
     diagonal_jacobian = True
     saved_for = ((2,), (2,), (0, 1))  # start and end for the weight's gradient, the weight for theirs
+    _saved_self, _raw_saved_self = saved_tensor(0)  # (PyTorch's names: lerp(self, end, weight))
+    _saved_end, _raw_saved_end = saved_tensor(1)
+    _saved_weight, _raw_saved_weight = saved_tensor(2)
 
     def forward(self, x, y, w):
         self.saved = (x, y, w)
@@ -505,6 +507,7 @@ class LerpByNumber(Node):
     emulating the fused operation made an EMA's ``lerp_`` several times slower). Gradients ``grad * (1 - w)`` and
     ``grad * w``, as PyTorch's formula."""
     diagonal_jacobian = True
+    _saved_weight = property(lambda node: node.weight)  # (PyTorch's name; the number as given)
 
     def forward(self, x, y, weight):
         self.weight = weight
@@ -524,9 +527,9 @@ class LerpByNumber(Node):
         out = wide_x + w * diff if abs(w) < 0.5 else wide_y + float(xp.float32(w - 1)) * diff  # (w - 1: a float32)
         return out.astype(xp.float32).astype(x.dtype)
 
-    def backward(self, g):
+    def backward(self, g):  # (under create_graph, PyTorch's MulBackward1 by each number)
         w = self.weight
-        return with_number(operator.mul, g, 1 - w), with_number(operator.mul, g, w)
+        return times_number(g, 1 - w), times_number(g, w)
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
@@ -622,6 +625,9 @@ def _complex_logaddexp(a, b):
 class Hypot(Node):
     diagonal_jacobian = True
     saved_for = ((0,), (1,), (0, 1))  # each input for its own gradient, the output for both
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_other, _raw_saved_other = saved_tensor(1)
+    _saved_result, _raw_saved_result = saved_tensor(2)
 
     def forward(self, a, b):
         out = xp.hypot(a, b)
@@ -639,6 +645,8 @@ class Copysign(Node):
     diagonal_jacobian = True
     saved_for = ((0,), (0,))  # the input and the result, both for the input's gradient (the sign source gets zeros)
     tangent_free_inputs = (1,)  # (only the sign source's sign is read)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
 
     def forward(self, a, b):
         out = xp.copysign(a, b)
@@ -655,6 +663,9 @@ class Copysign(Node):
 class Fmod(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_other, _raw_saved_other = saved_tensor(1)
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.fmod(a, b)
@@ -706,7 +717,8 @@ def copysign(input: Tensor, other) -> Tensor:
     floating dtype (integers and bools give the default one)."""
     a, b = _float_operands(input, other)
     refuse_complex(a if isinstance(a, Tensor) else b, "copysign_cpu")
-    return Copysign.apply(a, b)
+    out = Copysign.apply(a, b)
+    return out if isinstance(b, Tensor) else shown_as(out, "CopysignBackward1")  # (PyTorch's Scalar overload)
 
 
 def fmod(input: Tensor, other) -> Tensor:

@@ -114,11 +114,6 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
     return Tensor._make(kept.astype(a.dtype))
 
 
-# PyTorch's names of the element types in random_'s range errors and warnings (C++ type names)
-_C_TYPE_NAMES = {"int8": "signed char", "uint8": "unsigned char", "int16": "short int", "uint16": "short unsigned int",
-                 "int32": "int", "uint32": "unsigned int", "int64": "long int", "uint64": "long unsigned int",
-                 "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-                 "float64": "double"}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -176,7 +171,7 @@ def random_range(x: Tensor, args: tuple, low, high) -> tuple[int, int] | None:  
     np_dtype = x._data.dtype
     name = _dtype.from_np(np_dtype).name
     kind = np_kind(np_dtype)
-    type_name = _C_TYPE_NAMES.get(name)
+    type_name = _dtype.CPP_TYPE_NAMES[name] if kind in "fiub" else None  # (random_'s errors and warnings name it)
     floating = kind == "f"
     digits = int(xp.finfo(np_dtype).nmant) + 1 if floating else 0
     if low is None:  # (PyTorch's parser: from is an int, never None)
