@@ -1,6 +1,7 @@
 """``out=``: the ops whose ``out`` dtype PyTorch checks before computing (``ember/_out.py`` checks the others' after).
 
-PyTorch's ``amax``/``amin``, ``dot``/``vdot``, ``any``/``all``, ``logsumexp``, ``float_power``, ``ldexp``,
+PyTorch's ``amax``/``amin``, ``dot``/``vdot``, ``any``/``all``, ``logsumexp``, ``logcumsumexp`` (exactly the
+input's dtype, before its dim), ``float_power``, ``ldexp``,
 ``heaviside``, ``where`` and the pointwise ops keeping their input's dtype (``ceil``, ``floor``, ``frac``,
 ``round``, ``bitwise_not``, ``abs`` of a real tensor) refuse an ``out`` of the wrong dtype before they look
 further: ``torch.amax(x, dim=5, out=longs)`` of a float ``x`` is the dtype's RuntimeError, not the dim's
@@ -61,6 +62,8 @@ def dtype_checked_first(name: str, args: tuple, kwargs: dict) -> tuple | None:
         return _bool, True
     if name == "logsumexp":
         return _floating(d), False
+    if name == "logcumsumexp":  # (the input's dtype, an integer one too: before the kernel refuses it)
+        return d, True
     if name == "float_power":
         other = _argument(args, kwargs, 1, "exponent")
         complex_input = d.is_complex or isinstance(other, complex) or isinstance(other, Tensor) and other.is_complex()
