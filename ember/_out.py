@@ -40,6 +40,9 @@ The factories (``zeros``, ``ones``, ``full``, ``empty``, ``eye``, ``arange``, ``
 ``logspace``, ``rand``, ``randn``, ``randint``, ``randperm``) take their ``dtype=`` from ``out`` (a different one
 given is PyTorch's RuntimeError) and draw or fill the values as they would without it.
 
+The reductions returning two tensors (``median``, ``mode``, ``cummax``, ``aminmax``, ...) and ``nansum``/``nanmean``
+follow their own rules beside these (``_out_reductions.py``).
+
 ``with_out`` also serves ``torch.special``'s functions (``ember.special``), under PyTorch's names for them.
 """
 
@@ -50,10 +53,29 @@ from collections.abc import Callable
 
 from ._arg_aliases import positional_names, refuse_arrays_met_as_error, refuse_numpy_arrays
 from ._backend import xp
-from ._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, can_cast_result, dtype, from_python_type, np_kind
+from ._dtype import (
+    CPP_TYPE_NAMES,
+    SCALAR_TYPE_NAMES,
+    can_cast_result,
+    dtype,
+    from_python_type,
+    not_implemented_for,
+    np_kind,
+)
 from ._dtype import float32 as _float32
 from ._meta import is_meta
 from ._out_checked_first import dtype_checked_first
+from ._out_reductions import (
+    NAN_SUMS,
+    PAIRS,
+    PAIRS_CHECKED_FIRST,
+    check_pair_dtypes,
+    check_pair_form,
+    mode_resize_shapes,
+    nan_sum_dtype,
+    refuse_integral_nanmean,
+)
+from ._resize import resize_storage
 from ._signatures import with_keywords
 from ._tensor import Tensor
 from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
@@ -80,12 +102,14 @@ addbmm addmm addmv amax amin argmax argmin baddbmm bmm clamp clamp_min clamp_max
 masked_select matmul mm mv round sort take tensordot topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu signbit
 sgn nan_to_num inner isposinf isneginf any all float_power chain_matmul linalg_multi_dot softmax log_softmax linalg_det
+logcumsumexp
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
 # PyTorch's words for an out whose dtype is not the result's, by op (the structured kernels and the matrix
 # products name C++ types; the pointwise ops keeping their input's dtype say "Found dtype ... but expected ...")
 _FOUND = "Found dtype {out} but expected {result}"
+_SCALAR_TYPE = "expected scalar_type {result} but found {out}"
 _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
 EXACT_MESSAGES = {
     **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign sgn round clamp clamp_min clamp_max clip "
@@ -99,6 +123,7 @@ EXACT_MESSAGES = {
             "out's dtype.",
     "amin": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
             "out's dtype.",
+    "logcumsumexp": _SCALAR_TYPE,
     "index_select": "index_select(): self and result must have the same scalar type",
     "masked_select": "masked_select(): self and result must have the same scalar type",
     "take": "take(): self and out expected to have the same dtype, but got self.dtype = {result} and "
@@ -145,7 +170,7 @@ _RESIZING_FACTORIES = frozenset({"empty", "randn"})
 # input's shape, then to the result's)
 _RESIZED_SILENTLY = FACTORIES | {"addbmm"}
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
-_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "kron": "mul", "hstack": "cat", "vstack": "cat",
+_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "kron": "mul", "hstack": "cat", "vstack": "cat", "nanmean": "nansum",
                    **{name: f"aten::{name}" for name in FACTORIES}, "softmax": "aten::softmax",
                    "log_softmax": "aten::log_softmax"}
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
@@ -454,7 +479,11 @@ def _check_dtype(name: str, result: dtype, out: Tensor, exact: bool) -> None:
     raise RuntimeError("result type {result} can't be cast to the desired output type {out}".format(**names))
 
 
-def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None) -> Tensor:
+def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None,
+           resize_shapes: Callable | None = None) -> Tensor:
+    """``result`` written into ``out`` (see the module's docstring); ``shown``: the op's name in PyTorch's errors,
+    where another; ``resize_shapes(out, result shape)``: the shapes PyTorch's resize warning names, where other
+    than out's and the result's (None: resized silently)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{shown or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     _check_dtype(name, result.dtype, out, exact)
@@ -466,13 +495,15 @@ def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None
                 f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does not "
                 f"match the computed number of elements {result.numel()}. Note that this may occur as a result of "
                 f"rounding error. The out tensor will be resized to a tensor of shape ({result.numel()},).")
-        elif out.numel() != 0 and name not in _RESIZED_SILENTLY:
+        elif out.numel() != 0 and name not in _RESIZED_SILENTLY and \
+                (shapes := (list(out.shape), list(result.shape)) if resize_shapes is None else
+                 resize_shapes(out, tuple(result.shape))):
             warn(
-                f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
-                f"not match the required output shape {list(result.shape)}. This behavior is deprecated, and in a "
+                f"An output with one or more elements was resized since it had shape {shapes[0]}, which does "
+                f"not match the required output shape {shapes[1]}. This behavior is deprecated, and in a "
                 "future PyTorch release outputs will not be resized unless they have zero elements. You can "
                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).")
-        out.resize_(tuple(result.shape))
+        resize_storage(out, tuple(result.shape))
         _as_computed(out, result._data)
     out.copy_(result)
     return out
@@ -567,6 +598,10 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
                 raise
         refuse_numpy_arrays(parsed or name, args, kwargs, parameters)  # (as the in-place methods: before writing)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
+        if name in PAIRS:
+            check_pair_form(name, args, kwargs, out)
+        elif name == "nanmean":
+            refuse_integral_nanmean(args, kwargs)
         if name in _RESIZING_FACTORIES and isinstance(out, Tensor) and out.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
         if not differentiable and is_grad_enabled() and _refused_under_autograd(name, args, kwargs, out):
@@ -580,6 +615,14 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             check_frexp_out(*args, out)  # (before computing: PyTorch's own messages)
         if name in DTYPE_FROM_OUT and isinstance(out, Tensor):
             _dtype_from_out(name, kwargs, out)
+        refused_by_kernel = False
+        if name in NAN_SUMS and isinstance(out, Tensor):  # (nansum's out dtype is its dtype=, as sum's)
+            refused_by_kernel = nan_sum_dtype(args, kwargs, out)
+            if refused_by_kernel is None:  # (an integer input's: PyTorch's sum)
+                _dtype_from_out("sum", kwargs, out)
+        source = args[0] if args else kwargs.get("input")
+        if name in PAIRS_CHECKED_FIRST and isinstance(source, Tensor):
+            check_pair_dtypes(name, source, out)
         if name in FACTORIES and kwargs.pop("requires_grad", False):
             return _write(name, fn(*args, **kwargs), out, False).requires_grad_(True)
         if name == "mean" and isinstance(out, Tensor):
@@ -595,10 +638,15 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
         if name in _RECORDED_WITHOUT_DERIVATIVE and is_grad_enabled() and _requires_grad((*args, out), kwargs):
             return _written_without_derivative(name, fn, args, kwargs, out)
         result = fn(*args, **kwargs)
+        if refused_by_kernel:
+            raise not_implemented_for("nansum_cpu", out.dtype)
+        if name in PAIRS and name not in PAIRS_CHECKED_FIRST:  # (after the op's own checks of its dim)
+            check_pair_dtypes(name, source, out)
         if isinstance(result, tuple):  # (values, indices) and the like: out is a tuple of as many tensors
             if not isinstance(out, (tuple, list)) or len(out) != len(result):
                 raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} Tensors")
-            written = [_write(name, r, o, True) for r, o in zip(result, out)]  # PyTorch checks these exactly
+            shapes = functools.partial(mode_resize_shapes, args, kwargs, source) if name == "mode" else None
+            written = [_write(name, r, o, True, resize_shapes=shapes) for r, o in zip(result, out)]  # (exactly)
             if not hasattr(result, "_fields"):
                 return tuple(written)
             from . import return_types  # (PyTorch's out= forms return their own named tuple: max_out, frexp_out)
@@ -613,7 +661,6 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
         if name in _DIFFERENTIABLE and isinstance(out, Tensor) and out.requires_grad and out.shape != result.shape:
             raise RuntimeError(_TENSORDOT_GRAD_OUT)  # (tensordot's own check, before its resize refuses)
         # (abs of a complex tensor is real: its out is checked as a cast, as PyTorch's)
-        source = args[0] if args else kwargs.get("input")
         exact = name in EXACT and not (name in _REAL_OF_COMPLEX and result.dtype != getattr(source, "dtype", None))
         return _write(name, result, out, exact, parsed)
 
@@ -623,6 +670,6 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
 
 def add_out_keyword(namespace: dict) -> None:
     """Wrap the listed functions of ``namespace`` (ember's top level) with ``with_out``."""
-    for name in sorted(CASTING | EXACT | FACTORIES):
+    for name in sorted(CASTING | EXACT | FACTORIES | PAIRS | NAN_SUMS):
         if name in namespace:
             namespace[name] = with_out(name, namespace[name], differentiable=name in _DIFFERENTIABLE)

@@ -1,6 +1,7 @@
 """``out=``: the ops whose ``out`` dtype PyTorch checks before computing (``ember/_out.py`` checks the others' after).
 
-PyTorch's ``amax``/``amin``, ``dot``/``vdot``, ``any``/``all``, ``logsumexp``, ``float_power``, ``ldexp``,
+PyTorch's ``amax``/``amin``, ``dot``/``vdot``, ``any``/``all``, ``logsumexp``, ``logcumsumexp`` (exactly the
+input's dtype, before its dim), ``float_power``, ``ldexp``,
 ``heaviside``, ``where`` and the pointwise ops keeping their input's dtype (``ceil``, ``floor``, ``frac``,
 ``round``, ``bitwise_not``, ``abs`` of a real tensor) refuse an ``out`` of the wrong dtype before they look
 further: ``torch.amax(x, dim=5, out=longs)`` of a float ``x`` is the dtype's RuntimeError, not the dim's
@@ -8,7 +9,8 @@ IndexError; ``torch.ceil(bools, out=longs)`` is "Found dtype Long but expected B
 dtype. ``gather``, ``index_select``, ``take`` and ``masked_select`` check their dim and index (mask) first, then
 out's dtype (``gather`` only its dim: out's dtype before its index's), then compute (an index out of bounds
 comes after); ``max``/``min`` of all elements check that the
-input's dtype can be cast into out's (``max.unary_out``) before the kernel's refusal of a complex input.
+input's dtype can be cast into out's (``max.unary_out``) before the kernel's refusal of a complex input; ``cat``
+(``concat``, ``hstack``, ``vstack``) that its inputs' promoted dtype can be, before their shapes.
 """
 
 from __future__ import annotations
@@ -37,10 +39,35 @@ def _floating(d):
     return d if d.is_floating_point or d.is_complex else get_default_dtype()
 
 
+# PyTorch's cat (and the joinings it serves) checks that the inputs' promoted dtype casts into out's before their
+# shapes (after its refusal of a 0-d tensor and its wrapping of the dim)
+_JOININGS = frozenset("cat concat concatenate hstack vstack".split())
+
+
+def _joined_dtype(name: str, args: tuple, kwargs: dict) -> tuple | None:
+    """The promoted dtype of a joining's tensors, cast into out's (see ``_JOININGS``); None where the checks that
+    come first would fail."""
+    tensors = _argument(args, kwargs, 0, "tensors")
+    if not isinstance(tensors, (list, tuple)) or not tensors or not all(isinstance(t, Tensor) for t in tensors):
+        return None
+    if name not in ("hstack", "vstack"):  # (those make every tensor 1-d or 2-d, then join along a dim they pick)
+        if any(t.dim() == 0 for t in tensors):
+            return None
+        shaped = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)]  # (PyTorch's legacy skip)
+        if not _dim_in_range(_argument(args, kwargs, 1, "dim") or 0, shaped[0] if shaped else tensors[0]):
+            return None
+    result = tensors[0].dtype
+    for t in tensors[1:]:
+        result = promote_types(result, t.dtype)
+    return result, False
+
+
 def dtype_checked_first(name: str, args: tuple, kwargs: dict) -> tuple | None:
     """The result's dtype and whether out's must equal it (else be one it can be cast to), for a call whose out's
     dtype PyTorch checks before computing (see the module's docstring); None for the others, and where the call's
     own checks that come first would fail (the op's computation then raises them)."""
+    if name in _JOININGS:
+        return _joined_dtype(name, args, kwargs)
     x = _argument(args, kwargs, 0, "input")
     if name == "where":  # (out's dtype checked before the condition's)
         values = [_argument(args, kwargs, 1, "input"), _argument(args, kwargs, 2, "other")]
@@ -61,6 +88,8 @@ def dtype_checked_first(name: str, args: tuple, kwargs: dict) -> tuple | None:
         return _bool, True
     if name == "logsumexp":
         return _floating(d), False
+    if name == "logcumsumexp":  # (the input's dtype, an integer one too: before the kernel refuses it)
+        return d, True
     if name == "float_power":
         other = _argument(args, kwargs, 1, "exponent")
         complex_input = d.is_complex or isinstance(other, complex) or isinstance(other, Tensor) and other.is_complex()

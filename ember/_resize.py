@@ -56,7 +56,13 @@ def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
         raise RuntimeError("cannot resize variables that require grad")
     if t.is_sparse:
         raise RuntimeError("resize_ is not supported on a sparse COO tensor in ember; use sparse_resize_ in PyTorch")
-    shape = _sizes(sizes)
+    return resize_storage(t, _sizes(sizes))
+
+
+def resize_storage(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``t`` given ``shape`` over its storage, as ``resize_`` (see the module's docstring) without its refusal of a
+    tensor that requires grad: PyTorch's resizing of an ``out=`` tensor, which its autograd checks have already
+    let through (a leaf that requires grad, written under no_grad)."""
     if shape == t._data.shape:
         return t
     layout = layout_in_storage(t._data)

@@ -1,6 +1,7 @@
 """Arguments of the wrong type, against PyTorch's argument parser, word for word: a ``normalized_shape`` that is no
 sequence of ints, a Fraction or a Decimal as ``dist``'s ``p``, a NumPy array as ``aminmax``'s ``dim``, a size
-that is no int (its op and position named, method and function), a number as ``igamma``'s ``other``."""
+that is no int (its op and position named, method and function), a number as ``igamma``'s ``other``, a
+``decimals`` of ``round`` that is no int."""
 
 from decimal import Decimal
 from fractions import Fraction
@@ -33,6 +34,16 @@ CASES = {
     "repeat": lambda m, t: t.repeat([1, 2.0]),
     "igamma": lambda m, t: m.igamma(t, 1),
     "igammac": lambda m, t: m.igammac(t, 2.0),
+    # round's decimals: the function matches neither overload (both listed), the methods name the argument
+    "round_decimals_str": lambda m, t: m.round(t, decimals="x"),
+    "round_decimals_float": lambda m, t: m.round(t, decimals=1.5),
+    "round_decimals_bool": lambda m, t: m.round(t, decimals=True),
+    "round_decimals_none": lambda m, t: m.round(t, decimals=None),
+    "round_decimals_array": lambda m, t: m.round(t, decimals=np.array(1)),
+    "round_method_str": lambda m, t: t.round(decimals="x"),
+    "round_method_float": lambda m, t: t.round(decimals=1.5),
+    "round_inplace_str": lambda m, t: t.round_(decimals="x"),
+    "round_inplace_none": lambda m, t: t.round_(decimals=None),
 }
 
 
@@ -52,6 +63,7 @@ def test_what_pytorch_takes_is_still_taken():
     assert ember.aminmax(t, dim=np.int32(1)).min.shape == (2,) and ember.aminmax(t, dim=ember.tensor(0)).max.shape == (2,)
     assert ember.nn.functional.layer_norm(t, ember.Size([2])).shape == (2, 2)
     assert t.reshape([np.int64(4)]).shape == (4,)
+    assert np.allclose(ember.round(t * 1.25, decimals=np.int64(1)).numpy(), 1.2)
 
 
 @pytest.mark.parametrize("call", [

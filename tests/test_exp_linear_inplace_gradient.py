@@ -50,3 +50,32 @@ def test_out_of_place_exp_linear_gradient_stays_the_inputs():
         x = m.tensor([-50.0], dtype=m.float64, requires_grad=True)
         m.nn.functional.elu(x).sum().backward()
         assert x.grad.item() == pytest.approx(np.exp(-50.0), rel=1e-12), m.__name__
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.nn.functional.elu_(x, alpha=-1.0),
+    lambda m, x: m.nn.functional.elu(x, alpha=-0.5, inplace=True),
+    lambda m, x: m.nn.ELU(alpha=-0.5, inplace=True)(x),
+    lambda m, x: m.nn.functional.celu_(x, alpha=-1.0),
+    lambda m, x: m.nn.CELU(alpha=-2.0, inplace=True)(x),
+    lambda m, x: m.nn.functional.elu_(x, alpha=0.0),  # (zero is no negative slope: its gradient)
+    lambda m, x: m.nn.functional.elu(x, alpha=-1.0),  # (out of place: the input's formula)
+], ids=["elu_", "elu_inplace", "ELU_module", "celu_", "CELU_module", "elu_zero_alpha", "elu_out_of_place"])
+def test_inplace_exp_linear_backward_with_a_negative_alpha_is_refused_as_pytorch(call):
+    """PyTorch's in-place ELU/CELU with a negative alpha runs forward, then refuses the backward that would read f'
+    from the result (a positive result of the negative branch); out of place, or alpha 0, it differentiates."""
+    outcomes = []
+    for m in (ember, torch):
+        x = m.tensor([-2.0, 0.5, 7.0, -0.5, -0.0], requires_grad=True)
+        y = call(m, x * 1)
+        try:
+            y.backward(m.tensor([1.0, -2.0, 0.5, 3.0, 1.0]))
+            outcomes.append((y.detach().numpy(), x.grad.numpy()))
+        except RuntimeError as err:
+            outcomes.append((y.detach().numpy(), str(err)))
+    (got_y, got), (want_y, want) = outcomes
+    np.testing.assert_allclose(got_y, want_y, rtol=1e-6)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -79,3 +79,38 @@ def test_in_place_forms():
         getattr(e, name + "_")()
         getattr(t, name + "_")()
         np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.mvlgamma(m.tensor([2.5]), p=0),
+    lambda m: m.mvlgamma(m.tensor([2.5]), -1),
+    lambda m: m.tensor([2.5]).mvlgamma(0),
+    lambda m: m.special.multigammaln(m.tensor([2.5]), 0),
+    lambda m: m.mvlgamma(m.tensor([True]), 0),  # (the bool input's refusal first)
+    lambda m: m.mvlgamma(m.tensor([2.5], requires_grad=True), 0, out=m.empty(0)),  # (autograd's first)
+    lambda m: m.mvlgamma(m.tensor([2.5]), 0, out=m.empty(0, dtype=m.long)),  # (before out's dtype)
+], ids=["p0", "p_negative", "method", "special", "bool", "out_grad", "out_long"])
+def test_mvlgamma_refuses_p_below_one_as_pytorch(call):
+    errors = []
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError) as err:
+            call(m)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
+
+
+def test_mvlgamma_below_its_old_domain_and_of_integers_as_pytorch():
+    """PyTorch no longer refuses elements at or below (p - 1) / 2: the formula's value (inf at a pole of lgamma)
+    and gradient; an integer tensor's result is in the default float dtype. A float p is its TypeError."""
+    results = []
+    for m in (ember, torch):
+        x = m.tensor([0.2, 0.5, 0.75, -0.3, 1.0], dtype=m.float64, requires_grad=True)
+        y = m.mvlgamma(x, 2)
+        y.sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), str(m.mvlgamma(m.tensor([2, 3]), 2).dtype)))
+        with pytest.raises(TypeError, match="argument 'p'"):
+            m.mvlgamma(m.tensor([2.5]), 1.5)
+    (ey, eg, ed), (ty, tg, td) = results
+    np.testing.assert_allclose(ey, ty, rtol=1e-9)
+    np.testing.assert_allclose(eg, tg, rtol=1e-9)
+    assert ed.split(".")[-1] == td.split(".")[-1]

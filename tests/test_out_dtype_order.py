@@ -40,6 +40,14 @@ DTYPE_FIRST = {
     "heaviside_shapes": lambda m: m.heaviside(m.ones(3), m.ones(4), out=_longs(m)),
     "float_power_shapes": lambda m: m.float_power(m.ones(3), m.ones(4), out=_longs(m)),
     "ldexp_shapes": lambda m: m.ldexp(m.ones(3), m.ones(4), out=_longs(m)),
+    "cat_sizes": lambda m: m.cat([m.ones(2, 3), m.ones(2, 4)], out=_longs(m)),
+    "cat_sizes_dim_1": lambda m: m.cat([m.ones(2, 3), m.ones(3, 4)], 1, out=_longs(m)),
+    "cat_ranks": lambda m: m.cat([m.ones(2, 3), m.ones(2)], out=_longs(m)),
+    "cat_skipped_empty_first": lambda m: m.cat([m.ones(0), m.ones(2, 3), m.ones(2, 4)], dim=1, out=_longs(m)),
+    "cat_promoted_ints": lambda m: m.cat([m.ones(2, 3), m.ones(2, 4, dtype=m.int32)], out=m.empty(0, dtype=m.int32)),
+    "concat_sizes": lambda m: m.concat([m.ones(2, 3), m.ones(2, 4)], out=_longs(m)),
+    "hstack_sizes": lambda m: m.hstack([m.ones(2, 3), m.ones(3, 4)], out=_longs(m)),
+    "vstack_sizes": lambda m: m.vstack([m.ones(2, 3), m.ones(3, 4)], out=_longs(m)),
 }
 
 # the same out, and a fault PyTorch checks before out's dtype: its own error first
@@ -60,6 +68,10 @@ OTHER_FIRST = {
     "sum_dim_out_of_range": lambda m: m.sum(m.ones(2, 3), dim=5, out=_longs(m)),
     "norm_dim_out_of_range": lambda m: m.norm(m.ones(2, 3), dim=5, out=_longs(m)),
     "topk_k_too_large": lambda m: m.topk(m.ones(3), 9, out=(m.empty(0), m.empty(0))),
+    "cat_dim_out_of_range": lambda m: m.cat([m.ones(2, 3), m.ones(2, 4)], dim=5, out=_longs(m)),
+    "cat_zero_dim_second": lambda m: m.cat([m.ones(2, 3), m.tensor(1.0), m.ones(2)], out=_longs(m)),
+    "cat_zero_dim_no_out": lambda m: m.cat([m.ones(2, 3), m.tensor(1.0)]),
+    "stack_sizes": lambda m: m.stack([m.ones(2, 3), m.ones(2, 4)], out=_longs(m)),
 }
 
 

@@ -271,7 +271,7 @@ class InplaceMethods:
         return ops.inplace.pointwise_(self, ops.unary.trunc)
 
     def round_(self, *, decimals: int = NOT_GIVEN) -> Tensor:
-        return ops.inplace.pointwise_(self, ops.unary.round, decimals=decimals)
+        return ops.inplace.pointwise_(self, ops.unary.round, decimals=ops.unary.decimals_argument(decimals, "round_"))
 
     def sign_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.unary.sign)

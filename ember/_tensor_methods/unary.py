@@ -70,7 +70,7 @@ class UnaryMethods:
         return ops.unary.ceil(self)
 
     def round(self, *, decimals: int = NOT_GIVEN) -> Tensor:
-        return ops.unary.round(self, decimals=decimals)
+        return ops.unary.round(self, decimals=ops.unary.decimals_argument(decimals, "round"))
 
     def trunc(self) -> Tensor:
         return ops.unary.trunc(self)

@@ -100,10 +100,14 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
-    """x / max(||x||_p, eps) along ``dim``."""
+    """x / max(||x||_p, eps) along ``dim``. With ``out``: written there by ``div``'s out= (as PyTorch's: its rules
+    and its refusal under autograd, naming div)."""
+    denominator = _norm(input, p, dim, keepdim=True).clamp(min=eps)
     if out is not None:
-        raise TypeError("normalize: the out= argument is not supported by ember")
-    return input / _norm(input, p, dim, keepdim=True).clamp(min=eps)
+        from .. import div
+
+        return div(input, denominator.expand_as(input), out=out)
+    return input / denominator
 
 
 __all__ = [

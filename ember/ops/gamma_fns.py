@@ -18,6 +18,7 @@ from .. import _dtype
 from .._backend import xp
 from .._memory_format import empty_result
 from .._meta import iterator_layout, kept_layout
+from .._size import int_argument
 from .._tensor import Tensor
 from ..autograd.graph import Node, show_node_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
@@ -228,12 +229,26 @@ def _x_times(input, other, log1p: bool) -> Tensor:
     return (XLog1PY if log1p else XLogY).apply(input, other)
 
 
+def check_mvlgamma(input: Tensor, p: int) -> int:
+    """PyTorch's checks of mvlgamma's arguments (after autograd's refusal of out=, before out's dtype): ``p`` an
+    int (a float or bool its TypeError), the input no bool tensor, then p >= 1; ``p`` as an int."""
+    p = int_argument(p, "mvlgamma", "p")
+    if isinstance(input, Tensor) and input.dtype == _dtype.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return p
+
+
 def mvlgamma(input: Tensor, p: int) -> Tensor:
-    """The multivariate log-gamma of dimension p: sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi)."""
+    """The multivariate log-gamma of dimension p: sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi), of an integer
+    tensor in the default float dtype. As PyTorch's (since it dropped its domain check), elements at or below
+    (p - 1) / 2 give the formula's value (inf at a pole of lgamma), not an error."""
     from .shape import unsqueeze
 
-    if not bool(((input._data > (p - 1) / 2)).all()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    p = check_mvlgamma(input, p)
+    if not is_inexact(input):
+        input = cast(input, _dtype.get_default_dtype())
     offsets = Tensor._make(-xp.arange(p, dtype=input._data.dtype) / 2)
     return lgamma(unsqueeze(input, -1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 

@@ -798,6 +798,9 @@ def concatenate(tensors, dim: int = 0) -> Tensor:
 def _concatenated(tensors, dim: int, node: type, name: str = "cat") -> Tensor:
     """``cat``, its node of class ``node``; ``name`` is the function its errors name."""
     tensors = _common(tensors, name)
+    for i, t in enumerate(tensors):  # (PyTorch refuses a 0-d tensor anywhere in the list first)
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour)
     skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
     for i in skip:  # (a skipped input reaches no NumPy function: an uninitialised parameter's refused here)
@@ -807,8 +810,6 @@ def _concatenated(tensors, dim: int, node: type, name: str = "cat") -> Tensor:
         skip = skip[1:]
     kept = [t for i, t in enumerate(tensors) if i not in skip] if skip else tensors
     nd = kept[0]._data.ndim
-    if nd == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap_dim(dim, nd)
     ref = kept[0]._data.shape
     for i, t in enumerate(tensors):

@@ -17,6 +17,7 @@ from .._memory_format import empty_result, half_number
 from .._meta import kept_layout
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
+from .._size import c_type_name, int_argument
 from .._tensor import Tensor
 from ..autograd import graph as _graph
 from ..autograd.graph import Node, apply_one, torch_named, version_checked
@@ -543,13 +544,28 @@ def sign(x: Tensor) -> Tensor:
     return Sign.apply(x, fn=sign_array)
 
 
+def decimals_argument(decimals, method: str):
+    """``round``'s ``decimals`` as the method ``method`` (``round``, ``round_``) reads it: an int (a float, bool or
+    None is PyTorch's "argument 'decimals' must be int" TypeError); NOT_GIVEN as it is."""
+    return decimals if decimals is NOT_GIVEN else int_argument(decimals, method, "decimals", array_ok=False)
+
+
 def round(x: Tensor, *, decimals: int = NOT_GIVEN) -> Tensor:
     """Round half to even; to ``decimals`` decimal places (negative: tens, hundreds, ...) when given. PyTorch's two
     overloads: ``round(x)`` keeps an integer tensor, the ``decimals`` one (``decimals=0`` too) refuses it, and a bool
-    tensor is refused by both. To places as PyTorch's kernel: ``rint(x * 10**d) / 10**d`` (``rint(x / 10**-d) *
-    10**-d`` for d < 0), a float16 or bfloat16 input computed in float32 and rounded to its dtype once (NumPy's
-    round computes in float16: -2.65 to one place is -2.6 there, -2.7 in PyTorch)."""
+    tensor is refused by both; a ``decimals`` that is no int matches neither (PyTorch's TypeError listing them; the
+    methods' is "must be int": ``decimals_argument``). To places as PyTorch's kernel: ``rint(x * 10**d) / 10**d``
+    (``rint(x / 10**-d) * 10**-d`` for d < 0), a float16 or bfloat16 input computed in float32 and rounded to its
+    dtype once (NumPy's round computes in float16: -2.65 to one place is -2.6 there, -2.7 in PyTorch)."""
     given = decimals is not NOT_GIVEN
+    if given and decimals.__class__ is not int:
+        try:
+            decimals = decimals_argument(decimals, "round")
+        except TypeError:
+            raise TypeError(f"round() received an invalid combination of arguments - got (Tensor, "
+                            f"decimals={c_type_name(decimals)}), but expected one of:\n"
+                            " * (Tensor input, *, Tensor out = None)\n"
+                            " * (Tensor input, *, int decimals, Tensor out = None)\n") from None
     # (NumPy's round of bool is float16; PyTorch's kernels have no bool or complex version, nor an integer one with
     # decimals)
     if x.dtype == _dtype.bool_ or x.is_complex() or (given and not x.is_floating_point()):

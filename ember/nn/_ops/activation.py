@@ -478,6 +478,14 @@ def exp_linear_grad_from_result(result, alpha, scale, inner):
     return xp.where(result > 0, _scalar(result, scale), negative)
 
 
+def _refuse_negative_slope(*grads):
+    """The backward of an in-place ELU (CELU) with a negative alpha: f' from its result would be wrong where the
+    negative branch's result is positive, which PyTorch refuses."""
+    raise RuntimeError("In-place elu backward calculation is triggered with a negative slope which is not supported. "
+                       "This is caused by calling in-place forward function with a negative slope, please call "
+                       "out-of-place version instead.")
+
+
 # (ELU's and SELU's node, whose in-place form's f' is ``exp_linear_grad_from_result``)
 _ELU = node_named("EluBackward0", saved=("alpha", "scale", "input_scale"),
                   derivative_from_result=staticmethod(exp_linear_grad_from_result))
@@ -677,6 +685,8 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
             node.check_versions_of(input)  # (also by the gradient's nodes under create_graph: recorded._still_checked)
             if node.derivative_from_result is not None and node.saved[0].__class__ is xp.ndarray:
                 node.saved = (node.derivative_from_result(input._data, *node.params), *node.saved[1:])
+            if node.derivative_from_result is not None and node.params[0] < 0:
+                node.backward = _refuse_negative_slope  # (at backward, as PyTorch's elu_backward refuses)
         if (result_saved or second_form) and input.grad_fn is node:  # (not a view's CopySlices)
             shown_as(input, node.name()[:-1] + "1")
     return input
