@@ -325,6 +325,12 @@ class Unpickler:
             return self.bounds.made(set(items) if path == "builtins.set" else frozenset(items), items)
         if path == "collections.defaultdict" and len(args) <= 1:  # its items come by SETITEMS, as a dict's
             return self.bounds.new(defaultdict(self.factory(args[0]) if args and args[0] is not None else None))
+        if path == "collections.defaultdict" and len(args) == 2:  # defaultdict(factory, items), as Python takes it
+            if not isinstance(args[1], (list, tuple, dict)):
+                return self.bad(path)
+            self.bounds.plain(args[1], "a defaultdict")
+            out = defaultdict(self.factory(args[0]) if args[0] is not None else None, args[1])
+            return self.bounds.made(out, [*out.keys(), *out.values()])
         if path == "builtins.complex" and 1 <= len(args) <= 2 and all(type(a) in (int, float) for a in args):
             return self.bounds.new(complex(*args))  # (a Python complex number: pickle reduces it to its parts)
         if path == "torch.Size" and len(args) == 1 and isinstance(args[0], tuple):
