@@ -43,6 +43,10 @@ def _cases(m):
         "bn one value per channel, 3-D": lambda: F.batch_norm(o(1, 3, 1), None, None, training=True),
         "bn two values per channel": lambda: F.batch_norm(o(1, 3, 2), None, None, training=True),
         "bn one value, eval": lambda: F.batch_norm(o(1, 3), o(3), o(3)),
+        # eps: positive in training, non-negative in eval (0 is its edge in each)
+        "bn eps 0, training": lambda: F.batch_norm(o(2, 3), None, None, training=True, eps=0.0),
+        "bn eps 0, eval": lambda: F.batch_norm(m.linspace(-1, 2, 6).reshape(2, 3), o(3) * 0.5, o(3) * 2, eps=0.0),
+        "bn eps below 0, eval": lambda: F.batch_norm(o(2, 3), o(3), o(3), eps=-1e-5),
         "bn float64 input, float32 weight": lambda: F.batch_norm(o(2, 3, dt="float64"), None, None, o(3),
                                                                  training=True),
         "bn float32 weight, float64 bias": lambda: F.batch_norm(o(2, 3), None, None, o(3), o(3, dt="float64"),

@@ -55,9 +55,9 @@ CALLS = {
 }
 
 
-def _load(m, data: bytes):
+def _load(m, data: bytes, weights_only: bool = True):
     try:
-        out = m.load(io.BytesIO(data), weights_only=True)
+        out = m.load(io.BytesIO(data), weights_only=weights_only)
     except Exception as err:  # noqa: BLE001 - refused: compared with PyTorch's refusal
         return "refused", err
     return "loaded", out
@@ -73,3 +73,28 @@ def test_an_allowed_global_called_with_each_count_of_arguments_as_pytorch(call):
     else:
         assert type(got[0]).__name__ == type(want[0]).__name__
         assert str(got[0]).replace("ember.", "torch.") == str(want[0])
+
+
+# (defaultdict is not among PyTorch's weights-only globals: its calls are compared under a trusted load. pickle
+# writes a defaultdict as a call with its factory alone and sets its items after; a file may pass them in the call)
+DEFAULTDICT_CALLS = {
+    "defaultdict()": (collections.defaultdict,),
+    "defaultdict(factory)": (collections.defaultdict, list),
+    "defaultdict(factory, dict)": (collections.defaultdict, list, {"a": [1], "b": []}),
+    "defaultdict(factory, pairs)": (collections.defaultdict, list, [("a", [1]), ("b", [])]),
+    "defaultdict(None, dict)": (collections.defaultdict, None, {"a": 1}),
+    "defaultdict(factory, number)": (collections.defaultdict, list, 3),
+    "defaultdict(factory, dict, dict)": (collections.defaultdict, list, {"a": [1]}, {"b": []}),
+}
+
+
+@pytest.mark.parametrize("call", list(DEFAULTDICT_CALLS))
+def test_a_defaultdict_called_with_each_count_of_arguments_as_pytorch(call):
+    data = _torch_file([_Call(*DEFAULTDICT_CALLS[call])])
+    (mine, got), (theirs, want) = (_load(m, data, weights_only=False) for m in (ember, torch))
+    assert mine == theirs, (got, want)
+    if theirs == "refused":
+        assert isinstance(got, RuntimeError) and str(got).startswith("ember.load(<_io.BytesIO"), got
+    else:
+        assert type(got[0]) is type(want[0]) is collections.defaultdict
+        assert got[0].default_factory is want[0].default_factory and got[0] == want[0]

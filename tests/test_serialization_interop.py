@@ -118,6 +118,27 @@ def test_loaded_views_take_in_place_writes_where_pytorch_does():
         assert_same(ours[k], theirs[k])
     assert_same(ours["plain"], theirs["plain"])  # (all share one storage: every write shows through)
 
+
+def test_loaded_views_numpy_arrays_are_writable_as_pytorchs():
+    """``.numpy()`` of a loaded tensor is writable and writes through to its storage, as PyTorch's, whatever its
+    strides: a size-1 dim's (any stride: a column (3, 1) has strides (1, 1)) and strides that do not nest (every
+    other column of a 2x3 matrix: strides (3, 2), no two elements at one place). Only an expanded tensor (a dim of
+    stride 0) is read-only, as ember's own ``expand()`` makes it (docs/api.md: no in-place writes to one)."""
+    base = torch.arange(12.0)
+    src = {"plain": base.reshape(3, 4), "t": base.reshape(3, 4).t(), "column": base[:3, None],
+           "size1_dim": base[:3][None], "size1_middle": base.reshape(2, 1, 6)[:, :, ::2],
+           "every_other_column": base[:6].reshape(2, 3)[:, ::2], "expanded": base[:3].expand(2, 3)}
+    theirs, ours = torch.load(torch_bytes(src)), ember.load(torch_bytes(src))
+    for k in src:
+        assert ours[k].stride() == theirs[k].stride(), k
+        if k == "expanded":
+            assert not ours[k].numpy().flags.writeable
+            continue
+        theirs[k].numpy()[(0,) * theirs[k].ndim] = -1.0 - len(k)
+        ours[k].numpy()[(0,) * ours[k].ndim] = -1.0 - len(k)
+        assert_same(ours["plain"], theirs["plain"])  # (all share one storage: the write shows through)
+
+
 def test_bytes_in_a_torch_file_load_as_torch_loads_them():
     # pickle protocol 2 writes bytes as _codecs.encode(text, "latin1"); PyTorch's weights_only loader reads them
     obj = {"blob": bytes(range(256)), "nested": [b"\x00ab"]}

@@ -29,6 +29,7 @@ from .. import _dtype
 from .._backend import xp
 from .._device import device as _device_type
 from .._dtype import np_kind
+from .._out import overlaps_itself
 from .._size import Size
 from .._tensor import Tensor
 from . import _globals
@@ -325,6 +326,12 @@ class Unpickler:
             return self.bounds.made(set(items) if path == "builtins.set" else frozenset(items), items)
         if path == "collections.defaultdict" and len(args) <= 1:  # its items come by SETITEMS, as a dict's
             return self.bounds.new(defaultdict(self.factory(args[0]) if args and args[0] is not None else None))
+        if path == "collections.defaultdict" and len(args) == 2:  # defaultdict(factory, items), as Python takes it
+            if not isinstance(args[1], (list, tuple, dict)):
+                return self.bad(path)
+            self.bounds.plain(args[1], "a defaultdict")
+            out = defaultdict(self.factory(args[0]) if args[0] is not None else None, args[1])
+            return self.bounds.made(out, [*out.keys(), *out.values()])
         if path == "builtins.complex" and 1 <= len(args) <= 2 and all(type(a) in (int, float) for a in args):
             return self.bounds.new(complex(*args))  # (a Python complex number: pickle reduces it to its parts)
         if path == "torch.Size" and len(args) == 1 and isinstance(args[0], tuple):
@@ -446,10 +453,11 @@ class Unpickler:
             array = xp.empty(size, dtype=base.dtype)
         else:
             # a view of the storage's array (its base: the storage offset reads as PyTorch's); an expanded tensor
-            # (elements repeat) is a read-only view, as ember's own expand() makes
+            # (a dim of stride 0: elements repeat) is a read-only view, as ember's own expand() makes; any other
+            # strides (size-1 dims', strides that do not nest) are a writable view, as ember's own as_strided()
             array = xp.ndarray(size, base.dtype, buffer=base, offset=offset * base.itemsize,
                                strides=[s * base.itemsize for s in stride])
-            if _overlaps(size, stride):
+            if overlaps_itself(array):
                 array.flags.writeable = False
         t = Tensor._make(array)
         self.bounds.charge(sys.getsizeof(t) + sys.getsizeof(array))
@@ -458,16 +466,6 @@ class Unpickler:
                 self.fail(f"a tensor of dtype {array.dtype} cannot require grad")
             t.requires_grad_(True)
         return t
-
-
-def _overlaps(size: tuple, stride: tuple) -> bool:
-    """Whether two indices of a strided layout can address the same element."""
-    extent = 1
-    for n, s in sorted((d for d in zip(size, stride) if d[0] > 1), key=lambda d: d[1]):
-        if s < extent:
-            return True
-        extent = s * n
-    return False
 
 
 def _op_proto(u):
