@@ -11,46 +11,43 @@ import torch
 import ember
 
 
-def _binarize(lib):
-    # as the BinaryNet code writes it: forward and backward without @staticmethod, called on the class by apply
-    class Binarize(lib.autograd.function.InplaceFunction):
-        def forward(ctx, input, quant_mode="det", inplace=False):
-            ctx.inplace = inplace
-            if ctx.inplace:
+def _rounding(lib):
+    # as BinaryNet-era code writes it: forward and backward without @staticmethod, called on the class by apply
+    class Round(lib.autograd.function.InplaceFunction):
+        def forward(ctx, input, inplace=False):
+            if inplace:
                 ctx.mark_dirty(input)
-                output = input
-            else:
-                output = input.clone()
-            return output.sign_()  # (the input itself when in place)
+                return input.round_()
+            return input.round()
 
         def backward(ctx, grad_output):
-            return grad_output, None, None  # straight through
+            return grad_output, None  # straight through
 
-    return Binarize
+    return Round
 
 
 def test_inplace_function_subclass_applies_as_pytorchs():
     a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     results = []
     for lib in (torch, ember):
-        binarize = _binarize(lib)
-        assert issubclass(binarize, lib.autograd.Function)
+        rounding = _rounding(lib)
+        assert issubclass(rounding, lib.autograd.Function)
         w = lib.tensor(a, requires_grad=True)
-        out = binarize.apply(w * 3, "det")
+        out = rounding.apply(w * 3)
         (out * lib.arange(4.0)).sum().backward()
         results.append((out.detach().numpy(), w.grad.numpy(), type(out.grad_fn).__name__))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
-    assert results[0][2] == results[1][2] == "BinarizeBackward"
+    assert results[0][2] == results[1][2] == "RoundBackward"
 
 
 def test_inplace_function_marks_its_input_dirty_as_pytorchs():
     for lib in (torch, ember):
-        binarize = _binarize(lib)
-        w = lib.tensor([0.5, -2.0, 3.0], requires_grad=True)
+        rounding = _rounding(lib)
+        w = lib.tensor([0.4, -2.6, 3.2], requires_grad=True)
         x = w * 1
-        out = binarize.apply(x, "det", True)
-        assert out is x and x.tolist() == [1.0, -1.0, 1.0]
+        out = rounding.apply(x, True)
+        assert out is x and x.tolist() == [0.0, -3.0, 3.0]
         out.sum().backward()
         assert w.grad.tolist() == [1.0, 1.0, 1.0]
 
