@@ -113,6 +113,7 @@ CASES = [
     ("fsdp-gpt-full-shard", ["fsdp_gpt.py"], 2),
     ("fsdp-gpt-shard-grad-op-orig-params", ["fsdp_gpt.py", "--strategy", "SHARD_GRAD_OP", "--use-orig-params"], 2),
     ("fsdp-gpt-no-shard", ["fsdp_gpt.py", "--strategy", "NO_SHARD"], 2),
+    ("binary-evidential-inplace-function-ste", ["binary_evidential.py"], 1),
 ]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -256,6 +257,12 @@ class Function:
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
                                   "forward mode AD.")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # the methods are static: PyTorch warns, from the line that instantiates one, that this will become an error
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, "
+                      "so you should invoke them on the class itself. Instantiating an autograd function will raise "
+                      "an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # PyTorch before 0.4 called an instance (``MyFunction()(x)``, a non-static forward); PyTorch now refuses it
         raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -382,6 +389,16 @@ class Function:
         raise NoVmapSupport(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
                            "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
                            "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+
+
+class InplaceFunction(Function):
+    """PyTorch's legacy base class, kept for old code (quantisation layers of the BinaryNet era subclass it and call
+    ``apply``): a ``Function`` whose instance has an ``inplace`` attribute. Instantiating it gives ``Function``'s
+    DeprecationWarning, as PyTorch's."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
 
 class NoVmapSupport(RuntimeError):
