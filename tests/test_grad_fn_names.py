@@ -100,6 +100,9 @@ OPS = {
     "matmul 3-D": lambda m, x, y: x.unsqueeze(0) @ y.t().unsqueeze(0),
     "matmul 3-D by 2-D": lambda m, x, y: x.unsqueeze(0).expand(2, 3, 4) @ y.t(),
     "matmul 2-D by 3-D": lambda m, x, y: x @ y.t().unsqueeze(0),
+    # (3-D by 3-D: a batch of 1 against a stack is PyTorch's matrix a[0] folded against it, two stacks its bmm)
+    "matmul 3-D of one by a stack": lambda m, x, y: x.unsqueeze(0) @ y.t().unsqueeze(0).expand(2, 4, 3),
+    "matmul 3-D stacks": lambda m, x, y: x.unsqueeze(0).expand(2, 3, 4) @ y.t().unsqueeze(0).expand(2, 4, 3),
     "bmm": lambda m, x, y: m.bmm(x.unsqueeze(0), y.t().unsqueeze(0)), "mv": lambda m, x, y: x.mv(y[0]),
     "dot": lambda m, x, y: x[0].dot(y[0]), "masked_fill": lambda m, x, y: x.masked_fill(x > 0, 0.0),
     "where": lambda m, x, y: m.where(x > 0, x, y), "clamp": lambda m, x, y: x.clamp(-1, 1),

@@ -1,5 +1,6 @@
 """Reductions against PyTorch: dim as None/int/tuple, keepdim, ties, empty and 0-d inputs, dtypes, errors."""
 
+import math
 import warnings
 
 import numpy as np
@@ -662,6 +663,24 @@ def test_std_mean_and_var_mean_of_an_empty_input_are_nan_as_pytorchs(fn, dtype, 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             got.append([r.float().numpy() for r in (getattr(m, fn)(x) if dim is None else getattr(m, fn)(x, dim))])
+        warned.append([str(w.message).split(" (Triggered internally")[0] for w in caught])
+    assert warned[0] == warned[1]
+    for g, w in zip(*got):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("shape, correction", [((1,), 1), ((2,), 2), ((2,), 1), ((3, 1), 1)])
+def test_degrees_of_freedom_at_zero_warn_as_pytorchs(fn, shape, correction):
+    """The warning about the degrees of freedom comes when the reduced count minus the correction is 0 or less,
+    as PyTorch's: at exactly 0 too (one element with the default correction, two with correction=2), not at 1."""
+    got, warned = [], []
+    for m in (ember, torch):
+        x = m.arange(1.0, 1.0 + math.prod(shape), dtype=m.float64).reshape(shape)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(m, fn)(x, 0, correction=correction)
+        got.append([r.numpy() for r in (out if isinstance(out, tuple) else (out,))])
         warned.append([str(w.message).split(" (Triggered internally")[0] for w in caught])
     assert warned[0] == warned[1]
     for g, w in zip(*got):

@@ -402,6 +402,9 @@ WRONG_CALLS = {  # each a call PyTorch's weights_only loader refuses too (TypeEr
     "_rebuild_tensor_v2 of 8": _call("torch._utils", "_rebuild_tensor_v2", b"K\x00" * 8),
     "_rebuild_parameter of 2": _call("torch._utils", "_rebuild_parameter", b"K\x00" * 2),
     "_rebuild_parameter of 4": _call("torch._utils", "_rebuild_parameter", b"K\x00" * 4),
+    # (protocol 2's bytes: a str and its codec; a first argument that is no str has no latin-1 encoding)
+    "_codecs.encode(int, str)": _call("_codecs", "encode", b"K\x00" + _text("latin1")),
+    "_codecs.encode(bytes, str)": _call("_codecs", "encode", b"C\x02ab" + _text("latin1")),
 }
 
 
