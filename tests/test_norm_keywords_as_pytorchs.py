@@ -97,10 +97,6 @@ KNOWN = {
         'test_local_response_norm[(2, 4)-3]',
         'test_local_response_norm[(2, 4)-5]',
     },
-    'out= not taken by ember here': {
-        'test_normalize_out[1]',
-        'test_normalize_out[3]',
-    },
     'values at a non-finite edge': {
         'test_batch_norm_functional_and_top_level[1x3-True-0.0]',
         'test_batch_norm_functional_and_top_level[1x3x1-True-0.0]',

@@ -145,14 +145,6 @@ KNOWN = {
         'test_dtype_keyword[nanmean-int64]',
         'test_dtype_keyword[nanmean-uint8]',
     },
-    'out= not taken by ember here': {
-        'test_out_keyword[aminmax-bool]',
-        'test_out_keyword[aminmax-float32]',
-        'test_out_keyword[aminmax-int64]',
-        'test_out_keyword[aminmax-requires grad]',
-        'test_out_keyword[aminmax-resized]',
-        'test_out_keyword[aminmax-right]',
-    },
     "out= refused under autograd: the op named, or all/any computed, as PyTorch's": {
         'test_out_keyword[all-requires grad]',
         'test_out_keyword[any-requires grad]',
@@ -329,10 +321,18 @@ OUT_CALLS = {
     "min": lambda m, x, **o: m.min(x, 1, **o),
     "aminmax": lambda m, x, **o: m.aminmax(x, dim=1, **o),
     "max all": lambda m, x, **o: m.max(x, **o),
+    "nansum": lambda m, x, **o: m.nansum(x, 1, **o),
+    "nanmean": lambda m, x, **o: m.nanmean(x, 1, **o),
+    "median": lambda m, x, **o: m.median(x, 1, **o),
+    "nanmedian": lambda m, x, **o: m.nanmedian(x, 1, **o),
+    "mode": lambda m, x, **o: m.mode(x, 1, **o),
+    "logcumsumexp": lambda m, x, **o: m.logcumsumexp(x, 1, **o),
+    "cummax": lambda m, x, **o: m.cummax(x, 1, **o),
+    "cummin": lambda m, x, **o: m.cummin(x, 1, **o),
 }
-# (out= of nansum, nanmean, logcumsumexp, median, nanmedian, mode, cummax and cummin: ember has none yet, listed in
-# docs/testing.md; count_nonzero has none in PyTorch either)
-PAIRED = {"max", "min", "aminmax"}
+# (count_nonzero has no out= in PyTorch either)
+PAIRED = {"max", "min", "aminmax", "median", "nanmedian", "mode", "cummax", "cummin"}
+RUNNING = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}  # (a result of the input's shape)
 
 
 @pytest.mark.parametrize("out", ["right", "float32", "int64", "bool", "resized", "requires grad"])
@@ -341,7 +341,7 @@ def test_out_keyword(name, out):
     """``out=``: the right tensor(s) (written, returned), another dtype (PyTorch's cast or its refusal), another shape
     (resized, with PyTorch's warning when it held elements), an input requiring grad (PyTorch's refusal)."""
     fn = OUT_CALLS[name]
-    shape = (3, 4) if name in ("cumsum", "cumprod") else (3,) if name != "max all" else ()
+    shape = (3, 4) if name in RUNNING else (3,) if name != "max all" else ()
 
     def call(m, x):
         result = fn(m, x.detach())  # (PyTorch's dtypes and shapes, for the out tensors)
