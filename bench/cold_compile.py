@@ -3,6 +3,10 @@ time numba spent on each compiled kernel, largest first.
 
     NUMBA_CACHE_DIR=$(mktemp -d) python bench/cold_compile.py per_sample_grads64 wgan_gp32 resnet32 gpt16
     NUMBA_CACHE_DIR=$(mktemp -d) EMBER_OMP_KERNELS=1 python bench/cold_compile.py ...   # with ``policy.omp`` on
+    NUMBA_CACHE_DIR=$(mktemp -d) python bench/cold_compile.py --program tests/programs/binary_evidential.py
+
+``--program`` runs a whole PyTorch script under ``ember.compat`` instead (its own thread settings; its output
+discarded) and reports its CPU time from ember's import on, with the same table.
 
 Run it with ``NUMBA_CACHE_DIR`` a new, empty folder (else the kernels load from the cache and the figures are the
 warm start's). Each kernel's time is the CPU its dispatcher's first call for a signature took (numba compiling it;
@@ -58,10 +62,14 @@ def _time_compilations() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workloads", nargs="+")
+    parser.add_argument("workloads", nargs="*")
+    parser.add_argument("--program", help="a PyTorch script (and no workloads) run under ember.compat")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--top", type=int, default=30, help="kernels listed (default 30)")
     args = parser.parse_args()
+    if args.program:
+        _run_program(args.program, args.top)
+        return
     from workloads import WORKLOADS
 
     import ember
@@ -74,10 +82,33 @@ def main() -> None:
         start = time.process_time()
         build(ember, batch)(0)
         print(f"{name} ({label}): first step {time.process_time() - start:.2f} s of CPU", flush=True)
+    _report(cpu, wall, args.top)
+
+
+def _report(cpu: float, wall: float, top: int) -> None:
     print(f"all: {time.process_time() - cpu:.1f} s of CPU, {time.perf_counter() - wall:.1f} s of wall clock; "
           f"{len(_SECONDS)} kernels compiled, {sum(_SIGNATURES.values())} signatures")
-    for label, seconds in sorted(_SECONDS.items(), key=lambda kv: -kv[1])[:args.top]:
+    for label, seconds in sorted(_SECONDS.items(), key=lambda kv: -kv[1])[:top]:
         print(f"  {seconds:6.2f} s  {_SIGNATURES[label]:2d}  {label}")
+
+
+def _run_program(script: str, top: int) -> None:
+    """``script`` under ``ember.compat`` (as ``python -m ember.compat script``), its output discarded; then the
+    table."""
+    import contextlib
+    import io
+    import runpy
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    import ember.compat
+
+    ember.compat.install()
+    _time_compilations()
+    script = os.path.abspath(script)
+    sys.argv, sys.path[0] = [script], os.path.dirname(script)
+    with contextlib.redirect_stdout(io.StringIO()):
+        runpy.run_path(script, run_name="__main__")
+    _report(cpu, wall, top)
 
 
 if __name__ == "__main__":
