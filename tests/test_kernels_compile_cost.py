@@ -28,7 +28,11 @@ _KERNELS = [
 
 def _whole_array_assignments(kernel, argument_types) -> list[int]:
     """The source lines where ``kernel``, typed for ``argument_types``, assigns an array into an array."""
-    from numba.core import compiler, ir, registry, typed_passes, types
+    try:  # (numba's compiler internals, not its public API: a numba that moved them skips, not fails)
+        from numba.core import compiler, ir, registry, typed_passes, types
+        compiler.run_frontend, typed_passes.type_inference_stage, registry.cpu_target  # noqa: B018
+    except (ImportError, AttributeError) as error:
+        pytest.skip(f"this numba's type inference is not where these tests read it: {error}")
 
     function_ir = compiler.run_frontend(kernel.compiled().py_func)
     target = registry.cpu_target
