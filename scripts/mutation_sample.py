@@ -31,6 +31,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -594,10 +595,8 @@ def candidates(path: str, root: str = ROOT) -> list[dict]:
     return out
 
 
-def _apply(scratch: str, mutant: dict) -> str | None:
-    """Write the mutant into ``scratch``; the original text (to restore), or None when it does not compile."""
-    path = os.path.join(scratch, mutant["file"])
-    original = Path(path).read_text(encoding="utf-8")
+def _mutated_source(original: str, mutant: dict, path: str) -> str | None:
+    """``original`` with the mutant's one change, or None when that does not compile."""
     lines = original.splitlines(keepends=True)
     i = mutant["line"] - 1
     line = lines[i]
@@ -607,9 +606,35 @@ def _apply(scratch: str, mutant: dict) -> str | None:
         compile(mutated, path, "exec")
     except SyntaxError:
         return None
+    return mutated
+
+
+def _apply(scratch: str, mutant: dict) -> str | None:
+    """Write the mutant into ``scratch``; the original text (to restore), or None when it does not compile."""
+    path = os.path.join(scratch, mutant["file"])
+    original = Path(path).read_text(encoding="utf-8")
+    mutated = _mutated_source(original, mutant, path)
+    if mutated is None:
+        return None
     with open(path, "w", encoding="utf-8") as f:
         f.write(mutated)
     return original
+
+
+def _draw(pool: list[dict], sample: int, skip: int, root: str = ROOT) -> list[dict]:
+    """The mutants to judge: the pool's first ``sample`` mutants that compile, less the first ``skip`` of them
+    (a mutant that does not compile is passed over and not counted). Nothing is written."""
+    drawn: list[dict] = []
+    sources: dict[str, str] = {}
+    for mutant in pool:
+        if len(drawn) >= sample:
+            break
+        path = os.path.join(root, mutant["file"])
+        if path not in sources:
+            sources[path] = Path(path).read_text(encoding="utf-8")
+        if _mutated_source(sources[path], mutant, path) is not None:
+            drawn.append(mutant)
+    return drawn[skip:]
 
 
 def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None = None) -> str:
@@ -621,7 +646,7 @@ def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None 
     # ember warn on a correct program is caught as the suite catches it
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:cacheprovider", *tests]
     try:
-        out = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout)
+        out = _run_as_group(cmd, cwd=scratch, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout"
     # 4 (a test named in TARGETS not found) and 5 (no test collected) say the map is wrong, not that a test failed:
@@ -644,27 +669,59 @@ def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None 
     return "caught"
 
 
-def _precompile(scratch: str) -> None:
+def _run_as_group(cmd: list[str], cwd: str, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """``subprocess.run`` of ``cmd`` (output captured as text) in a process group of its own, killed as a whole
+    when it runs past ``timeout`` (TimeoutExpired) or this process is stopped (SystemExit, KeyboardInterrupt):
+    a test's own children (an MPI run, a worker) would otherwise outlive the pytest that started them."""
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except BaseException:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            raise
+        finally:
+            # the group's leftovers once pytest itself has ended (a child a test did not wait for)
+            if process.poll() is not None:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    return subprocess.CompletedProcess(cmd, process.returncode, stdout, stderr)
+
+
+def _precompile(scratch: str, modules: list[str]) -> None:
     """Bytecode for the scratch copy, written once so that each run does not compile ember and rewrite the test
     files again (seconds per run). ember's is checked by the source's hash, not its time stamp: a mutant of the
     same size written within the second of the checkout would otherwise run the original's bytecode, and a
-    mutated module's hash differs, so it is compiled afresh each run. The test files, never mutated, get pytest's
-    rewritten bytecode from one collection."""
+    mutated module's hash differs, so it is compiled afresh each run. The test files of ``modules`` (the drawn
+    ones), never mutated, get pytest's rewritten bytecode from one collection."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", "ember"],
                    cwd=scratch, check=True, capture_output=True)
-    _check_map(scratch)
+    _check_map(scratch, modules)
 
 
-def _check_map(scratch: str) -> None:
-    """Collect every test TARGETS names in the unmutated copy (which also writes their rewritten bytecode): a node
-    id that is not found there is a wrong map, and run_tests may then read an unfound node id under a mutant as a
-    test file the mutant broke."""
-    tests = sorted({t for ts in TARGETS.values() for t in ts})
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", *tests],
-                         cwd=scratch, env=dict(os.environ, PYTHONPATH=scratch), capture_output=True, text=True,
-                         check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"the unmutated tests named in TARGETS do not all collect (exit status {out.returncode}):\n"
+def _check_map(scratch: str, modules: list[str]) -> None:
+    """Collect the tests TARGETS names for ``modules`` in the unmutated copy (which also writes their rewritten
+    bytecode): a node id that is not found there, or a mapped file that collects no test, is a wrong map, and
+    run_tests may then read an unfound node id under a mutant as a test file the mutant broke. Only the drawn
+    modules' entries are collected: the whole map's files take many minutes on a loaded machine."""
+    tests = sorted({t for module in modules for t in TARGETS[module]})
+    if not tests:
+        return
+    # (addopts cleared: its -q with ours would print counts per file, not the test ids read below)
+    out = _run_as_group([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "--collect-only", "-p",
+                         "no:cacheprovider", *tests],
+                        cwd=scratch, env=dict(os.environ, PYTHONPATH=scratch), timeout=None)
+    collected = [line for line in out.stdout.splitlines() if "::" in line]
+    # a file's test ids start with "file::", a parametrized test's with "id["
+    empty = [t for t in tests if not any(c == t or c.startswith((t + "::", t + "[")) for c in collected)]
+    if out.returncode != 0 or empty:
+        raise RuntimeError(f"the unmutated tests named in TARGETS do not all collect (exit status {out.returncode}; "
+                           f"no test collected from {', '.join(empty) or '-'}):\n"
                            + out.stdout[-2000:] + out.stderr[-2000:])
 
 
@@ -730,26 +787,22 @@ def main(argv: list[str] | None = None) -> int:
         args.seed, args.skip, args.sample = earlier["seed"], 0, len(pool)
     else:
         pool = [c for path in TARGETS if args.only in path and os.path.exists(os.path.join(ROOT, path))
-                for c in candidates(path)]
+                for c in candidates(path, ROOT)]
         random.Random(args.seed).shuffle(pool)
+    drawn = _draw(pool, args.sample, args.skip, ROOT)
+    # SIGTERM (and SIGHUP) end the run as an exception does, through the cleanup below: the scratch worktree
+    # removed and the running tests' process group killed (a run started with & ignores SIGINT)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _exit_on_signal)
     scratch_root = tempfile.mkdtemp(prefix="ember-mutants-")
     scratch = os.path.join(scratch_root, "ember")
-    subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "-q", scratch, "HEAD"], check=True)
-    _precompile(scratch)
-    results, skipped, started = [], 0, time.monotonic()
-    limits = Limits(scratch, args.timeout, args.hang_factor)
+    results, started = [], time.monotonic()
     try:
-        for mutant in pool:
-            if len(results) >= args.sample - args.skip:
-                break
+        subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "-q", scratch, "HEAD"], check=True)
+        _precompile(scratch, sorted({m["file"] for m in drawn}))
+        limits = Limits(scratch, args.timeout, args.hang_factor)
+        for mutant in drawn:
             original = _apply(scratch, mutant)
-            if original is None:
-                continue
-            if skipped < args.skip:
-                skipped += 1
-                with open(os.path.join(scratch, mutant["file"]), "w", encoding="utf-8") as f:
-                    f.write(original)
-                continue
             try:
                 began = time.monotonic()
                 mutant["outcome"] = limits.judge(mutant, original)
@@ -763,7 +816,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 _write(args.json, args.seed, results)
     finally:
-        subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", scratch], check=False)
+        for stop in (signal.SIGTERM, signal.SIGHUP):  # a second signal must not cut the cleanup short
+            signal.signal(stop, signal.SIG_IGN)
+        subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", scratch], check=False,
+                       stderr=subprocess.DEVNULL)
         shutil.rmtree(scratch_root, ignore_errors=True)
     print()
     survivors = [m for m in results if m["outcome"] == "survived"]
@@ -785,6 +841,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         _write(args.json, args.seed, results)
     return 0
+
+
+def _exit_on_signal(signum: int, frame) -> None:
+    """Turn a stop signal into SystemExit (status 128 + the signal), so that ``finally`` blocks clean up."""
+    raise SystemExit(128 + signum)
 
 
 def _write(path: str, seed: int, results: list[dict]) -> None:

@@ -134,7 +134,107 @@ def test_a_mapped_test_the_unmutated_copy_does_not_collect_stops_the_run(tmp_pat
     unfound node id under a mutant the mutant's doing."""
     (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
     monkeypatch.setattr(mutation_sample, "TARGETS", {"m.py": ["test_a.py::test_a"]})
-    mutation_sample._check_map(str(tmp_path))
+    mutation_sample._check_map(str(tmp_path), ["m.py"])
     monkeypatch.setattr(mutation_sample, "TARGETS", {"m.py": ["test_a.py::test_a", "test_a.py::test_renamed"]})
     with pytest.raises(RuntimeError, match="do not all collect"):
-        mutation_sample._check_map(str(tmp_path))
+        mutation_sample._check_map(str(tmp_path), ["m.py"])
+
+
+def test_only_the_drawn_modules_maps_are_collected_and_each_mapped_file_must_collect_a_test(tmp_path, monkeypatch):
+    """A draw touches a few modules: collecting every mapped file of the map before the first mutant took the
+    seed 55 draw 50 minutes on a loaded machine. Only the drawn modules' entries are checked, and each must still
+    exist and collect at least one test (a file that collects none would leave its module's mutants untested)."""
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
+    (tmp_path / "test_empty.py").write_text("VALUE = 1\n")
+    monkeypatch.setattr(mutation_sample, "TARGETS", {"a.py": ["test_a.py"], "b.py": ["test_missing.py"],
+                                                     "c.py": ["test_a.py", "test_empty.py"]})
+    mutation_sample._check_map(str(tmp_path), ["a.py"])  # b.py's missing file is not drawn: not collected
+    with pytest.raises(RuntimeError, match="test_missing.py"):
+        mutation_sample._check_map(str(tmp_path), ["a.py", "b.py"])
+    with pytest.raises(RuntimeError, match="test_empty.py"):
+        mutation_sample._check_map(str(tmp_path), ["c.py"])
+
+
+def test_the_draw_is_the_pools_first_compiling_mutants_after_the_skipped_ones(tmp_path):
+    """The mutants to judge are known before the first runs (so are the modules whose maps are checked): a mutant
+    that does not compile is passed over and not counted, as when the run applied each in turn."""
+    (tmp_path / "m.py").write_text("x = 1 + 2\ny = 3\n")
+    (tmp_path / "n.py").write_text("z = 4\n")
+    good = {"file": "m.py", "line": 1, "col": 4, "end": 9, "before": "1 + 2", "after": "1 - 2"}
+    broken = {"file": "m.py", "line": 1, "col": 4, "end": 9, "before": "1 + 2", "after": "1 +"}
+    other = {"file": "n.py", "line": 1, "col": 4, "end": 5, "before": "4", "after": "5"}
+    pool = [good, broken, dict(good, after="1 * 2"), other]
+    assert mutation_sample._draw(pool, sample=2, skip=0, root=str(tmp_path)) == [good, dict(good, after="1 * 2")]
+    assert mutation_sample._draw(pool, sample=3, skip=2, root=str(tmp_path)) == [other]
+    assert (tmp_path / "m.py").read_text() == "x = 1 + 2\ny = 3\n"  # nothing written
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie no parent has reaped yet counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
+def test_sigterm_removes_the_scratch_worktree_and_kills_the_running_tests(tmp_path):
+    """A run stopped with SIGTERM (or started with ``&``, where SIGINT is ignored) must clean up as a normal exit
+    does: its scratch git worktree removed (and unregistered) and the pytest it runs, with that pytest's own
+    children, killed."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo, tmp = tmp_path / "repo", tmp_path / "tmp"
+    (repo / "ember").mkdir(parents=True)
+    tmp.mkdir()
+    (repo / "ember" / "__init__.py").write_text("")
+    (repo / "ember" / "m.py").write_text("VALUE = 1 + 1\n")
+    pids = tmp_path / "pids"
+    # the mapped test writes its own pid and a child's, then waits
+    (repo / "test_m.py").write_text(
+        "import os, subprocess, time\n\n\ndef test_m():\n"
+        "    child = subprocess.Popen(['sleep', '120'])\n"
+        f"    with open({str(pids)!r} + '.part', 'w') as f:\n"
+        "        f.write(f'{os.getpid()} {child.pid}')\n"
+        f"    os.replace({str(pids)!r} + '.part', {str(pids)!r})\n"
+        "    time.sleep(120)\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "m"], check=True)
+    runner = ("import importlib.util, sys\n"
+              f"spec = importlib.util.spec_from_file_location('ms', {mutation_sample.__file__!r})\n"
+              "ms = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ms)\n"
+              f"ms.ROOT = {str(repo)!r}\nms.TARGETS = {{'ember/m.py': ['test_m.py']}}\n"
+              "sys.exit(ms.main(['--sample', '1', '--timeout', '300']))\n")
+    script = subprocess.Popen([sys.executable, "-c", runner], env=dict(os.environ, TMPDIR=str(tmp)),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    started = []
+    try:
+        deadline = time.monotonic() + 120
+        while not pids.exists():
+            assert script.poll() is None, script.stdout.read().decode()
+            assert time.monotonic() < deadline, "the mutant's tests never started"
+            time.sleep(0.2)
+        started = [int(p) for p in pids.read_text().split()]
+        assert all(_alive(p) for p in started)
+        script.send_signal(signal.SIGTERM)
+        script.wait(timeout=60)
+        time.sleep(0.5)
+        assert [p for p in started if _alive(p)] == []
+        listed = subprocess.run([*git, "worktree", "list", "--porcelain"], capture_output=True, text=True).stdout
+        assert listed.count("worktree ") == 1, listed
+        assert list(tmp.iterdir()) == []
+    finally:
+        for pid in started:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if script.poll() is None:
+            os.killpg(script.pid, signal.SIGKILL)
+            script.wait()
+        script.stdout.close()
+        subprocess.run([*git, "worktree", "prune"], check=False)

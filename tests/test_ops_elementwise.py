@@ -644,6 +644,11 @@ ALPHA_ERRORS = {
     "sub_bool_in_place_before_alpha": lambda m: m.ones(2, dtype=m.bool).sub_(m.ones(2, dtype=m.bool), alpha=1.5),
     "cast_before_bool_alpha_in_place": lambda m: m.ones(2, dtype=m.long).add_(m.ones(2), alpha=True),
     "cast_before_complex_alpha_in_place": lambda m: m.ones(2, dtype=m.long).sub_(m.ones(2), alpha=2j),
+    # rsub checks its alpha as sub does (floating operands: a bool or complex alpha refused, not computed with)
+    "rsub_bool_alpha": lambda m: m.rsub(m.ones(2), m.full((2,), 5.0), alpha=True),
+    "rsub_false_alpha_number": lambda m: m.rsub(m.ones(2), 3.0, alpha=False),
+    "rsub_complex_alpha": lambda m: m.rsub(m.ones(2), m.full((2,), 5.0), alpha=1j),
+    "rsub_complex_alpha_number": lambda m: m.rsub(m.ones(2, dtype=m.float64), 3, alpha=2j),
 }
 
 
