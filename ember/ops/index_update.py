@@ -21,6 +21,7 @@ from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.saved_attributes import checked_argument
 from .indexing import (
+    SAVED_DIM,
     _overlaps,
     check_inplace,
     check_scatter_index,
@@ -98,7 +99,7 @@ def _along(d: int, idx):
 class IndexAdd(Node):
     # (PyTorch's names of what its node saves; the source as an argument whose version is checked, ``index_add``)
     _saved_alpha = property(lambda node: node.alpha)
-    _saved_dim = property(lambda node: node.dim)
+    _saved_dim = SAVED_DIM
     # (the index and the source only for the source's gradient, as PyTorch saves them)
     _saved_index = property(lambda node: Tensor._make(node.at[-1]) if node.needs_input_grad[1] else None)
     _saved_source = property(lambda node: checked_argument(node, 1, 1))

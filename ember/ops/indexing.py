@@ -699,6 +699,11 @@ def _refuse_meta_masks(idx) -> None:
             raise nonzero_error()
 
 
+# PyTorch's ``_saved_dim`` and ``_saved_index`` of its gather and scatter nodes (scatter's, gather's, scatter_add's)
+SAVED_DIM = property(lambda node: node.dim)
+SAVED_INDEX = property(lambda node: Tensor._make(node.index))
+
+
 @torch_named("IndexPutBackward0")
 class IndexPut(Node):
     """``x[idx] = v``: the overwritten positions pass no gradient to the old x. Its ``idx`` and ``ndim`` (x's) are
@@ -707,8 +712,7 @@ class IndexPut(Node):
     # (PyTorch's names of what its nodes save: index_put's indices and flag, scatter's dim and index)
     _saved_indices = property(lambda node: saved_indices(node.idx, node.ndim))
     _saved_accumulate = False
-    _scatter_saved = {"_saved_dim": property(lambda node: node.dim),
-                      "_saved_index": property(lambda node: Tensor._make(node.index)),
+    _scatter_saved = {"_saved_dim": SAVED_DIM, "_saved_index": SAVED_INDEX,
                       "_saved_indices": NotSaved("_saved_indices"), "_saved_accumulate": NotSaved("_saved_accumulate")}
     attributes_shown = {"ScatterBackward0": _scatter_saved, "ScatterBackward1": _scatter_saved}
 
@@ -1054,8 +1058,7 @@ class Gather(Node):
     linear = True
     # (PyTorch's names of what its node saves; ember's formula reads only the input's shape, PyTorch's node keeps
     # the input too: ember keeps it as an argument whose version is checked, ``gather``)
-    _saved_dim = property(lambda node: node.dim)
-    _saved_index = property(lambda node: Tensor._make(node.index))
+    _saved_dim, _saved_index = SAVED_DIM, SAVED_INDEX
     _saved_self = property(lambda node: checked_argument(node, 0, 0))
     _saved_sparse_grad = False  # (ember's gather has no sparse gradient)
 
@@ -1142,8 +1145,7 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 @torch_named("ScatterAddBackward0")
 class ScatterAdd(Node):
-    _saved_dim = property(lambda node: node.dim)  # (PyTorch's names of what its node saves)
-    _saved_index = property(lambda node: Tensor._make(node.index))
+    _saved_dim, _saved_index = SAVED_DIM, SAVED_INDEX  # (PyTorch's names of what its node saves)
 
     def forward(self, x, src, index, dim):
         self.index, self.dim = index, dim
