@@ -19,6 +19,7 @@ import operator
 import sys
 
 from ._backend import xp
+from ._dtype import CPP_TYPE_NAMES
 from ._inference import check_inplace as check_inference_inplace
 from ._size import c_type_name, parsed_int
 from ._tensor import Tensor
@@ -135,7 +136,8 @@ def set_(t: Tensor, source=None, storage_offset: int | None = None, size=None, s
         raise NotImplementedError(f"set_({type(source).__name__}): ember sets a tensor from a storage, or from another "
                                   "tensor without an offset, size and stride")
     if source._data.dtype != t._data.dtype:
-        raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor of type {t.dtype}")
+        raise RuntimeError(f"Could not set tensor of type {CPP_TYPE_NAMES[source.dtype.name]} to a tensor of type "
+                           f"{CPP_TYPE_NAMES[t.dtype.name]}")  # the C++ names, as PyTorch's message gives them
     own = t._vc
     t._data, t._vc = source._data, source._vc  # an alias: in-place changes through either bump one version
     if own.__class__ is not list:  # an inference tensor stays one; outside inference mode, PyTorch's error after

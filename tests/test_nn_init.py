@@ -161,3 +161,36 @@ def test_deprecated_spellings_warn_as_torch_and_fill_as_the_scheme(old, args, kw
     np.testing.assert_array_equal(arr(e), arr(expected))
     if old in ("constant", "eye", "dirac"):  # deterministic: equal to torch's
         np.testing.assert_array_equal(arr(e), t.numpy())
+
+
+@pytest.mark.parametrize("helper,args", [("_no_grad_uniform_", (-0.3, 0.7)), ("_no_grad_normal_", (0.5, 2.0)),
+                                         ("_no_grad_trunc_normal_", (0.0, 1.0, -1.5, 1.5))])
+@pytest.mark.parametrize("with_generator", [False, True])
+def test_private_no_grad_helpers_draw_pytorchs_values(helper, args, with_generator):
+    # PyTorch's private helpers, which programs call for their own schemes (GRU4Rec: _no_grad_uniform_ on a
+    # parameter): the same draws for the same seed, in place on a leaf that requires grad, recording nothing
+    got = []
+    for m in (ember, torch):
+        m.manual_seed(3)
+        p = m.nn.Parameter(m.empty(5, 7))
+        kwargs = {"generator": m.Generator().manual_seed(11)} if with_generator else {}
+        out = getattr(m.nn.init, helper)(p, *args, **kwargs)
+        assert out is p and p.grad_fn is None and p.requires_grad
+        got.append(p.detach().numpy().copy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("helper,args", [("_no_grad_fill_", (2.5,)), ("_no_grad_zero_", ())])
+def test_private_no_grad_fill_and_zero(helper, args):
+    for m in (ember, torch):
+        p = m.nn.Parameter(m.ones(2, 3))
+        v = p._version
+        assert getattr(m.nn.init, helper)(p, *args) is p
+        assert p._version > v and p.grad_fn is None
+        assert p.detach().numpy().tolist() == [[args[0] if args else 0.0] * 3] * 2
+
+
+def test_private_no_grad_uniform_refuses_reversed_bounds_as_pytorch():
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="expects to return a"):
+            m.nn.init._no_grad_uniform_(m.empty(3), 1.0, 0.0)

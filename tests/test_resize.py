@@ -142,3 +142,19 @@ def test_set_makes_the_tensor_share_the_sources_data(m):
     with m.no_grad():
         p.set_(p.contiguous())
     assert p.is_contiguous() and p.requires_grad and isinstance(p, m.nn.Parameter)
+
+
+DTYPE_PAIRS = [("float32", "float64"), ("float64", "float32"), ("float32", "int64"), ("float32", "float16"),
+               ("float32", "bfloat16"), ("float32", "int32"), ("float32", "int16"), ("float32", "int8"),
+               ("float32", "uint8"), ("float32", "bool"), ("float32", "complex64"), ("float64", "complex128")]
+
+
+@pytest.mark.parametrize("own,other", DTYPE_PAIRS)
+def test_set_from_another_dtype_names_both_as_pytorchs_message_does(own, other):
+    # GRU4Rec's weight.set_(torch.tensor(float64 array)) into a float32 weight: the C++ type names
+    messages = []
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError) as caught:
+            m.zeros(2, dtype=getattr(m, own)).set_(m.zeros(2, dtype=getattr(m, other)))
+        messages.append(str(caught.value))
+    assert messages[1] == messages[0]

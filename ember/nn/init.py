@@ -25,6 +25,7 @@ from .. import _random_draws as draws
 from .._backend import xp
 from .._memory_format import half_number
 from .._tensor import Tensor
+from ..autograd import no_grad
 from ..ops.inplace import check_normal_std, check_uniform_bounds, draws_nothing
 from ..overrides import dispatched_by_keyword
 from ..random import compiles_draw, generator_of
@@ -302,6 +303,37 @@ def init_fan_in_uniform_(weight: Tensor, bias: Tensor | None) -> None:
         fan_in = _calculate_fan_in_and_fan_out(weight)[0]
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
+
+
+def _no_grad_uniform_(tensor: Tensor, a: float, b: float, generator=None) -> Tensor:
+    """PyTorch's private helper behind its schemes, which public programs call for their own initialisations:
+    ``tensor.uniform_(a, b, generator=generator)`` under no_grad (so a leaf that requires grad may be filled)."""
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def _no_grad_normal_(tensor: Tensor, mean: float, std: float, generator=None) -> Tensor:
+    """``tensor.normal_(mean, std, generator=generator)`` under no_grad (PyTorch's private helper)."""
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def _no_grad_trunc_normal_(tensor: Tensor, mean: float, std: float, a: float, b: float,
+                           generator=None) -> Tensor:
+    """``trunc_normal_``'s draw (PyTorch's private helper, which ``trunc_normal_`` calls)."""
+    return trunc_normal_(tensor, mean, std, a, b, generator=generator)
+
+
+def _no_grad_fill_(tensor: Tensor, val: float) -> Tensor:
+    """``tensor.fill_(val)`` under no_grad (PyTorch's private helper)."""
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def _no_grad_zero_(tensor: Tensor) -> Tensor:
+    """``tensor.zero_()`` under no_grad (PyTorch's private helper)."""
+    with no_grad():
+        return tensor.zero_()
 
 
 _P = ParamSpec("_P")
