@@ -11,7 +11,7 @@ import functools
 import math
 import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from . import _dtype, _warnings
@@ -39,6 +39,7 @@ from ._size import c_type_name, check_nonnegative, parsed_int
 from ._tensor import REFUSED_BY_FACTORY, Tensor, check_can_require_grad
 from ._uninitialized import refuse_template
 from .random import generator_of
+from .storage import TypedStorage, UntypedStorage
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -51,8 +52,60 @@ def as_array(data, dtype=None):
         return _as_array(data, dtype)
 
 
+def is_other_sequence(data) -> bool:
+    """Whether PyTorch's constructors read ``data`` as a sequence although it is no list or tuple: its type has
+    ``__len__`` and ``__getitem__`` (Python's sequence check) and is no mapping, string, array or tensor (a pandas
+    Series or DataFrame, a range, a deque, an ``array.array``)."""
+    cls = type(data)
+    return hasattr(cls, "__len__") and hasattr(cls, "__getitem__") and not isinstance(
+        data, (list, tuple, str, bytes, bytearray, xp.ndarray, xp.generic, Tensor, Mapping, TypedStorage,
+               UntypedStorage))
+
+
+def _read_sequence(data, infer: bool, dim: int = 0) -> list:
+    """``data`` (see ``is_other_sequence``) as the nested lists PyTorch reads from it: the shape from ``len`` and
+    ``data[0]`` (a pandas Series indexes by label: one whose labels lack 0 is PyTorch's ValueError, as a DataFrame
+    without a column 0 is); where the dtype is to be inferred (``infer``), the elements from ``data[i]`` for each
+    i below the length (so a Series of float64 numbers gives float64 NumPy scalars, and float64), whose errors
+    are PyTorch's too, and as many elements by iterating as the length says; with a dtype given, the elements
+    iterated, as PyTorch stores them (a Series iterates Python numbers)."""
+    n = len(data)
+    if n:
+        try:
+            data[0]
+        except Exception:
+            raise ValueError(f"could not determine the shape of object type '{type(data).__name__}'") from None
+    iterated = list(data)
+    if infer:
+        items = [data[i] for i in builtins.range(n)]
+    else:
+        items = iterated
+    if len(iterated) != n:
+        raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(iterated)})")
+    return [_read_sequence(x, infer, dim + 1) if is_other_sequence(x) else
+            _read_inside(x, infer) if isinstance(x, (list, tuple)) else x for x in items]
+
+
+_PLAIN = (float, int, bool, complex)
+
+
+def _holds_other_sequence(data) -> bool:
+    """Whether nested lists/tuples hold a sequence ``is_other_sequence`` speaks of (a list of pandas Series)."""
+    return any(x.__class__ not in _PLAIN and is_other_sequence(x) for x in _flat(data))
+
+
+def _read_inside(data, infer: bool) -> list:
+    """Nested lists/tuples with the sequences inside them read as ``_read_sequence`` reads them."""
+    return [_read_sequence(x, infer) if is_other_sequence(x) else
+            _read_inside(x, infer) if isinstance(x, (list, tuple)) else x for x in data]
+
+
 def _as_array(data, dtype=None):
     npdt = _dtype.to_np(dtype)
+    if is_other_sequence(data):
+        data = _read_sequence(data, npdt is None)
+    elif isinstance(data, (list, tuple)) and _holds_other_sequence(data):
+        data = _read_inside(data, npdt is None)
     if isinstance(data, Tensor):
         arr = data._data
         return via_float32(arr, npdt).astype(npdt) if npdt is not None and arr.dtype != npdt else arr

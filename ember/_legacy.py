@@ -66,7 +66,7 @@ def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: boo
 
     Returns ``(array, source)``: ``source`` is the tensor whose storage the result shares, or None.
     """
-    from ._creation import _size, as_array, warn_if_arrays_inside, warn_if_read_only
+    from ._creation import _size, as_array, is_other_sequence, warn_if_arrays_inside, warn_if_read_only
 
     check_device(device)
     if not args:
@@ -86,7 +86,8 @@ def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: boo
             return data._elements(), None
         if isinstance(data, str):
             raise TypeError(f"new(): invalid data type 'str' in {name}()")
-        if isinstance(data, (Sequence, xp.ndarray)) and not isinstance(data, (bytes, bytearray)):
+        if isinstance(data, (Sequence, xp.ndarray)) and not isinstance(data, (bytes, bytearray)) or \
+                is_other_sequence(data):  # (a pandas Series: PyTorch reads any sequence)
             # A copy, converted straight from the data (LongTensor([1.7]) truncates to 1, as PyTorch).
             warn_if_arrays_inside(data)
             warn_if_read_only(data)
