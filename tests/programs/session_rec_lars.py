@@ -2,7 +2,7 @@
 
 A session-based recommender in GRU4Rec's idioms: a GRUCell over session-parallel mini-batches (a finished
 session's hidden row zeroed by a mask, rows dropped as sessions run out), the output items' sparse nn.Embedding
-weights and biases scored by ``torch.mm(X, O.T) + B.T`` against the targets and popularity-sampled negatives
+weights and biases scored by ``torch.mm(H, out.T) + bias.T`` against the targets and popularity-sampled negatives
 (drawn by a binary search over the cumulative popularity with ``torch.div(..., rounding_mode='trunc')``; the
 popularity read from a deque of NumPy float64 scalars), the BPR-max loss with ELU scores and ``softmax_neg``'s
 ``torch.eye(*X.shape, out=torch.empty_like(X))`` mask, parameters initialised by ``nn.init._no_grad_uniform_`` and
@@ -90,8 +90,8 @@ class SessionModel(nn.Module):
 
     def forward(self, X, H, Y):
         H = self.G(self.E(X), H)
-        O, B = self.Wy(Y), self.By(Y)
-        return torch.mm(H, O.T) + B.T, H
+        out, bias = self.Wy(Y), self.By(Y)
+        return torch.mm(H, out.T) + bias.T, H
 
 
 def softmax_neg(X):
@@ -101,12 +101,12 @@ def softmax_neg(X):
     return e_x / e_x.sum(dim=1, keepdim=True)
 
 
-def bpr_max(O, bpreg=1.0):
-    O = F.elu(O, 0.5)
-    softmax_scores = softmax_neg(O)
-    target = torch.diag(O).reshape(O.shape[0], -1)
-    return torch.sum(-torch.log(torch.sum(torch.sigmoid(target - O) * softmax_scores, dim=1) + 1e-24)
-                     + bpreg * torch.sum((O ** 2) * softmax_scores, dim=1))
+def bpr_max(scores, bpreg=1.0):
+    scores = F.elu(scores, 0.5)
+    softmax_scores = softmax_neg(scores)
+    target = torch.diag(scores).reshape(scores.shape[0], -1)
+    return torch.sum(-torch.log(torch.sum(torch.sigmoid(target - scores) * softmax_scores, dim=1) + 1e-24)
+                     + bpreg * torch.sum((scores ** 2) * softmax_scores, dim=1))
 
 
 def bin_search(arr, x):
