@@ -16,6 +16,7 @@ from .. import _dtype, _inference
 from .._arg_aliases import refuse_numpy_array
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
+from .._internal_overlap import overlaps, write_in_turn
 from .._memory_format import contiguous_format, half_number, via_float32
 from .._meta import (
     contiguous_strides,
@@ -939,6 +940,11 @@ def setitem(x: Tensor, idx, value) -> None:
         with quiet():
             if expanded:
                 write_expanded(x._data, idx, varr)
+            elif not x._data.flags.c_contiguous and varr.__class__ is xp.ndarray and varr.ndim and \
+                    _only_basic(raw) and overlaps(part := _part(x._data, idx)):
+                # (a view whose elements share memory, as_strided's: PyTorch's copy_ into it keeps at each location
+                # the last value its order writes there)
+                write_in_turn(part, lambda c: varr, (varr,), reads=False)
             else:
                 x._data[idx] = varr
     except IndexError as err:

@@ -31,6 +31,7 @@ from .._dtype import (
     scalar_category,
     scalar_int,
 )
+from .._internal_overlap import overlaps, write_in_turn
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
 from .._out import refuse_partial_overlap
@@ -83,16 +84,25 @@ def _saved_as_clone(node: Node, snapshot: Tensor) -> None:
 
 
 def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = (),
-            snapshot: Tensor | None = None) -> Tensor:
+            snapshot: Tensor | None = None, redo=None) -> Tensor:
     """x takes result's value, its place in the graph (when ``tracked``) and its tangent (forward-mode AD);
     ``operands``: the op's other inputs (their gradients in their own dtypes, ``_in_own_dtypes``); ``snapshot``:
-    the copy of x the op ran on, which its node saves as PyTorch's ``self.clone()`` (``_saved_as_clone``)."""
+    the copy of x the op ran on, which its node saves as PyTorch's ``self.clone()`` (``_saved_as_clone``);
+    ``redo``: the op as a function of x, which computes the value anew where x's elements share memory
+    (``as_strided``: written element after element, as PyTorch's kernel writes them; the graph is the result's)."""
     if result._data.shape != x._data.shape:
         raise RuntimeError(
             f"output with shape {list(x._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
         )
     _check_cast(result._data.dtype, x)
-    x._data[...] = result._data
+    a = x._data
+    if redo is None or a.flags.c_contiguous or not overlaps(a):
+        a[...] = result._data
+    else:
+        with no_grad():
+            write_in_turn(a, lambda c: redo(Tensor._make(c))._data, _arrays(operands))
+        if result._data.flags.writeable:  # (an output the node saved reads x's elements as written, as PyTorch's)
+            result._data[...] = a
     x._bump_version()
     if tracked:
         if operands and result.grad_fn is not None:
@@ -109,6 +119,11 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = (
                 _saved_as_clone(node, snapshot)
     forward_ad.write_tangent(x, result)
     return x
+
+
+def _arrays(operands) -> list:
+    """The arrays of the tensors among ``operands``."""
+    return [o._data for o in operands if isinstance(o, Tensor)]
 
 
 def _in_own_dtypes(node: Node, x: Tensor, operands: tuple) -> None:
@@ -191,7 +206,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op, method: str, tensor_refusal: bo
     if tracked or forward_ad.has_tangent(x, other):
         mixed = other.__class__ is not float and isinstance(other, Tensor) and other._data.dtype != x._data.dtype
         snap = _snapshot(x)
-        return _rebase(x, op(snap, other), tracked, (other,) if mixed else (), snap)
+        return _rebase(x, op(snap, other), tracked, (other,) if mixed else (), snap, lambda t: op(t, other))
     o = other._data if isinstance(other, Tensor) else other
     if isinstance(o, xp.ndarray):
         _check_cast(o.dtype, x)
@@ -210,8 +225,12 @@ def _binary_inplace(x: Tensor, other, ufunc, op, method: str, tensor_refusal: bo
         if x._data.dtype == xp.bool_:  # (a bool tensor with an int: an int64 result)
             _check_cast(xp.int64, x)
         o = ew.operand_int(o, x._data.dtype)
+    a = x._data
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        if a.flags.c_contiguous or not overlaps(a):
+            ufunc(a, o, out=a, casting="unsafe")
+        else:  # (elements sharing memory: written one after another, as PyTorch's)
+            write_in_turn(a, lambda c: ufunc(c, o, out=c, casting="unsafe"), (o,))
     x._bump_version()
     return x
 
@@ -394,17 +413,26 @@ def logical_inplace(x: Tensor, other, name: str) -> Tensor:
     a tensor that requires grad keeps its ``grad_fn``, and a leaf is not refused. ``name``: NumPy's ufunc."""
     ufunc = getattr(xp, name)
     refuse_partial_overlap(x._data, other)
-    if other is None:
-        ufunc(x._data, out=x._data, casting="unsafe")
-    else:
+    operands = ()
+    if other is not None:
         o = other._data
         shape = xp.broadcast_shapes(o.shape, x._data.shape)
         if shape != x._data.shape:
             raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
                                f"{list(shape)}")
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        operands = (o,)
+    _ufunc_into(x._data, ufunc, operands)
     x._bump_version()
     return x
+
+
+def _ufunc_into(a, ufunc, operands: tuple) -> None:
+    """``ufunc(a, *operands)`` into ``a``; an ``a`` whose elements share memory (``as_strided``) written element
+    after element, as PyTorch's TensorIterator (ember/_internal_overlap.py)."""
+    if a.flags.c_contiguous or not overlaps(a):
+        ufunc(a, *operands, out=a, casting="unsafe")
+    else:
+        write_in_turn(a, lambda c: ufunc(c, *operands, out=c, casting="unsafe"), operands)
 
 
 def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
@@ -426,7 +454,7 @@ def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     if o.__class__ is int:  # (int8's lt_(300) compares with 44, as the out-of-place comparison)
         o = ew.operand_int(o, x._data.dtype)
     with quiet():  # (float16's lt_(2**63): the int past its range compares as inf, silently, as PyTorch)
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        _ufunc_into(x._data, ufunc, (o,))
     x._bump_version()
     return x
 
@@ -494,9 +522,13 @@ def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x):
         snap = _snapshot(x)
-        return _rebase(x, op(snap), tracked, snapshot=snap)
+        return _rebase(x, op(snap), tracked, snapshot=snap, redo=op)
+    a = x._data
     with quiet():
-        array_fn(x._data)
+        if a.flags.c_contiguous or not overlaps(a):
+            array_fn(a)
+        else:  # (elements sharing memory: written one after another, as PyTorch's)
+            write_in_turn(a, lambda c: (array_fn(c), c)[1])
     x._bump_version()
     return x
 
@@ -726,8 +758,12 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked, (src,))
     if x._data.size:  # (an empty destination takes nothing: an uninitialised parameter's, whose storage refuses
         # writes, too, as PyTorch's copies into one)
+        a, values = x._data, via_float32(src._data, x._data.dtype)
         with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
-            xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
+            if a.flags.c_contiguous or not overlaps(a):
+                xp.copyto(a, values, casting="unsafe")
+            else:  # (elements sharing memory: each location keeps the last value PyTorch's order writes there)
+                write_in_turn(a, lambda c: values.astype(a.dtype), (src._data,), reads=False)
     x._bump_version()
     return x
 
@@ -886,11 +922,16 @@ def _write_back(x: Tensor, op, *others, out_names: dict = SCALAR_TYPE_NAMES) -> 
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x, *others):
         snap = _snapshot(x)
-        return _rebase(x, _same_shape(op(snap), x), tracked, others, snap)
+        return _rebase(x, _same_shape(op(snap), x), tracked, others, snap, op)
     with no_grad():
         result = _same_shape(op(x), x)
     _check_cast(result._data.dtype, x, out_names)
-    x._data[...] = result._data
+    a = x._data
+    if a.flags.c_contiguous or not overlaps(a):
+        a[...] = result._data
+    else:  # (elements sharing memory: computed and written one after another, as PyTorch's)
+        with no_grad():
+            write_in_turn(a, lambda c: _same_shape(op(Tensor._make(c)), x)._data, _arrays(others))
     x._vc[0] += 1
     return x
 
