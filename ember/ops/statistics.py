@@ -11,6 +11,7 @@ from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
 from .._size import c_type_name, int_argument
+from .._std_sort import std_sort
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
@@ -189,7 +190,10 @@ class NanmedianNode(KthvalueNode):
 
 def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index of its last
-    occurrence, as PyTorch's CPU kernel; the gradient goes to that element."""
+    occurrence, as PyTorch's CPU kernel; the gradient goes to that element. A row holding NaN is PyTorch's too: its
+    kernel sorts the row with ``std::sort`` by ``<``, which NaN breaks (``_mode_index``), and counts each NaN
+    apart. (Beyond 16 elements, PyTorch's introsort does not keep equal values in order: the index it gives for a
+    row without NaN may then be another occurrence than the last.)"""
     a = x._data
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
@@ -210,12 +214,36 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     last = xp.flip(xp.minimum.accumulate(xp.flip(xp.where(ends, pos, n), -1), axis=-1), -1)
     best = xp.take_along_axis(s, xp.argmax(last - first, axis=-1)[..., None], -1)  # first max: the smallest
     hits = rows == best
-    idx = (n - 1 - xp.argmax(hits[..., ::-1], axis=-1)).astype(xp.int64)
+    idx = xp.asarray(n - 1 - xp.argmax(hits[..., ::-1], axis=-1), dtype=xp.int64)  # (an array: written below)
+    if np_kind(a.dtype) == "f" and idx.size:
+        flat_rows, flat_idx = rows.reshape(-1, n), idx.reshape(-1)
+        for r in xp.flatnonzero(xp.isnan(flat_rows).any(axis=1)):  # (rare: one row at a time)
+            flat_idx[r] = _mode_index(flat_rows[r].astype(xp.float64).tolist())
     idx = xp.expand_dims(idx, d)
     values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
     if not keepdim:
         idx = idx.squeeze(d)
     return _Mode._make((values, Tensor._make(meta_results((x._data,), idx))))
+
+
+def _mode_index(row: list) -> int:
+    """The index PyTorch's CPU mode gives for ``row``: (value, index) pairs sorted by value with libstdc++'s
+    ``std::sort``, then the last pair of the first longest run of values that compare equal (a NaN equals nothing:
+    a run of its own)."""
+    pairs = [(v, k) for k, v in enumerate(row)]
+    std_sort(pairs, _value_less)
+    best, best_count, count = 0, 0, 0
+    for i, (v, k) in enumerate(pairs):
+        count += 1
+        if i == len(pairs) - 1 or v != pairs[i + 1][0]:
+            if count > best_count:
+                best, best_count = k, count
+            count = 0
+    return best
+
+
+def _value_less(p: tuple, q: tuple) -> bool:
+    return p[0] < q[0]
 
 
 @torch_named("ModeBackward0")
