@@ -47,7 +47,7 @@ from . import pointwise as pw
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
-from .sampling import random_range
+from .sampling import check_bernoulli_dtypes, random_range
 from .shape import CloneBackward0
 
 
@@ -816,7 +816,7 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -
     elements is filled in blocks, anything else by the scalar path in memory order). A complex tensor's real and
     imaginary parts each get variance std^2 / 2."""
     check_normal_std(std)
-    if np_kind(x._data.dtype) not in "fc":
+    if x._data.size and np_kind(x._data.dtype) not in "fc":  # (PyTorch's kernel: not run for no elements)
         raise not_implemented_for("normal_kernel_cpu", x.dtype)
     if draws_nothing(x):
         return x
@@ -841,6 +841,7 @@ def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if draws_nothing(x):
         return x
+    check_bernoulli_dtypes(a, p._data if isinstance(p, Tensor) else p)
     if isinstance(p, Tensor):
         probs = draws.flat_in_memory_order(xp.broadcast_to(p._data, a.shape), a)
         return _fill_with(x, draws.in_memory_order(draws.bernoulli_tensor(g, probs), a))
@@ -874,34 +875,58 @@ def random_(x: Tensor, low: int | EllipsisType = ..., to: int | None | EllipsisT
     return _fill_with(x, draws.in_memory_order(values, a))
 
 
-def _fill_float64(x: Tensor, draw) -> Tensor:
-    """Fill x with ``draw(n)``'s float64 values (PyTorch computes these in double and casts)."""
+def _fill_float64(x: Tensor, draw, refusal=None) -> Tensor:
+    """Fill x with ``draw(n)``'s float64 values (PyTorch computes these in double and casts). ``refusal(x)``:
+    PyTorch's error for a dtype its kernel has no version for (None where x's is taken), raised where the kernel
+    runs (x has elements)."""
     if draws_nothing(x):
         return x
+    if x._data.size and refusal is not None and (error := refusal(x)) is not None:
+        raise error
     values = draw(x._data.size)
     return _fill_with(x, draws.in_memory_order(values.astype(x._data.dtype), x._data))
 
 
+def _floating_only(x: Tensor) -> Exception | None:
+    """exponential_'s refusal of a tensor that is not floating (its own check, as cauchy_'s, naming the type)."""
+    if np_kind(x._data.dtype) != "f":
+        return RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                            f"floating point but you specified {SCALAR_TYPE_NAMES[x.dtype.name]}")
+    return None
+
+
+def _log_normal_dtype(x: Tensor) -> Exception | None:
+    """log_normal_'s kernel has floating versions only."""
+    return not_implemented_for("log_normal_cpu", x.dtype) if np_kind(x._data.dtype) != "f" else None
+
+
+def _geometric_dtype(x: Tensor) -> Exception | None:
+    """geometric_'s kernel has floating and integer versions (the counts), no bool or complex one."""
+    return not_implemented_for("geometric_cpu", x.dtype) if x._data.dtype.kind in "bc" else None
+
+
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with Exp(lambd) draws: PyTorch's numbers."""
+    """Fill with Exp(lambd) draws: PyTorch's numbers. As PyTorch's, a tensor of any but a floating dtype is
+    refused (after lambd's check, and only with elements to fill)."""
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _fill_float64(x, lambda n: draws.exponential(generator_of(generator), n, lambd))
+    return _fill_float64(x, lambda n: draws.exponential(generator_of(generator), n, lambd), _floating_only)
 
 
 def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
     """Fill with exp(N(mean, std^2)) draws: PyTorch's numbers (its scalar normal path, which shares the
-    generator's cached sample with ``normal_``'s)."""
+    generator's cached sample with ``normal_``'s). A tensor of any but a floating dtype: PyTorch's error."""
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _fill_float64(x, lambda n: draws.log_normal(generator_of(generator), n, mean, std))
+    return _fill_float64(x, lambda n: draws.log_normal(generator_of(generator), n, mean, std), _log_normal_dtype)
 
 
 def geometric_(x: Tensor, p: float, *, generator=None) -> Tensor:
-    """Fill with the number of Bernoulli(p) trials up to the first success: PyTorch's numbers."""
+    """Fill with the number of Bernoulli(p) trials up to the first success: PyTorch's numbers. An integer tensor
+    takes them; a bool or complex one is PyTorch's error."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    return _fill_float64(x, lambda n: draws.geometric(generator_of(generator), n, p))
+    return _fill_float64(x, lambda n: draws.geometric(generator_of(generator), n, p), _geometric_dtype)
 
 
 def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
