@@ -751,10 +751,11 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     mismatch = inplace_broadcast_mismatch(x._data.shape, src._data.shape)
     if mismatch is not None:
         raise RuntimeError(mismatch)
-    tracked = _tracked(x, src)
+    tracked = _tracked(x, src) and x.dtype._category > 1  # (into an integer or bool tensor: no history, as
+    # PyTorch's, whose copy_ records none there)
     check_inplace(x, tracked)
     refuse_partial_overlap(x._data, src)
-    if tracked or forward_ad.has_tangent(x, src):
+    if tracked or forward_ad.has_tangent(x, src) and x.dtype._category > 1:
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked, (src,))
     if x._data.size:  # (an empty destination takes nothing: an uninitialised parameter's, whose storage refuses
         # writes, too, as PyTorch's copies into one)
