@@ -4,10 +4,7 @@ integer (no bool or complex), bernoulli_ no complex, its probabilities floating 
 first, and an empty tensor never refused (the kernel does not run)."""
 
 import pytest
-import torch
 from oracle import outcomes
-
-import ember
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool", "complex64",
           "complex128"]

@@ -475,13 +475,13 @@ eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equa
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     if t1.__class__ is not Tensor or t2.__class__ is not Tensor:
         _refuse_arrays("addcmul_", t1, t2)
-    return _addc_(x, t1, t2, ew.addc_value("addcmul", x, t1, t2, value), pw.Addcmul)
+    return _addc_(x, t1, t2, ew.addc_value("addcmul", x, t1, t2, value, "addcmul_"), pw.Addcmul)
 
 
 def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     if t1.__class__ is not Tensor or t2.__class__ is not Tensor:
         _refuse_arrays("addcdiv_", t1, t2)
-    return _addc_(x, t1, t2, ew.addc_value("addcdiv", x, t1, t2, value), pw.Addcdiv)
+    return _addc_(x, t1, t2, ew.addc_value("addcdiv", x, t1, t2, value, "addcdiv_"), pw.Addcdiv)
 
 
 def _refuse_arrays(name: str, t1, t2) -> None:
