@@ -84,3 +84,28 @@ def test_relatives_with_nan(fn, row):
         _same(getattr(ember, fn)(ember.tensor(row)), getattr(torch, fn)(torch.tensor(row)))
     for g, w in zip(got, want, strict=True):
         _same(g, w)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_kthvalue_among_equal_values_and_nan(seed, dtype):
+    """The index among equal values (NaN among NaN) is the one PyTorch's quickselect leaves at k, not the first."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 70))
+    a = rng.integers(0, 4, (5, n)).astype(np.float64)
+    if dtype != "int64":
+        a[rng.random(a.shape) < 0.3] = np.nan
+    k = int(rng.integers(1, n + 1))
+    for dim, keepdim, arr in ((1, False, a), (0, True, a.T.copy())):
+        got = ember.kthvalue(ember.tensor(arr).to(getattr(ember, dtype)), k, dim, keepdim)
+        want = torch.kthvalue(torch.tensor(arr).to(getattr(torch, dtype)), k, dim, keepdim)
+        _same(got.values, want.values)
+        _same(got.indices, want.indices)
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_kthvalue_of_rows_with_nan(row):
+    for k in range(1, len(row) + 1):
+        got, want = ember.kthvalue(ember.tensor(row), k), torch.kthvalue(torch.tensor(row), k)
+        _same(got.values, want.values)
+        _same(got.indices, want.indices)
