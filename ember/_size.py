@@ -57,12 +57,13 @@ def parsed_int(value, bool_ok: bool = False) -> int:
     return operator.index(value)
 
 
-def int_argument(value, op: str, name: str, array_ok: bool = True) -> int:
+def int_argument(value, op: str, name: str, array_ok: bool = True, position: int | None = None) -> int:
     """An ``int`` argument of ``op`` other than a size or a dim (``tril``'s ``diagonal``, ``chunk``'s ``chunks``,
     ``narrow``'s ``start``) as PyTorch's parser reads it (``parsed_int``): a float, a Decimal or a bool is its
     TypeError, never truncated. ``array_ok``: a 0-d NumPy integer array (which has ``__index__``) read as its int,
     as PyTorch reads one for some int arguments (``kthvalue``'s and ``topk``'s ``k``); not for others, whose
-    TypeError it is (``chunk``'s ``chunks``, ``split``'s ``split_size``)."""
+    TypeError it is (``chunk``'s ``chunks``, ``split``'s ``split_size``). ``position``: the argument's place in
+    PyTorch's signature, which its message names ("argument 'n' (position 1)"), given or by keyword."""
     if value.__class__ is int:
         return value
     try:
@@ -70,7 +71,8 @@ def int_argument(value, op: str, name: str, array_ok: bool = True) -> int:
             raise TypeError
         return parsed_int(value)
     except TypeError:
-        raise TypeError(f"{op}(): argument '{name}' must be int, not {c_type_name(value)}") from None
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{op}(): argument '{name}'{where} must be int, not {c_type_name(value)}") from None
 
 
 def size_item(i: int, n) -> int:

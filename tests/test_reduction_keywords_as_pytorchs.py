@@ -175,8 +175,6 @@ KNOWN = {
     },
     'values at a non-finite edge': {
         'test_nonfinite_zeros_and_ties[cumprod-nan]',
-        'test_nonfinite_zeros_and_ties[mode-all nan]',
-        'test_nonfinite_zeros_and_ties[mode-nan]',
         'test_nonfinite_zeros_and_ties[nanmean-all nan]',
         'test_nonfinite_zeros_and_ties[prod-nan]',
     },

@@ -26,8 +26,14 @@ class GammaMethods:
     def polygamma(self, n: int) -> Tensor:
         return ops.gamma_fns.polygamma(n, self)
 
+    def polygamma_(self, n: int) -> Tensor:
+        return ops.gamma_fns.polygamma_(self, n)
+
     def mvlgamma(self, p: int) -> Tensor:
-        return ops.gamma_fns.mvlgamma(self, p)
+        return ops.gamma_fns.mvlgamma(self, ops.gamma_fns.check_mvlgamma(self, p, position=1))
+
+    def mvlgamma_(self, p: int) -> Tensor:
+        return ops.gamma_fns.mvlgamma_(self, p)
 
     def igamma(self, other: Tensor) -> Tensor:
         return ops.gamma_fns.igamma(self, other)

@@ -20,19 +20,19 @@ class ReductionMethods:
     # (keepdim=NOT_GIVEN: given at all, even False, without a dim it is PyTorch's TypeError)
     def sum(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
         if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
-            raise ops.reduction.keepdim_without_dim("sum", True, dtype)
+            raise ops.reduction.keepdim_without_dim("sum", True, dtype, keepdim)
         return ops.reduction.sum(self, dim, keepdim, dtype=dtype)
 
     def mean(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
         if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
-            raise ops.reduction.keepdim_without_dim("mean", True, dtype)
+            raise ops.reduction.keepdim_without_dim("mean", True, dtype, keepdim)
         return ops.reduction.mean(self, dim, keepdim, dtype=dtype)
 
     def prod(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
         if ops.reduction.not_one_dim(dim):
             raise ops.reduction.prod_dim_refused(dim, method=True, alone=keepdim is NOT_GIVEN and dtype is None)
         if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
-            raise ops.reduction.keepdim_without_dim("prod", True, dtype)
+            raise ops.reduction.keepdim_without_dim("prod", True, dtype, keepdim)
         return ops.reduction.prod(self, dim, keepdim, dtype=dtype)
 
     def max(self, dim=None, keepdim: bool = False) -> Any:

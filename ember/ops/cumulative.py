@@ -6,6 +6,7 @@ from .. import _dtype, return_types
 from .._backend import xp
 from .._dtype import np_kind
 from .._meta import meta_results
+from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
@@ -65,6 +66,13 @@ def _reverse_cumsum(a, axis, half=None):
     return xp.flip(running(xp.cumsum, xp.flip(a, axis), axis, half), axis)
 
 
+def check_dtype_argument(dtype) -> None:
+    """A reduction's ``dtype=`` as PyTorch's parser takes it: a dtype (or a Python number type); anything else its
+    TypeError."""
+    if not isinstance(dtype, _dtype.dtype) and not (dtype.__class__ is type and dtype in _dtype.PYTHON_TYPES):
+        raise TypeError(f"argument 'dtype' must be torch.dtype, not {c_type_name(dtype)}")
+
+
 def _accumulated_as(x: Tensor, dtype) -> tuple[Tensor, _dtype.dtype | None]:
     """(``x`` as PyTorch's sum, prod, cumsum and cumprod accumulate it, the dtype their result is cast to or None):
     ``x`` cast to ``dtype`` when given; integers and bools then as int64 (NumPy's sums and products widen a
@@ -73,6 +81,7 @@ def _accumulated_as(x: Tensor, dtype) -> tuple[Tensor, _dtype.dtype | None]:
     product whether all are)."""
     asked = None
     if dtype is not None:
+        check_dtype_argument(dtype)
         refuse_integer_history(x, dtype)
         x = promoted(x, dtype)
         asked = x.dtype

@@ -810,6 +810,8 @@ def check_alpha(a, b, alpha, op: str = "add"):
         alpha = _dtype.scalar_tensor_number(alpha, op, "alpha")
     if isinstance(alpha, xp.generic):
         alpha = _dtype.parsed_number(alpha)
+    if not isinstance(alpha, (bool, int, float, complex)):  # (a str, None, a list: PyTorch's parser refuses it)
+        raise TypeError(f"{op}(): argument 'alpha' must be Number, not {c_type_name(alpha)}")
     kinds = [np_kind(v._data.dtype) if isinstance(v, Tensor) else
              {bool: "b", int: "i", float: "f", complex: "c"}.get(v.__class__, "f") for v in (a, b)]
     kind = max(kinds, key=_KIND_ORDER.index)
@@ -903,14 +905,17 @@ _ADDCDIV_INTEGERS = (
     "tensor2), for all dtypes.")
 
 
-def addc_value(name: str, input, tensor1, tensor2, value):
+def addc_value(name: str, input, tensor1, tensor2, value, parsed: str | None = None):
     """``addcmul``'s or ``addcdiv``'s ``value`` as PyTorch's kernel takes it: converted to the result's dtype (an
     integer one: a float truncated toward zero, an int outside its range PyTorch's RuntimeError, -1 for uint8
     255; a floating one: a finite float beyond its opmath type's range, float32's for half precision, the same
     error), a complex one for a real result the same error; a bool result has no kernel (its NotImplementedError);
-    addcdiv of two integer (or bool) tensors is PyTorch's RuntimeError."""
+    addcdiv of two integer (or bool) tensors is PyTorch's RuntimeError. ``parsed``: the name PyTorch's parser gives
+    a ``value`` that is no number (the in-place method's, ``addcmul_``), ``name`` by default."""
     if isinstance(value, Tensor):  # (PyTorch's Scalar: no gradient reaches it)
         value = _dtype.scalar_tensor_number(value, name, "value")
+    if not isinstance(value, (bool, int, float, complex, xp.generic)):  # (a str, None: PyTorch's parser refuses it)
+        raise TypeError(f"{parsed or name}(): argument 'value' must be Number, not {c_type_name(value)}")
     if name == "addcdiv" and not (is_inexact(tensor1) or is_inexact(tensor2)):
         raise RuntimeError(_ADDCDIV_INTEGERS)
     dt = result_dtype(input, tensor1, tensor2)

@@ -160,12 +160,20 @@ def digamma(input: Tensor) -> Tensor:
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
-    """psi^(n)(x), the n-th derivative of digamma (n >= 0)."""
+    """psi^(n)(x), the n-th derivative of digamma (n >= 0: an int, or a 0-d integer tensor; a float or a bool is
+    PyTorch's TypeError)."""
+    n = polygamma_order(n, "polygamma")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if n == 0:
         return digamma(input)
-    return _family(Polygamma, n, input)
+    return _family(Polygamma, n, input, "trigamma" if n == 1 else "polygamma")  # (PyTorch's kernels' names)
+
+
+def polygamma_order(n, op: str) -> int:
+    """``n`` of ``op`` (polygamma, polygamma_, special_polygamma) as PyTorch's parser reads it: its first
+    argument, an int."""
+    return int_argument(n, op, "n", position=1)
 
 
 def xlogy(input, other) -> Tensor:
@@ -229,10 +237,11 @@ def _x_times(input, other, log1p: bool) -> Tensor:
     return (XLog1PY if log1p else XLogY).apply(input, other)
 
 
-def check_mvlgamma(input: Tensor, p: int) -> int:
+def check_mvlgamma(input: Tensor, p: int, op: str = "mvlgamma", position: int | None = None) -> int:
     """PyTorch's checks of mvlgamma's arguments (after autograd's refusal of out=, before out's dtype): ``p`` an
-    int (a float or bool its TypeError), the input no bool tensor, then p >= 1; ``p`` as an int."""
-    p = int_argument(p, "mvlgamma", "p")
+    int (a float or bool its TypeError, naming ``op`` and the ``position``), the input no bool tensor, then p >= 1;
+    ``p`` as an int."""
+    p = int_argument(p, op, "p", position=position)
     if isinstance(input, Tensor) and input.dtype == _dtype.bool_:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
@@ -247,10 +256,34 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     from .shape import unsqueeze
 
     p = check_mvlgamma(input, p)
+    if input.is_complex():  # (PyTorch's composite makes its offsets with arange in the input's dtype: refused)
+        raise _dtype.not_implemented_for("arange_cpu", input.dtype)
     if not is_inexact(input):
         input = cast(input, _dtype.get_default_dtype())
     offsets = Tensor._make(-xp.arange(p, dtype=input._data.dtype) / 2)
     return lgamma(unsqueeze(input, -1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def mvlgamma_(input: Tensor, p: int) -> Tensor:
+    """``input.mvlgamma_(p)``: mvlgamma written into ``input``, a floating tensor (an integer one is PyTorch's
+    error, which names the cast the other way round: "mvlgamma: result type Long can't be cast to the desired
+    output type Float"; a bool one its refusal of a bool input)."""
+    from .inplace import pointwise_
+
+    p = check_mvlgamma(input, p, "mvlgamma_", 1)
+    if not is_inexact(input):
+        raise RuntimeError(f"mvlgamma: result type {_dtype.SCALAR_TYPE_NAMES[input.dtype.name]} can't be cast to "
+                           f"the desired output type {_dtype.SCALAR_TYPE_NAMES[_dtype.get_default_dtype().name]}")
+    return pointwise_(input, lambda t: mvlgamma(t, p))
+
+
+def polygamma_(input: Tensor, n: int) -> Tensor:
+    """``input.polygamma_(n)``: polygamma written into ``input`` (a float result into an integer one: PyTorch's
+    cast error)."""
+    from .inplace import pointwise_
+
+    n = polygamma_order(n, "polygamma_")
+    return pointwise_(input, lambda t: polygamma(n, t))
 
 
 _IGAM_EPS = 1e-16

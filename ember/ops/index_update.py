@@ -26,6 +26,7 @@ from .indexing import (
     check_inplace,
     check_scatter_index,
     masked_fill,
+    masked_fill_value,
     out_of_bounds,
     saved_indices,
     scatter,
@@ -200,15 +201,13 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 # ----------------------------------------------------------------- in-place forms
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
-    """``masked_fill`` in place. An integer or bool ``x`` filled from a value tensor that requires grad is written
-    without a history (PyTorch gives it one, whose backward raises "Autograd not support dtype: Long"; the
-    out-of-place form raises at once, as PyTorch's)."""
-    if isinstance(value, Tensor) and value._requires_grad and x.dtype._category < 2:
-        value = value.detach()
+    """``masked_fill`` in place. An integer or bool ``x`` filled from a value tensor that requires grad takes a
+    history (MaskedFillBackward1, requiring grad) as PyTorch's, as ``index_fill_``'s does; the out-of-place form
+    refuses it ("Autograd not support dtype: Long")."""
     if _expanded_untracked(x, value):  # (as index_fill_'s)
         filled = _same_shape(masked_fill(x, mask, value), x)
         return _write_selected(x, xp.broadcast_to(mask._data, x._data.shape), filled)
-    return _write_back(x, lambda t: masked_fill(t, mask, value), value)
+    return _write_back(x, lambda t: masked_fill_value(t, mask, value, in_place=True), value)
 
 
 def fill_diagonal_(x: Tensor, fill_value, wrap: bool = False) -> Tensor:

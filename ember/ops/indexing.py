@@ -16,6 +16,7 @@ from .. import _dtype, _inference
 from .._arg_aliases import refuse_numpy_array
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
+from .._internal_overlap import overlaps, write_in_turn
 from .._memory_format import contiguous_format, half_number, via_float32
 from .._meta import (
     contiguous_strides,
@@ -939,6 +940,11 @@ def setitem(x: Tensor, idx, value) -> None:
         with quiet():
             if expanded:
                 write_expanded(x._data, idx, varr)
+            elif not x._data.flags.c_contiguous and varr.__class__ is xp.ndarray and varr.ndim and \
+                    _only_basic(raw) and overlaps(part := _part(x._data, idx)):
+                # (a view whose elements share memory, as_strided's: PyTorch's copy_ into it keeps at each location
+                # the last value its order writes there)
+                write_in_turn(part, lambda c: varr, (varr,), reads=False)
             else:
                 x._data[idx] = varr
     except IndexError as err:
@@ -1333,6 +1339,12 @@ def where(condition: Tensor, input=None, other=None):
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    return masked_fill_value(x, mask, value)
+
+
+def masked_fill_value(x: Tensor, mask: Tensor, value, in_place: bool = False) -> Tensor:
+    """``masked_fill``; ``in_place``: for ``masked_fill_``, which PyTorch records (MaskedFillBackward1) where an
+    integer or bool ``x`` takes a value tensor that requires grad, the out-of-place form refusing it."""
     if not isinstance(mask, Tensor):  # (a NumPy array, a list: PyTorch's parser matches no overload)
         raise TypeError(f"masked_fill(): argument 'mask' (position 1) must be Tensor, not {c_type_name(mask)}")
     if mask._data.dtype != xp.bool_:
@@ -1347,10 +1359,12 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
-        if value._requires_grad and _GradState.enabled and x.dtype._category < 2:
+        if value._requires_grad and _GradState.enabled and x.dtype._category < 2 and not in_place:
             # (the result, x's integer or bool dtype, would have a history: PyTorch's autograd refuses one)
             raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")
-        out = _MaskedFillTensor.apply(x, promoted(value, x.dtype), mask=mask._data)
+        if not (in_place and value._requires_grad and x.dtype._category < 2):
+            value = promoted(value, x.dtype)  # (else kept: a cast to x's integer dtype would drop its history)
+        out = _MaskedFillTensor.apply(x, value, mask=mask._data)
     else:
         if isinstance(value, xp.ndarray):  # (a Number or a 0-d tensor to PyTorch's parser, not an array)
             refuse_numpy_array("masked_fill", value, "value", 2)
@@ -1396,7 +1410,7 @@ class _MaskedFillTensor(Node):
 
     def forward(self, x, value, mask):
         self.saved = (mask,)
-        return _row_major(xp.where(mask, value, x))
+        return _row_major(xp.where(mask, value, x).astype(x.dtype, copy=False))  # (masked_fill_'s float value)
 
     def backward(self, g):
         (mask,) = self.saved

@@ -31,6 +31,7 @@ from .._dtype import (
     scalar_category,
     scalar_int,
 )
+from .._internal_overlap import overlaps, write_in_turn
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
 from .._out import refuse_partial_overlap
@@ -46,7 +47,7 @@ from . import pointwise as pw
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
-from .sampling import random_range
+from .sampling import check_bernoulli_dtypes, random_range
 from .shape import CloneBackward0
 
 
@@ -83,16 +84,25 @@ def _saved_as_clone(node: Node, snapshot: Tensor) -> None:
 
 
 def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = (),
-            snapshot: Tensor | None = None) -> Tensor:
+            snapshot: Tensor | None = None, redo=None) -> Tensor:
     """x takes result's value, its place in the graph (when ``tracked``) and its tangent (forward-mode AD);
     ``operands``: the op's other inputs (their gradients in their own dtypes, ``_in_own_dtypes``); ``snapshot``:
-    the copy of x the op ran on, which its node saves as PyTorch's ``self.clone()`` (``_saved_as_clone``)."""
+    the copy of x the op ran on, which its node saves as PyTorch's ``self.clone()`` (``_saved_as_clone``);
+    ``redo``: the op as a function of x, which computes the value anew where x's elements share memory
+    (``as_strided``: written element after element, as PyTorch's kernel writes them; the graph is the result's)."""
     if result._data.shape != x._data.shape:
         raise RuntimeError(
             f"output with shape {list(x._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
         )
     _check_cast(result._data.dtype, x)
-    x._data[...] = result._data
+    a = x._data
+    if redo is None or a.flags.c_contiguous or not overlaps(a):
+        a[...] = result._data
+    else:
+        with no_grad():
+            write_in_turn(a, lambda c: redo(Tensor._make(c))._data, _arrays(operands))
+        if result._data.flags.writeable:  # (an output the node saved reads x's elements as written, as PyTorch's)
+            result._data[...] = a
     x._bump_version()
     if tracked:
         if operands and result.grad_fn is not None:
@@ -109,6 +119,11 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = (
                 _saved_as_clone(node, snapshot)
     forward_ad.write_tangent(x, result)
     return x
+
+
+def _arrays(operands) -> list:
+    """The arrays of the tensors among ``operands``."""
+    return [o._data for o in operands if isinstance(o, Tensor)]
 
 
 def _in_own_dtypes(node: Node, x: Tensor, operands: tuple) -> None:
@@ -191,7 +206,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op, method: str, tensor_refusal: bo
     if tracked or forward_ad.has_tangent(x, other):
         mixed = other.__class__ is not float and isinstance(other, Tensor) and other._data.dtype != x._data.dtype
         snap = _snapshot(x)
-        return _rebase(x, op(snap, other), tracked, (other,) if mixed else (), snap)
+        return _rebase(x, op(snap, other), tracked, (other,) if mixed else (), snap, lambda t: op(t, other))
     o = other._data if isinstance(other, Tensor) else other
     if isinstance(o, xp.ndarray):
         _check_cast(o.dtype, x)
@@ -210,8 +225,12 @@ def _binary_inplace(x: Tensor, other, ufunc, op, method: str, tensor_refusal: bo
         if x._data.dtype == xp.bool_:  # (a bool tensor with an int: an int64 result)
             _check_cast(xp.int64, x)
         o = ew.operand_int(o, x._data.dtype)
+    a = x._data
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        if a.flags.c_contiguous or not overlaps(a):
+            ufunc(a, o, out=a, casting="unsafe")
+        else:  # (elements sharing memory: written one after another, as PyTorch's)
+            write_in_turn(a, lambda c: ufunc(c, o, out=c, casting="unsafe"), (o,))
     x._bump_version()
     return x
 
@@ -394,17 +413,26 @@ def logical_inplace(x: Tensor, other, name: str) -> Tensor:
     a tensor that requires grad keeps its ``grad_fn``, and a leaf is not refused. ``name``: NumPy's ufunc."""
     ufunc = getattr(xp, name)
     refuse_partial_overlap(x._data, other)
-    if other is None:
-        ufunc(x._data, out=x._data, casting="unsafe")
-    else:
+    operands = ()
+    if other is not None:
         o = other._data
         shape = xp.broadcast_shapes(o.shape, x._data.shape)
         if shape != x._data.shape:
             raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
                                f"{list(shape)}")
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        operands = (o,)
+    _ufunc_into(x._data, ufunc, operands)
     x._bump_version()
     return x
+
+
+def _ufunc_into(a, ufunc, operands: tuple) -> None:
+    """``ufunc(a, *operands)`` into ``a``; an ``a`` whose elements share memory (``as_strided``) written element
+    after element, as PyTorch's TensorIterator (ember/_internal_overlap.py)."""
+    if a.flags.c_contiguous or not overlaps(a):
+        ufunc(a, *operands, out=a, casting="unsafe")
+    else:
+        write_in_turn(a, lambda c: ufunc(c, *operands, out=c, casting="unsafe"), operands)
 
 
 def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
@@ -426,7 +454,7 @@ def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     if o.__class__ is int:  # (int8's lt_(300) compares with 44, as the out-of-place comparison)
         o = ew.operand_int(o, x._data.dtype)
     with quiet():  # (float16's lt_(2**63): the int past its range compares as inf, silently, as PyTorch)
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        _ufunc_into(x._data, ufunc, (o,))
     x._bump_version()
     return x
 
@@ -447,13 +475,13 @@ eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equa
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     if t1.__class__ is not Tensor or t2.__class__ is not Tensor:
         _refuse_arrays("addcmul_", t1, t2)
-    return _addc_(x, t1, t2, ew.addc_value("addcmul", x, t1, t2, value), pw.Addcmul)
+    return _addc_(x, t1, t2, ew.addc_value("addcmul", x, t1, t2, value, "addcmul_"), pw.Addcmul)
 
 
 def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     if t1.__class__ is not Tensor or t2.__class__ is not Tensor:
         _refuse_arrays("addcdiv_", t1, t2)
-    return _addc_(x, t1, t2, ew.addc_value("addcdiv", x, t1, t2, value), pw.Addcdiv)
+    return _addc_(x, t1, t2, ew.addc_value("addcdiv", x, t1, t2, value, "addcdiv_"), pw.Addcdiv)
 
 
 def _refuse_arrays(name: str, t1, t2) -> None:
@@ -494,9 +522,13 @@ def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x):
         snap = _snapshot(x)
-        return _rebase(x, op(snap), tracked, snapshot=snap)
+        return _rebase(x, op(snap), tracked, snapshot=snap, redo=op)
+    a = x._data
     with quiet():
-        array_fn(x._data)
+        if a.flags.c_contiguous or not overlaps(a):
+            array_fn(a)
+        else:  # (elements sharing memory: written one after another, as PyTorch's)
+            write_in_turn(a, lambda c: (array_fn(c), c)[1])
     x._bump_version()
     return x
 
@@ -719,15 +751,20 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     mismatch = inplace_broadcast_mismatch(x._data.shape, src._data.shape)
     if mismatch is not None:
         raise RuntimeError(mismatch)
-    tracked = _tracked(x, src)
+    tracked = _tracked(x, src) and x.dtype._category > 1  # (into an integer or bool tensor: no history, as
+    # PyTorch's, whose copy_ records none there)
     check_inplace(x, tracked)
     refuse_partial_overlap(x._data, src)
-    if tracked or forward_ad.has_tangent(x, src):
+    if tracked or forward_ad.has_tangent(x, src) and x.dtype._category > 1:
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked, (src,))
     if x._data.size:  # (an empty destination takes nothing: an uninitialised parameter's, whose storage refuses
         # writes, too, as PyTorch's copies into one)
+        a, values = x._data, via_float32(src._data, x._data.dtype)
         with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
-            xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
+            if a.flags.c_contiguous or not overlaps(a):
+                xp.copyto(a, values, casting="unsafe")
+            else:  # (elements sharing memory: each location keeps the last value PyTorch's order writes there)
+                write_in_turn(a, lambda c: values.astype(a.dtype), (src._data,), reads=False)
     x._bump_version()
     return x
 
@@ -780,7 +817,7 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -
     elements is filled in blocks, anything else by the scalar path in memory order). A complex tensor's real and
     imaginary parts each get variance std^2 / 2."""
     check_normal_std(std)
-    if np_kind(x._data.dtype) not in "fc":
+    if x._data.size and np_kind(x._data.dtype) not in "fc":  # (PyTorch's kernel: not run for no elements)
         raise not_implemented_for("normal_kernel_cpu", x.dtype)
     if draws_nothing(x):
         return x
@@ -805,6 +842,7 @@ def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if draws_nothing(x):
         return x
+    check_bernoulli_dtypes(a, p._data if isinstance(p, Tensor) else p)
     if isinstance(p, Tensor):
         probs = draws.flat_in_memory_order(xp.broadcast_to(p._data, a.shape), a)
         return _fill_with(x, draws.in_memory_order(draws.bernoulli_tensor(g, probs), a))
@@ -838,34 +876,58 @@ def random_(x: Tensor, low: int | EllipsisType = ..., to: int | None | EllipsisT
     return _fill_with(x, draws.in_memory_order(values, a))
 
 
-def _fill_float64(x: Tensor, draw) -> Tensor:
-    """Fill x with ``draw(n)``'s float64 values (PyTorch computes these in double and casts)."""
+def _fill_float64(x: Tensor, draw, refusal=None) -> Tensor:
+    """Fill x with ``draw(n)``'s float64 values (PyTorch computes these in double and casts). ``refusal(x)``:
+    PyTorch's error for a dtype its kernel has no version for (None where x's is taken), raised where the kernel
+    runs (x has elements)."""
     if draws_nothing(x):
         return x
+    if x._data.size and refusal is not None and (error := refusal(x)) is not None:
+        raise error
     values = draw(x._data.size)
     return _fill_with(x, draws.in_memory_order(values.astype(x._data.dtype), x._data))
 
 
+def _floating_only(x: Tensor) -> Exception | None:
+    """exponential_'s refusal of a tensor that is not floating (its own check, as cauchy_'s, naming the type)."""
+    if np_kind(x._data.dtype) != "f":
+        return RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                            f"floating point but you specified {SCALAR_TYPE_NAMES[x.dtype.name]}")
+    return None
+
+
+def _log_normal_dtype(x: Tensor) -> Exception | None:
+    """log_normal_'s kernel has floating versions only."""
+    return not_implemented_for("log_normal_cpu", x.dtype) if np_kind(x._data.dtype) != "f" else None
+
+
+def _geometric_dtype(x: Tensor) -> Exception | None:
+    """geometric_'s kernel has floating and integer versions (the counts), no bool or complex one."""
+    return not_implemented_for("geometric_cpu", x.dtype) if x._data.dtype.kind in "bc" else None
+
+
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with Exp(lambd) draws: PyTorch's numbers."""
+    """Fill with Exp(lambd) draws: PyTorch's numbers. As PyTorch's, a tensor of any but a floating dtype is
+    refused (after lambd's check, and only with elements to fill)."""
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _fill_float64(x, lambda n: draws.exponential(generator_of(generator), n, lambd))
+    return _fill_float64(x, lambda n: draws.exponential(generator_of(generator), n, lambd), _floating_only)
 
 
 def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
     """Fill with exp(N(mean, std^2)) draws: PyTorch's numbers (its scalar normal path, which shares the
-    generator's cached sample with ``normal_``'s)."""
+    generator's cached sample with ``normal_``'s). A tensor of any but a floating dtype: PyTorch's error."""
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _fill_float64(x, lambda n: draws.log_normal(generator_of(generator), n, mean, std))
+    return _fill_float64(x, lambda n: draws.log_normal(generator_of(generator), n, mean, std), _log_normal_dtype)
 
 
 def geometric_(x: Tensor, p: float, *, generator=None) -> Tensor:
-    """Fill with the number of Bernoulli(p) trials up to the first success: PyTorch's numbers."""
+    """Fill with the number of Bernoulli(p) trials up to the first success: PyTorch's numbers. An integer tensor
+    takes them; a bool or complex one is PyTorch's error."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    return _fill_float64(x, lambda n: draws.geometric(generator_of(generator), n, p))
+    return _fill_float64(x, lambda n: draws.geometric(generator_of(generator), n, p), _geometric_dtype)
 
 
 def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
@@ -886,11 +948,16 @@ def _write_back(x: Tensor, op, *others, out_names: dict = SCALAR_TYPE_NAMES) -> 
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x, *others):
         snap = _snapshot(x)
-        return _rebase(x, _same_shape(op(snap), x), tracked, others, snap)
+        return _rebase(x, _same_shape(op(snap), x), tracked, others, snap, op)
     with no_grad():
         result = _same_shape(op(x), x)
     _check_cast(result._data.dtype, x, out_names)
-    x._data[...] = result._data
+    a = x._data
+    if a.flags.c_contiguous or not overlaps(a):
+        a[...] = result._data
+    else:  # (elements sharing memory: computed and written one after another, as PyTorch's)
+        with no_grad():
+            write_in_turn(a, lambda c: _same_shape(op(Tensor._make(c)), x)._data, _arrays(others))
     x._vc[0] += 1
     return x
 

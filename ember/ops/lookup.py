@@ -23,14 +23,17 @@ def _int64(a) -> Tensor:
 def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
            dim: int | None = None):
     """The distinct values (ember always returns them sorted), optionally with, for each input element, the
-    index of its value (``return_inverse``) and how often each value occurs (``return_counts``).
+    index of its value (``return_inverse``) and how often each value occurs (``return_counts``). Each NaN is a
+    value of its own, sorted last in the order of the input, as PyTorch's.
     With ``dim``: the distinct slices along ``dim``."""
     a = x._data
     refuse_meta("_unique2" if dim is None else "unique_dim", a)
     axis = None if dim is None else _wrap_dim(dim, a.ndim)
-    values, inverse, counts = xp.unique(a, return_inverse=True, return_counts=True, axis=axis)
-    if axis is None:
+    if axis is None:  # (each NaN a value of its own, as PyTorch's: NaN equals nothing)
+        values, inverse, counts = xp.unique(a, return_inverse=True, return_counts=True, equal_nan=False)
         inverse = inverse.reshape(a.shape)
+    else:
+        values, inverse, counts = xp.unique(a, return_inverse=True, return_counts=True, axis=axis)
     out = [Tensor._make(values)]
     if return_inverse:
         out.append(_int64(inverse.reshape(-1) if axis is not None else inverse))

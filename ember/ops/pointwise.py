@@ -19,6 +19,7 @@ from .._memory_format import astype_result, empty_result
 from .._meta import is_meta, iterator_layout, kept_layout, meta_results, strides_like
 from .._meta import made as _meta_made
 from .._parallel import parallel_blocks
+from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.forward_ad import has_tangent
 from ..autograd.grad_mode import is_grad_enabled
@@ -442,6 +443,9 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
         _dtype.scalar_int(weight)
     if end.__class__ is not Tensor or isinstance(weight, xp.ndarray):  # (an array: PyTorch's TypeError)
         _refuse_lerp_arrays(end, weight)
+    if not isinstance(weight, (Tensor, bool, int, float, complex, xp.generic)):  # (a str, None: matches no overload)
+        raise TypeError(f"lerp() received an invalid combination of arguments - got (Tensor, {c_type_name(weight)}), "
+                        "but expected one of:\n * (Tensor end, Tensor weight)\n * (Tensor end, Number weight)\n")
     names = _dtype.CPP_TYPE_NAMES
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `end` but got dtype {names[end.dtype.name]}")

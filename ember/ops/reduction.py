@@ -20,22 +20,40 @@ from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
 from ..autograd.saved_attributes import input_sizes, not_saved, saved_tensor
-from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, running
+from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, check_dtype_argument, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex
 from .unary import sign_array
 
 
 def _axes(dim, ndim: int):
-    """Normalise ``dim`` (None, int, or sequence) to a tuple of axes, or None for all."""
+    """Normalise ``dim`` (None, int, or sequence) to a tuple of axes, or None for all. A ``dim`` that is no int nor
+    sequence of ints is PyTorch's TypeError for its "tuple of ints" argument."""
     if dim is None:
         return None
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        axes = tuple(sorted(wrap_dims_once(dim, ndim, wrap_all_first=True)))
+        try:
+            axes = tuple(sorted(wrap_dims_once(dim, ndim, wrap_all_first=True)))
+        except TypeError:
+            raise _dims_unpack_error(dim) from None
     else:
-        axes = (_wrap_dim(dim, ndim),)
+        try:
+            axes = (_wrap_dim(dim, ndim),)
+        except TypeError:
+            raise TypeError(f"argument 'dim' must be tuple of ints, not {c_type_name(dim)}") from None
     return axes if ndim else None  # a 0-d tensor accepts dim 0 / -1: the whole (single) element
+
+
+def _dims_unpack_error(dims) -> TypeError:
+    """PyTorch's TypeError for a sequence of dims holding something that is no int (its position from 1)."""
+    for i, d in enumerate(dims):
+        try:
+            _wrap_dim(d, 1 << 62)
+        except TypeError:
+            return TypeError(f"argument 'dim' failed to unpack the object at pos {i + 1} with error \"type must be "
+                             f"tuple of ints,but got {c_type_name(d)}\"")
+    return TypeError("argument 'dim' must be tuple of ints")
 
 
 def _dims_as_given(out: Tensor, dim, ndim: int) -> Tensor:
@@ -425,21 +443,34 @@ def _abs2(a):
 
 
 
-def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
-    """PyTorch's TypeError for ``keepdim=`` (True or False) given to ``sum``/``mean``/``prod`` without a ``dim``
-    (``method``: ``x.sum(keepdim=True)``): its argument parser matches no overload, or with a ``dtype=`` wants the
-    dim (``torch.mean``'s overloads take the dtype as a keyword there: no overload matches)."""
+def keepdim_without_dim(name: str, method: bool, dtype, keepdim=False) -> TypeError:
+    """PyTorch's TypeError for ``keepdim=`` (True or False, or anything: its type is named) given to
+    ``sum``/``mean``/``prod`` without a ``dim`` (``method``: ``x.sum(keepdim=True)``): its argument parser matches no
+    overload, or with a ``dtype=`` wants the dim (``torch.mean``'s overloads take the dtype as a keyword there: no
+    overload matches)."""
     if dtype is not None and (method or name != "mean"):
         return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    kind = c_type_name(keepdim)
     rest = f"{'int' if name == 'prod' else 'tuple of ints'} dim, bool keepdim = False, *, torch.dtype dtype = None"
     if method:
-        return TypeError(f"{name}() received an invalid combination of arguments - got (keepdim=bool, ), but expected "
+        return TypeError(f"{name}() received an invalid combination of arguments - got (keepdim={kind}, ), but "
+                         "expected "
                          f"one of:\n * (*, torch.dtype dtype = None)\n * ({rest})\n")
-    got = "Tensor, keepdim=bool" if dtype is None else "Tensor, dtype=torch.dtype, keepdim=bool"
+    got = f"Tensor, keepdim={kind}" if dtype is None else f"Tensor, dtype=torch.dtype, keepdim={kind}"
     out = ", Tensor out = None" if name == "mean" else ""
     return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                      f" * (Tensor input, *, torch.dtype dtype = None{out})\n"
                      f" * (Tensor input, {rest}, Tensor out = None)\n")
+
+
+def keepdim_flag(name: str, keepdim) -> bool:
+    """``keepdim`` as PyTorch's parser reads it: a bool (a NumPy one too); anything else, an int included, its
+    TypeError ("sum(): argument 'keepdim' must be bool, not str")."""
+    if keepdim.__class__ is bool:
+        return keepdim
+    if isinstance(keepdim, xp.bool_):
+        return bool(keepdim)
+    raise TypeError(f"{name}(): argument 'keepdim' must be bool, not {c_type_name(keepdim)}")
 
 
 def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
@@ -447,12 +478,11 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> T
     node = Sum
     if dim is NOT_GIVEN:  # (dim=None is PyTorch's all elements too, but keepdim, even False, needs a dim)
         if keepdim is not NOT_GIVEN:
-            raise keepdim_without_dim("sum", False, dtype)
+            raise keepdim_without_dim("sum", False, dtype, keepdim)
         dim = None
     else:
         node = _SumOverDims
-    if keepdim is NOT_GIVEN:
-        keepdim = False
+    keepdim = False if keepdim is NOT_GIVEN else keepdim if keepdim.__class__ is bool else keepdim_flag("sum", keepdim)
     # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
     if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
@@ -466,13 +496,13 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
     node = Mean  # (MeanBackward1 for the overload given a dim, None too: as sum's)
     if dim is NOT_GIVEN:
         if keepdim is not NOT_GIVEN:
-            raise keepdim_without_dim("mean", False, dtype)
+            raise keepdim_without_dim("mean", False, dtype, keepdim)
         dim = None
     else:
         node = _MeanOverDims
-    if keepdim is NOT_GIVEN:
-        keepdim = False
+    keepdim = False if keepdim is NOT_GIVEN else keepdim if keepdim.__class__ is bool else keepdim_flag("mean", keepdim)
     if dtype is not None:
+        check_dtype_argument(dtype)
         x = promoted(x, dtype)
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
@@ -493,7 +523,9 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
     if keepdim is NOT_GIVEN:
         keepdim = False
     elif dim is NOT_GIVEN:
-        raise keepdim_without_dim("prod", False, dtype)
+        raise keepdim_without_dim("prod", False, dtype, keepdim)
+    elif keepdim.__class__ is not bool:
+        keepdim = keepdim_flag("prod", keepdim)
     dim = None if dim is NOT_GIVEN else dim
     axes = _axes(dim, x._data.ndim)  # (PyTorch checks the dim before a refused dtype=)
     x, asked = _accumulated_as(x, dtype)
@@ -581,6 +613,8 @@ class AmaxAmin(Extreme):
 
 
 def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
+    if keepdim.__class__ is not bool:
+        keepdim = keepdim_flag(name, keepdim)
     refuse_complex(x, "max_values_cpu" if fn is xp.max else "min_values_cpu")  # (PyTorch's kernel named)
     axes = _axes(dim, x._data.ndim)
     if x._data.size == 0:
@@ -609,6 +643,8 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
+    if keepdim.__class__ is not bool:
+        keepdim = keepdim_flag(name, keepdim)
     a = x._data
     if a.dtype.kind in "bc":
         raise RuntimeError(f"{name}(): does not support {'bool' if a.dtype == xp.bool_ else 'complex'} input")
@@ -637,6 +673,8 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, roo
     Where the degrees of freedom (elements per output less ``correction``) are <= 0 it is inf or NaN, with
     PyTorch's warning naming the function ``name`` the user called (var, std, var_mean, std_mean). For var_mean and
     std_mean, the pair (spread, mean) of one node (``VarMean``)."""
+    if keepdim.__class__ is not bool:
+        keepdim = keepdim_flag(name, keepdim)
     if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
         dim, unbiased = None, dim
     if correction is None:

@@ -95,16 +95,39 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     return PoissonSample.apply(input, counts=counts)
 
 
+_P_IN_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  "
+               "If so, please report an enhancement request to PyTorch.)")
+
+
+def check_bernoulli_dtypes(a, p=None) -> None:
+    """PyTorch's refusals of a Bernoulli fill of array ``a`` (one with elements: an empty one is not checked, as its
+    kernel is not run): a complex ``a`` has no kernel; probabilities ``p`` (an array) must be floating and in
+    [0, 1] (NaN refused); a number ``p`` is checked by the caller, before these."""
+    if not a.size:
+        return
+    if p is None or p.__class__ is not xp.ndarray:
+        if a.dtype.kind == "c":
+            raise _dtype.not_implemented_for("bernoulli_scalar_cpu_", _dtype.from_np(a.dtype))
+        return
+    if a.dtype.kind == "c":
+        raise _dtype.not_implemented_for("bernoulli_tensor_cpu_self_", _dtype.from_np(a.dtype))
+    if np_kind(p.dtype) != "f":
+        raise _dtype.not_implemented_for("bernoulli_tensor_cpu_p_", _dtype.from_np(p.dtype))
+    if p.size and not ((p >= 0) & (p <= 1)).all():  # (NaN too)
+        raise RuntimeError(_P_IN_RANGE)
+
+
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
-    """1 with probability ``input`` (or ``p`` when given), elementwise; the result has ``input``'s dtype."""
-    if p is None and np_kind(input._data.dtype) != "f":
-        raise NotImplementedError(f"bernoulli expects a floating-point probability tensor, got {input.dtype}")
+    """1 with probability ``input`` (or ``p`` when given), elementwise; the result has ``input``'s dtype. As
+    PyTorch's (``empty_like(input).bernoulli_(input or p)``), an empty ``input`` is not checked."""
     if is_meta(input._data):
         return Tensor._make(meta_array(input._data.shape, input._data.dtype))
-    probs = input._data if p is None else xp.full(input._data.shape, p)
-    if ((probs < 0) | (probs > 1)).any():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    if p is not None and not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    check_bernoulli_dtypes(input._data, input._data if p is None else p)
     g, a = generator_of(generator), input._data
+    if not a.size:
+        return Tensor._make(xp.empty(a.shape, dtype=a.dtype))
     # PyTorch fills a new contiguous tensor (empty_like with the legacy contiguous format): row-major order,
     # whatever input's layout
     if p is None:

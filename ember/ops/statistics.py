@@ -11,6 +11,7 @@ from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
 from .._size import c_type_name, int_argument
+from .._std_sort import std_sort
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
@@ -22,12 +23,14 @@ from .unary import sqrt
 _Median, _Kth, _MinMax, _Mode = return_types.median, return_types.kthvalue, return_types.aminmax, return_types.mode
 
 
-def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, node: type[Selected], nan_wins: bool = False):
+def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, node: type[Selected], nan_wins: bool = False,
+               among_equals=None):
     """The k-th smallest (from 0) along ``dim`` and its index; the gradient goes to that element, through one
     ``node`` (PyTorch's KthvalueBackward0, MedianBackward1 ...). ``k``: an int, or an int array of the result's
     shape with ``dim`` kept (one rank per slice: nanmedian's).
 
-    ``nan_wins``: a slice holding NaN answers its first NaN (PyTorch's median propagates NaN).
+    ``nan_wins``: a slice holding NaN answers its first NaN (PyTorch's median propagates NaN). ``among_equals(a,
+    idx, dim)``: the index of another of the elements equal to the one found, where the kernel picks another.
     """
     a = x._data
     if a.ndim == 0:
@@ -38,6 +41,8 @@ def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, node: type[Selecte
         idx = xp.take(order, [k], axis=dim).astype(xp.int64)
     else:
         idx = xp.take_along_axis(order, k, axis=dim).astype(xp.int64)
+    if among_equals is not None:
+        idx = among_equals(a, idx, dim)
     if nan_wins:
         nans = xp.isnan(a) if np_kind(a.dtype) == "f" else xp.zeros(a.shape, dtype=bool)
         has = nans.any(axis=dim, keepdims=True)
@@ -158,7 +163,8 @@ def _nth_of_equals(n: int) -> int:
 
 
 def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
-    """The k-th smallest element (k from 1) along ``dim`` and its index."""
+    """The k-th smallest element (k from 1) along ``dim`` (NaN above every number) and its index: among equal
+    elements, the one PyTorch's quickselect picks (``_selected_among_equals``)."""
     k = int_argument(k, "kthvalue", "k")
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d] if x._data.ndim else 1
@@ -169,7 +175,72 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     if x._data.dtype == xp.bool_ and x._data.ndim:  # (PyTorch's kernel has no bool version; the checks above
         # come first, and a 0-d tensor is its own k-th value before the kernel is chosen)
         raise not_implemented_for("kthvalue_cpu", x.dtype)
-    return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode)
+    return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode,
+                      among_equals=lambda a, idx, dim: _selected_among_equals(a, idx, dim, k - 1))
+
+
+def _selected_among_equals(a, idx, dim: int, k: int):
+    """``idx`` (the k-th smallest's index along ``dim``, the first of equal values: a stable sort's) where the
+    slice holds other elements equal to it (NaN: other NaN) replaced by the one PyTorch's kernel leaves at
+    ``k`` (``_quick_select``); one slice at a time, for those slices only."""
+    rows = xp.moveaxis(a, dim, -1).reshape(-1, a.shape[dim])
+    picked = xp.moveaxis(idx, dim, -1).reshape(-1).copy()
+    kth = rows[xp.arange(rows.shape[0]), picked]
+    equal = rows == kth[:, None]
+    if np_kind(a.dtype) == "f":
+        equal |= xp.isnan(rows) & xp.isnan(kth)[:, None]
+    tied = xp.flatnonzero(equal.sum(axis=1) > 1)
+    if not tied.size:
+        return idx
+    for r in tied:
+        row = rows[r].astype(xp.float64) if np_kind(a.dtype) == "f" else rows[r]
+        picked[r] = _quick_select(row.tolist(), k)
+    shape = xp.moveaxis(idx, dim, -1).shape
+    return xp.moveaxis(picked.reshape(shape), -1, dim)
+
+
+def _quick_select(values: list, k: int) -> int:
+    """The index PyTorch's kthvalue gives for the ``k``-th smallest (from 0) of ``values``: its quick_select_template
+    step for step (median-of-three pivot, NaN above every number), the (value, index) pairs swapped together."""
+    idx = list(range(len(values)))
+
+    def above(p, q) -> bool:  # (PyTorch's gt_or_nan)
+        return (p != p and q == q) or p > q
+
+    def swap(i: int, j: int) -> None:
+        values[i], values[j] = values[j], values[i]
+        idx[i], idx[j] = idx[j], idx[i]
+
+    lo, hi = 0, len(values) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if above(values[lo], values[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if above(values[lo + 1], values[hi]):
+            swap(lo + 1, hi)
+        if above(values[lo], values[hi]):
+            swap(lo, hi)
+        if above(values[lo + 1], values[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, values[lo]
+        while True:
+            i += 1
+            while above(pivot, values[i]):
+                i += 1
+            j -= 1
+            while above(values[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return idx[k]
 
 
 @torch_named("KthvalueBackward0")
@@ -189,7 +260,10 @@ class NanmedianNode(KthvalueNode):
 
 def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index of its last
-    occurrence, as PyTorch's CPU kernel; the gradient goes to that element."""
+    occurrence, as PyTorch's CPU kernel; the gradient goes to that element. A row holding NaN is PyTorch's too: its
+    kernel sorts the row with ``std::sort`` by ``<``, which NaN breaks (``_mode_index``), and counts each NaN
+    apart. (Beyond 16 elements, PyTorch's introsort does not keep equal values in order: the index it gives for a
+    row without NaN may then be another occurrence than the last.)"""
     a = x._data
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
@@ -210,12 +284,36 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     last = xp.flip(xp.minimum.accumulate(xp.flip(xp.where(ends, pos, n), -1), axis=-1), -1)
     best = xp.take_along_axis(s, xp.argmax(last - first, axis=-1)[..., None], -1)  # first max: the smallest
     hits = rows == best
-    idx = (n - 1 - xp.argmax(hits[..., ::-1], axis=-1)).astype(xp.int64)
+    idx = xp.asarray(n - 1 - xp.argmax(hits[..., ::-1], axis=-1), dtype=xp.int64)  # (an array: written below)
+    if np_kind(a.dtype) == "f" and idx.size:
+        flat_rows, flat_idx = rows.reshape(-1, n), idx.reshape(-1)
+        for r in xp.flatnonzero(xp.isnan(flat_rows).any(axis=1)):  # (rare: one row at a time)
+            flat_idx[r] = _mode_index(flat_rows[r].astype(xp.float64).tolist())
     idx = xp.expand_dims(idx, d)
     values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
     if not keepdim:
         idx = idx.squeeze(d)
     return _Mode._make((values, Tensor._make(meta_results((x._data,), idx))))
+
+
+def _mode_index(row: list) -> int:
+    """The index PyTorch's CPU mode gives for ``row``: (value, index) pairs sorted by value with libstdc++'s
+    ``std::sort``, then the last pair of the first longest run of values that compare equal (a NaN equals nothing:
+    a run of its own)."""
+    pairs = [(v, k) for k, v in enumerate(row)]
+    std_sort(pairs, _value_less)
+    best, best_count, count = 0, 0, 0
+    for i, (v, k) in enumerate(pairs):
+        count += 1
+        if i == len(pairs) - 1 or v != pairs[i + 1][0]:
+            if count > best_count:
+                best, best_count = k, count
+            count = 0
+    return best
+
+
+def _value_less(p: tuple, q: tuple) -> bool:
+    return p[0] < q[0]
 
 
 @torch_named("ModeBackward0")
