@@ -600,8 +600,10 @@ def empty_batch(run: Callable[[Tensor], Tensor], input: Tensor) -> Tensor:
     return run(cat([input, input.new_zeros((1, *input.shape[1:]))]))[:0]
 
 
+@lower_precision
 def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
-    """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
+    """Shared body of conv1d/2d/3d and of the Conv layers: validate, add the batch dim if missing, run the node.
+    Under CPU autocast it computes in the region's dtype, whichever of them calls it."""
     name = f"conv{nd}d"
     input, unbatched = batched(input, weight, nd, name, {"stride": stride, "padding": padding,
                                                          "dilation": dilation})
@@ -627,21 +629,18 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
     return out.squeeze(0) if unbatched else out
 
 
-@lower_precision
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """1-d cross-correlation of (N, C_in, L) with weight (C_out, C_in/groups, k)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-@lower_precision
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """2-d cross-correlation of (N, C_in, H, W) with weight (C_out, C_in/groups, kh, kw)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-@lower_precision
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """3-d cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in/groups, kd, kh, kw)."""

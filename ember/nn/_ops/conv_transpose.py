@@ -93,6 +93,7 @@ def _check_positive(name: str, values, minimum: int) -> None:
         raise RuntimeError(f"{'non-positive' if minimum else 'negative'} {name} is not supported")
 
 
+@lower_precision
 def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_padding, groups: int, dilation,
                    nd: int) -> Tensor:
     """Shared body of conv_transpose1d/2d/3d: validate as PyTorch does, add the batch dim if missing, run the node."""
@@ -137,14 +138,12 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
     return out.squeeze(0) if unbatched else out
 
 
-@lower_precision
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-d transposed convolution of (N, C_in, L) with weight (C_in, C_out/groups, k): the gradient of conv1d."""
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
-@lower_precision
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """2-d transposed convolution of (N, C_in, H, W) with weight (C_in, C_out/groups, kh, kw): output size per dim
@@ -152,7 +151,6 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
-@lower_precision
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """3-d transposed convolution of (N, C_in, D, H, W) with weight (C_in, C_out/groups, kd, kh, kw)."""
