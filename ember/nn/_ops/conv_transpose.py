@@ -21,6 +21,8 @@ from ...ops.activation import row_sums
 from . import conv_transpose_winograd
 from .conv import (
     batched,
+    cast_bias,
+    check_weight_dtype,
     conv_argument,
     empty_batch,
     forward_and_weight_grad,
@@ -31,7 +33,6 @@ from .conv import (
     zero_grads,
 )
 from .conv_layout import as_pytorch_lays_out, batch_last_padded, to_batch_last, to_nchw
-from .linear import _check_same_dtype
 
 
 @torch_named("ConvolutionBackward0")  # (PyTorch's: a transposed convolution is its convolution op too)
@@ -128,7 +129,8 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
     if any(n < 1 for n in out_sp):
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, in_shape[2:]))}). Calculated output "
                            f"size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small")
-    _check_same_dtype(name, input, weight, bias)
+    check_weight_dtype(name, input, weight, bias)
+    bias = cast_bias(input, bias)
     pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
     def run(x: Tensor) -> Tensor:
         return ConvTransposeNd.apply(x, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups,
