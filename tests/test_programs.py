@@ -114,6 +114,7 @@ CASES = [
     ("fsdp-gpt-shard-grad-op-orig-params", ["fsdp_gpt.py", "--strategy", "SHARD_GRAD_OP", "--use-orig-params"], 2),
     ("fsdp-gpt-no-shard", ["fsdp_gpt.py", "--strategy", "NO_SHARD"], 2),
     ("binary-evidential-inplace-function-ste", ["binary_evidential.py"], 1),
+    ("vision-finetune-mixup-ema-channels-last-resume", ["vision_finetune.py"], 1),
 ]
 
 
