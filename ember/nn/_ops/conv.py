@@ -651,7 +651,7 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
     padded = [n + lo + hi for n, (lo, hi) in zip(input._data.shape[2:], pads)]
     span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
     if any(p < s for p, s in zip(padded, span)):
-        raise RuntimeError(f"{name}: calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
                            f"Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be greater than actual "
                            "input size")
     check_weight_dtype(name, input, weight, bias)
