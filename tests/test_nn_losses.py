@@ -267,7 +267,7 @@ def test_a_class_index_target_of_more_dims_is_refused_as_pytorch_does(name, targ
     x, t = np.random.default_rng(0).standard_normal((3, 4)), np.zeros(target_shape, dtype=np.int64)
     with pytest.raises(RuntimeError, match="multi-target"):
         getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t))
-    with pytest.raises(RuntimeError, match=rf"expected target size \[3\], got \[{target_shape[0]}, {target_shape[1]}\]"):
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not supported"):
         getattr(nn.functional, name)(ember.tensor(x), ember.tensor(t))
 
 # (input shape, target shape, target dtype): common mistakes with class targets

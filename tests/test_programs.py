@@ -115,6 +115,7 @@ CASES = [
     ("fsdp-gpt-no-shard", ["fsdp_gpt.py", "--strategy", "NO_SHARD"], 2),
     ("binary-evidential-inplace-function-ste", ["binary_evidential.py"], 1),
     ("session-rec-sparse-adagrad-vicreg-lars", ["session_rec_lars.py"], 1),
+    ("vision-finetune-mixup-ema-channels-last-resume", ["vision_finetune.py"], 1),
 ]
 
 

@@ -41,6 +41,9 @@ _OVERLOADS = {
              f"({_SELF}, tuple of Tensors tensors1, tuple of Tensors weights)"),
 }
 # the single-form ops' arguments that are lists of tensors (after ``self``)
+_ADDC = tuple(f"({_SELF}, tuple of Tensors tensor1, tuple of Tensors tensor2, {last})"  # addcmul's, addcdiv's
+              for last in ("tuple of Scalars scalars", "Tensor scalars", "Number value = 1"))
+_BINARY_NAMES = ("add", "sub", "mul", "div", "maximum", "minimum", "clamp_min", "clamp_max")
 _LIST_ARGUMENTS = {"addcmul": ("tensor1", "tensor2"), "addcdiv": ("tensor1", "tensor2"), "copy": ("src",)}
 
 
@@ -88,9 +91,65 @@ def _check_arguments(name: str, base: str, args: tuple, kwargs: dict) -> None:
     elif _number_base(name, args):
         fits = True
     if not fits:
-        got = ", ".join([_kind(a) for a in args] + [f"{k}={_kind(v)}" for k, v in kwargs.items()])
-        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                        + "".join(f" * {form}\n" for form in forms))
+        raise _invalid_combination(name, args, kwargs, forms)
+
+
+def _invalid_combination(name: str, args: tuple, kwargs: dict, forms: tuple) -> TypeError:
+    got = ", ".join([_kind(a) for a in args] + [f"{k}={_kind(v)}" for k, v in kwargs.items()])
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     + "".join(f" * {form}\n" for form in forms))
+
+
+def _is_number(value) -> bool:
+    return is_number(value) or (isinstance(value, Tensor) and value._data.ndim == 0)
+
+
+def _numbers(value) -> bool:
+    return _is_list(value) and all(is_number(v) for v in value)
+
+
+def _tensors(value) -> bool:
+    return _is_list(value) and all(isinstance(v, Tensor) for v in value)
+
+
+# PyTorch's names for the foreach ops' arguments after ``self``, one tuple per position, each name with what it
+# takes: ``_foreach_lerp_(ema, params, weight=0.1)`` (timm's EMA), ``_foreach_add(ts, scalar=1.)``,
+# ``_foreach_addcmul_(ts, t1, t2, value=0.5)``. A name given a value of the wrong kind stays a keyword, for which
+# the check below reports PyTorch's TypeError (``_foreach_add(ts, scalar=[1., 2.])`` matches no form).
+_ANY = lambda value: True  # noqa: E731
+_SCALAR_OR_OTHER = ({"scalar": _is_number, "scalars": _numbers,
+                     "other": lambda v: isinstance(v, Tensor) or _tensors(v)},)
+_KEYWORDS = {
+    **{name: _SCALAR_OR_OTHER for name in _BINARY_NAMES},
+    "pow": ({"exponent": _ANY},),
+    "lerp": ({"tensors1": _ANY}, {"weight": lambda v: _is_number(v) or _numbers(v), "weights": _tensors}),
+    **{name: ({"tensor1": _ANY}, {"tensor2": _ANY},
+              {"value": _is_number, "scalars": lambda v: _numbers(v) or isinstance(v, Tensor)})
+       for name in ("addcmul", "addcdiv")},
+}
+
+
+def _bind(function: str, name: str, self, others: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``others`` and ``kwargs`` with the arguments given by their PyTorch names moved to their positions; PyTorch's
+    TypeError for a name left over (of the wrong kind, or of a position already given)."""
+    positions = _KEYWORDS.get(name, ())
+    if not kwargs or not positions:
+        return others, kwargs
+    others, kwargs = list(others), dict(kwargs)
+    for names in positions[len(others):]:
+        given = [key for key, fits in names.items() if key in kwargs and fits(kwargs[key])]
+        if len(given) != 1:  # (absent, or of the wrong kind: what follows cannot be placed either)
+            break
+        others.append(kwargs.pop(given[0]))
+    other = kwargs.get("other")
+    if _is_list(other):  # (a list of numbers by the name of the tensors' form)
+        for i, value in enumerate(other):
+            if not isinstance(value, Tensor):
+                raise TypeError(f"expected Tensor as element {i} in argument 1, but got {_kind(value)}")
+    if any(key in names for key in kwargs for names in positions):
+        forms = _OVERLOADS.get(name + "_" if function.endswith("_") and name + "_" in _OVERLOADS else name, _ADDC)
+        raise _invalid_combination(function, (self, *others), kwargs, forms)
+    return tuple(others), kwargs
 
 
 def _number_base(name: str, args: tuple) -> bool:
@@ -139,6 +198,7 @@ def _call(fn: Callable, row: tuple, kwargs: dict):
 
 def _out_of_place(name: str, op: Callable, arity: int):
     def foreach(self, *others, **kwargs) -> tuple:
+        others, kwargs = _bind(foreach.__name__, name, self, others, kwargs)
         _check_arguments(foreach.__name__, name, (self, *others), kwargs)
         if _number_base(foreach.__name__, (self, *others)):
             base = self.item() if isinstance(self, Tensor) else self  # (read as the number it holds)
@@ -154,6 +214,7 @@ def _in_place(name: str, op: Callable, arity: int):
     method = getattr(Tensor, name + "_", None)
 
     def foreach_(self, *others, **kwargs) -> list:
+        others, kwargs = _bind(foreach_.__name__, name, self, others, kwargs)
         _check_arguments(foreach_.__name__, name, (self, *others), kwargs)
         for row in _each(name, self, *others[:arity]):
             if method is not None:

@@ -115,7 +115,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                "but got ember.Tensor"
+                f"but got {params.type()}"  # (PyTorch's legacy type name: torch.FloatTensor)
             )
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)

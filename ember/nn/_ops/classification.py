@@ -151,6 +151,20 @@ def _picked(x, tt):
     if not x.shape[1]:
         return xp.zeros(x.shape[0], dtype=x.dtype)
     return x[xp.arange(x.shape[0]), tt]
+def _target_shape_error(input: Tensor, target: Tensor, expected: tuple) -> str:
+    """PyTorch's words for class indices of the wrong shape (the batch sizes agree), which depend on the kernel the
+    input's rank picks: (N, C) takes a 1-d target only (a (N, 1) target is the usual mistake), (N, C, H, W) a 3-d
+    one of its (N, H, W), any other rank the (N, d1, ...) it names."""
+    if input._data.ndim == 2:
+        return "0D or 1D target tensor expected, multi-target not supported"
+    if input._data.ndim == 4:
+        if target._data.ndim != 3:
+            return ("only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                    f"{target._data.ndim}")
+        return f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
+    return f"Expected target size {list(expected)}, got {list(target.shape)}"
+
+
 def _index_target_shape(input: Tensor) -> tuple[int, ...]:
     """The shape of a class-index target for ``input``: (N, d1, ...) for (N, C, d1, ...), () for (C,)."""
     shape = input._data.shape
@@ -206,7 +220,7 @@ def _checked(name: str, input: Tensor, target: Tensor, weight: Tensor | None, ig
         raise ValueError(f"Expected input batch_size ({n_in}) to match target batch_size ({n_t}).")
     expected = _index_target_shape(input)
     if input._data.ndim > 1 and target._data.shape != expected:
-        raise RuntimeError(f"{name}: expected target size {list(expected)}, got {list(target.shape)}")
+        raise RuntimeError(_target_shape_error(input, target, expected))
     if not c and n_in and (input._data.ndim == 3 or input._data.ndim > 4):
         # PyTorch views such an input as (N, C, 1, -1) for its 2-D kernel, which has no -1 to infer with no
         # classes, and then finds the target's (N, 1, -1) view another size

@@ -26,6 +26,7 @@ from functools import partial
 
 from ..._autocast import lower_precision
 from ..._backend import xp
+from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..._kernels import im2col as compiled_cols
 from ..._kernels.policy import policy
 from ..._parallel import (
@@ -600,11 +601,45 @@ def empty_batch(run: Callable[[Tensor], Tensor], input: Tensor) -> Tensor:
     return run(cat([input, input.new_zeros((1, *input.shape[1:]))]))[:0]
 
 
+def _complex(*tensors) -> bool:
+    return any(t is not None and t.dtype.is_complex for t in tensors)
+
+
+def check_bias_dtype(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's first check of a convolution's arguments, before their shapes: the bias's dtype is the input's
+    (``Input type (double) and bias type (float) should be the same``, a float64 image into a float32 layer)."""
+    if bias is not None and bias._data.dtype != input._data.dtype and not _complex(input, weight, bias):
+        raise RuntimeError(f"Input type ({CPP_TYPE_NAMES[input.dtype.name]}) and bias type "
+                           f"({CPP_TYPE_NAMES[bias.dtype.name]}) should be the same")
+
+
+def check_weight_dtype(name: str, input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's check of the weight's dtype against the input's, after the shapes' (``expected scalar type Double
+    but found Float``); a complex tensor beside a real one: all the dtypes named."""
+    if _complex(input, weight, bias):
+        _check_same_dtype(name, input, weight, bias)
+    elif weight._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[input.dtype.name]} but found "
+                           f"{SCALAR_TYPE_NAMES[weight.dtype.name]}")
+
+
+def cast_bias(input: Tensor, bias: Tensor | None) -> Tensor | None:
+    """The bias in the input's dtype, where PyTorch adds one of another dtype (transposed convolutions, and
+    padding="same"/"valid"): the output has the input's dtype, the bias's gradient the bias's."""
+    if bias is not None and bias._data.dtype != input._data.dtype and not _complex(input, bias):
+        return bias.to(input.dtype)
+    return bias
+
+
+@lower_precision
 def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
-    """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
+    """Shared body of conv1d/2d/3d and of the Conv layers: validate, add the batch dim if missing, run the node.
+    Under CPU autocast it computes in the region's dtype, whichever of them calls it."""
     name = f"conv{nd}d"
     input, unbatched = batched(input, weight, nd, name, {"stride": stride, "padding": padding,
                                                          "dilation": dilation})
+    if not isinstance(padding, str):  # (padding="same"/"valid" take PyTorch's other path, which casts the bias)
+        check_bias_dtype(input, weight, bias)
     stride, dilation = strides_and_dilations(stride, dilation, nd)
     kernel = weight._data.shape[2:]
     pads = conv_pads(padding, kernel, stride, dilation)
@@ -616,10 +651,11 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
     padded = [n + lo + hi for n, (lo, hi) in zip(input._data.shape[2:], pads)]
     span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
     if any(p < s for p, s in zip(padded, span)):
-        raise RuntimeError(f"{name}: calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
                            f"Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be greater than actual "
                            "input size")
-    _check_same_dtype(name, input, weight, bias)
+    check_weight_dtype(name, input, weight, bias)
+    bias = cast_bias(input, bias)
     def run(x: Tensor) -> Tensor:
         return ConvNd.apply(x, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups)
 
@@ -627,21 +663,18 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
     return out.squeeze(0) if unbatched else out
 
 
-@lower_precision
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """1-d cross-correlation of (N, C_in, L) with weight (C_out, C_in/groups, k)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-@lower_precision
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """2-d cross-correlation of (N, C_in, H, W) with weight (C_out, C_in/groups, kh, kw)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-@lower_precision
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """3-d cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in/groups, kd, kh, kw)."""

@@ -21,6 +21,8 @@ from ...ops.activation import row_sums
 from . import conv_transpose_winograd
 from .conv import (
     batched,
+    cast_bias,
+    check_weight_dtype,
     conv_argument,
     empty_batch,
     forward_and_weight_grad,
@@ -31,7 +33,6 @@ from .conv import (
     zero_grads,
 )
 from .conv_layout import as_pytorch_lays_out, batch_last_padded, to_batch_last, to_nchw
-from .linear import _check_same_dtype
 
 
 @torch_named("ConvolutionBackward0")  # (PyTorch's: a transposed convolution is its convolution op too)
@@ -93,6 +94,7 @@ def _check_positive(name: str, values, minimum: int) -> None:
         raise RuntimeError(f"{'non-positive' if minimum else 'negative'} {name} is not supported")
 
 
+@lower_precision
 def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_padding, groups: int, dilation,
                    nd: int) -> Tensor:
     """Shared body of conv_transpose1d/2d/3d: validate as PyTorch does, add the batch dim if missing, run the node."""
@@ -127,7 +129,8 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
     if any(n < 1 for n in out_sp):
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, in_shape[2:]))}). Calculated output "
                            f"size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small")
-    _check_same_dtype(name, input, weight, bias)
+    check_weight_dtype(name, input, weight, bias)
+    bias = cast_bias(input, bias)
     pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
     def run(x: Tensor) -> Tensor:
         return ConvTransposeNd.apply(x, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups,
@@ -137,14 +140,12 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
     return out.squeeze(0) if unbatched else out
 
 
-@lower_precision
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-d transposed convolution of (N, C_in, L) with weight (C_in, C_out/groups, k): the gradient of conv1d."""
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
-@lower_precision
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """2-d transposed convolution of (N, C_in, H, W) with weight (C_in, C_out/groups, kh, kw): output size per dim
@@ -152,7 +153,6 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
-@lower_precision
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """3-d transposed convolution of (N, C_in, D, H, W) with weight (C_in, C_out/groups, kd, kh, kw)."""

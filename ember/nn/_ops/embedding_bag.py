@@ -9,7 +9,7 @@ The weight's gradient is the lookup-table gradient of Embedding (``segment_sum``
 from __future__ import annotations
 
 from ..._backend import xp
-from ..._dtype import bfloat16, float16, float32
+from ..._dtype import bfloat16, float16, float32, promote_types
 from ..._size import c_type_name
 from ..._sparse import SparseCOO, segment_sum
 from ..._tensor import Tensor
@@ -125,7 +125,12 @@ def _embedding_bag(input, weight, offsets, max_norm, norm_type, scale_grad_by_fr
                          f"must have the same shape as the input ({input.shape})")
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
-    idx = check_index_dtype(input)
+    indices = input
+    if isinstance(offsets, Tensor) and input._data.ndim == 1 and offsets.dtype != input.dtype:
+        # PyTorch promotes 1-d indices and their offsets to one dtype first: uint8 or int16 indices with int64
+        # offsets are int64 indices then (float ones stay refused)
+        indices = input.to(promote_types(input.dtype, offsets.dtype))
+    idx = check_index_dtype(indices, "embedding_bag")
     if idx.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "

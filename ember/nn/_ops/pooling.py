@@ -339,9 +339,12 @@ class AvgPoolNd(_Unbatchable):
         return (crop_spatial(_scatter(g, g.shape[2:], padded_shape, kernel, stride, ones, parts), pads),)
 
 
-def _pool_pads(size, kernel, stride, padding, dilation, ceil_mode):
-    """((lo, hi), ...): ``hi`` grows in ceil mode so the last partial window exists (if it starts in bounds)."""
-    pads = []
+def _pool_pads(size, kernel, stride, padding, dilation, ceil_mode, channels: int, op: str = ""):
+    """((lo, hi), ...): ``hi`` grows in ceil mode so the last partial window exists (if it starts in bounds).
+    An input too small for the windows fails with PyTorch's words, which name the sizes per channel
+    (``channels`` of them) and depend on the ``op``: "max_pool1d" (without indices) and "avg_pool3d" have their
+    own checks."""
+    outs = []
     for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
         span = d * (k - 1) + 1
         if p > span // 2:
@@ -351,11 +354,18 @@ def _pool_pads(size, kernel, stride, padding, dilation, ceil_mode):
         out = rounding((n + 2 * p - span) / s) + 1
         if ceil_mode and (out - 1) * s >= n + p:
             out -= 1
-        if out <= 0:
-            raise RuntimeError(f"Given input size per channel {tuple(size)}, the calculated output size is too small "
-                               f"(kernel {tuple(kernel)}, stride {tuple(stride)}, padding {tuple(padding)})")
-        pads.append((p, max(p, (out - 1) * s + span - n - p)))
-    return tuple(pads)
+        outs.append(out)
+    if op == "avg_pool3d" and any(n < k for n, k in zip(size, kernel)):  # (whatever the padding, as PyTorch's)
+        raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {})"
+                           .format(*size, *kernel))
+    if any(out <= 0 for out in outs):
+        if op == "max_pool1d":
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {outs[0]}")
+        lead = (channels, 1) if len(size) == 1 else (channels,)  # (1-d pooling: PyTorch's 2-d of a (C, 1, L) view)
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (*lead, *size)))}). Calculated output size: "
+                           f"({'x'.join(map(str, (*lead, *outs)))}). Output size is too small")
+    return tuple((p, max(p, (out - 1) * s + d * (k - 1) + 1 - n - p))
+                 for n, k, s, p, d, out in zip(size, kernel, stride, padding, dilation, outs))
 
 
 def _pool_args(name, input, nd, kernel_size, stride, padding, dilation):
@@ -403,7 +413,8 @@ class AvgPool3D(AvgPoolNd):
 def max_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
              return_indices: bool = False):
     kernel, stride, padding, dilation = _pool_args(f"max_pool{nd}d", input, nd, kernel_size, stride, padding, dilation)
-    pads = _pool_pads(input._data.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
+    pads = _pool_pads(input._data.shape[-nd:], kernel, stride, padding, dilation, ceil_mode,
+                      input._data.shape[-nd - 1], "max_pool1d" if nd == 1 and not return_indices else "")
     if not input.is_floating_point():  # PyTorch's kernels: no bool, and 1-d pooling without indices floats only
         if nd == 1 and not return_indices:
             raise not_implemented_for("max_pool1d_impl", input.dtype)
@@ -479,13 +490,14 @@ def avg_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, ceil_m
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if nd == 1:  # as max_pool's: PyTorch's 2-d pooling of a (..., 1, L) view, squeezed back
-        _pool_pads(input._data.shape[-1:], kernel, stride, padding, (1,), ceil_mode)
+        _pool_pads(input._data.shape[-1:], kernel, stride, padding, (1,), ceil_mode, input._data.shape[-2])
         return avg_pool(input.unsqueeze(-2), 2, (1, *kernel), (1, *stride), (0, *padding), ceil_mode,
                         count_include_pad, divisor_override).squeeze(-2)
 
     def run(x):
         size = x._data.shape[-nd:]
-        pads = _pool_pads(size, kernel, stride, padding, (1,) * nd, ceil_mode)
+        pads = _pool_pads(size, kernel, stride, padding, (1,) * nd, ceil_mode, x._data.shape[-nd - 1],
+                          f"avg_pool{nd}d")
         number = float if x.is_floating_point() else int  # (an int64 input: a truncating integer division)
         if divisor_override is not None:
             divisor = number(divisor_override)

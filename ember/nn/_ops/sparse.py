@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._dtype import bool_
 from ..._kernels import embedding as compiled
 from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
@@ -89,13 +90,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     return version_checked(out, input)
 
 
-def check_index_dtype(input: Tensor):
-    """The array of ``embedding``'s or ``embedding_bag``'s indices, which must be int32 or int64 as PyTorch's (it
-    refuses int8, int16 and uint8 too)."""
+def check_index_dtype(input: Tensor, op: str = "embedding"):
+    """The array of ``embedding``'s or ``embedding_bag``'s (``op``) indices, which must be int32 or int64 as
+    PyTorch's (it refuses int8, int16 and uint8 too); its error names the legacy tensor type, as PyTorch's."""
     idx = input._data
     if idx.dtype not in _UNSIGNED:
+        kind = "CPUBoolType" if input.dtype == bool_ else input.type()  # (PyTorch's own name for bool)
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+                           f"Long, Int; but got {kind} instead (while checking arguments for {op})")
     return idx
 
 

@@ -21,6 +21,7 @@ from ..._device import check_device, on_meta
 from ..._dtype import float16, float32, float64, np_kind
 from ..._memory_format import has_format_strides, laid_out, preserve_format
 from ..._meta import is_meta, meta_array
+from ..._shown_name import package_name
 from ..._tensor import Tensor
 from ..._to_args import parse_to
 from ..._warnings import warn_once
@@ -129,6 +130,15 @@ _COMPLEX_MODULE_WARNING = (
     "not work as expected when using complex tensors as parameters or buffers. Please file an issue at "
     "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a complex module does not work as "
     "expected.")
+
+
+def _class_repr(cls: type) -> str:
+    """``repr(cls)`` with ember's classes under the package name programs import (``<class
+    'torch.nn.modules.linear.Linear'>`` where ``torch`` is ember), as PyTorch's messages show a class."""
+    module = cls.__module__
+    if module == "ember" or module.startswith("ember."):
+        return f"<class '{package_name()}{module[len('ember'):]}.{cls.__qualname__}'>"
+    return repr(cls)
 
 
 class Module(HooksMixin):
@@ -670,7 +680,7 @@ class Module(HooksMixin):
         Load pre-hooks run before each module's entries are read (parents first), post-hooks after all are.
         """
         if not hasattr(state_dict, "keys"):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+            raise TypeError(f"Expected state_dict to be dict-like, got {_class_repr(type(state_dict))}.")
         missing, errors = [], []
         modules = list(self.named_modules(remove_duplicate=False))
         hooked = any(m._hooks_in("_load_state_dict_pre_hooks") or m._hooks_in("_load_state_dict_post_hooks")
