@@ -183,6 +183,13 @@ class KernelPolicy:
     # (OpenBLAS's threads split M and N, never K). False: OpenBLAS's threads, one GEMM after the other.
     linear_grads_at_once: bool = True
     linear_forward_halves: bool = True
+    # Attention's forward (the score GEMMs, the softmax, the products with v) and backward (four GEMMs and the
+    # softmax's product) each as one split along the heads' first dim (``nn/_ops/attention.py``: ``_forward_at_once``,
+    # ``_backward_at_once``) where ember's threads would split its stacked products (``stack_matmul``) anyway: one
+    # hand-off instead of two forward and four backward, and the softmax rows (under ``min_parallel_pass_elements``
+    # at the GPT- and LLaMA-style steps' (16, 4, 64, 64) scores) on both threads. The same bits. False: the products
+    # one at a time.
+    attention_at_once: bool = True
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
     # Linear's products). ember sets OPENBLAS_THREAD_TIMEOUT=4, so OpenBLAS's second thread sleeps after each GEMM
     # and every threaded GEMM wakes it (50-300 µs of wall clock on the idle 2-core VM) to save at most half of a
