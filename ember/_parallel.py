@@ -555,4 +555,4 @@ def stack_matmul(a, b):
 __all__ = ["chunks_for", "gemm_block", "get_num_threads", "in_worker", "matmul", "matmul_blocks", "multiply",
            "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
            "parallel_for_all", "parallel_kernel", "parallel_rows", "run_rows", "run_rows_in_step", "Rows",
-           "set_num_threads", "stack_matmul"]
+           "set_num_threads", "side_by_side", "stack_matmul"]
