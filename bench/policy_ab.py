@@ -3,11 +3,13 @@ wall clock a step.
 
     python bench/policy_ab.py inter_op wgan_gp32 per_sample_grads64 cnn64 resnet32 convt32
     python bench/policy_ab.py --threads 1 inter_op wgan_gp32
+    python bench/policy_ab.py linear_grads_at_once,linear_forward_halves llama16   # two fields, off and on together
 
-The field (a boolean of ``ember._kernels.policy``) is set False, then True, each for a block of steps after one
-step unmeasured, the order flipping every round, so drift on a shared machine hits both alike. Per step, medians over
-the rounds: the calling thread's CPU (``main``), ember's workers', every other thread's (OpenBLAS's), the wall clock
-(and its least) and the hand-offs to ember's workers (``omp_chunks.py``'s loop and ``thread_share.py``'s meters).
+The field (a boolean of ``ember._kernels.policy``, or several, comma-separated, set together) is set False, then
+True, each for a block of steps after one step unmeasured, the order flipping every round, so drift on a shared
+machine hits both alike. Per step, medians over the rounds: the calling thread's CPU (``main``), ember's workers',
+every other thread's (OpenBLAS's), the wall clock (and its least) and the hand-offs to ember's workers
+(``omp_chunks.py``'s loop and ``thread_share.py``'s meters).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ if not os.environ.get("PYTHONPATH"):  # this checkout's ember
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("field", help="a boolean field of ember._kernels.policy")
+    parser.add_argument("field", help="a boolean field of ember._kernels.policy (several: comma-separated)")
     parser.add_argument("workloads", nargs="+")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=6)
@@ -37,7 +39,8 @@ def main() -> None:
     ember.set_num_threads(args.threads)
     from omp_chunks import measure
 
-    configs = {f"{args.field}={value}": {args.field: value} for value in (False, True)}
+    fields = args.field.split(",")
+    configs = {f"{args.field}={value}": dict.fromkeys(fields, value) for value in (False, True)}
     for name in args.workloads:
         measure(name, args.rounds, args.steps, configs)
 

@@ -261,6 +261,34 @@ def run_rows_in_step(first: Rows, second: Rows) -> None:
     parallel_for(run, first.count, first.elements + second.elements)
 
 
+def side_by_side(first: Callable, second: Callable, elements: int, *, one_blas: bool = False) -> tuple:
+    """(``first()``, ``second()``), two independent computations (a node's input and weight gradients) run at once
+    where there are two threads: ``first`` on ember's worker, ``second`` on the calling thread, each whole, instead of
+    one after the other with each split over the threads (a hand-off or an OpenBLAS wake each, and the passes between
+    them on the calling thread alone). ``elements`` is their size (``parallel_for``'s threading decision: below
+    ``policy.min_parallel_elements``, or at one thread, or inside a worker, they run in turn). With ``one_blas``,
+    OpenBLAS is held to one thread while both run (``openblas.hold``), so that each GEMM in them runs whole on its
+    own thread; one thread's GEMM sums in the order a threaded one does (OpenBLAS splits M and N, never K), so the
+    bits are those of the two in turn."""
+    results = [None, None]
+    fns = (first, second)
+
+    def run(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            results[i] = fns[i]()
+
+    if chunks_for(2, elements) == 1:  # (one thread, small, or inside a worker: in turn, OpenBLAS as it is)
+        run(0, 2)
+    elif one_blas and openblas.hold():
+        try:
+            parallel_for(run, 2, elements)
+        finally:
+            openblas.release()
+    else:
+        parallel_for(run, 2, elements)
+    return results[0], results[1]
+
+
 def parallel_kernel(kern, call: Callable[..., None], rows: int, elements: int, min_elements: int | None = None) -> None:
     """``call(k, start, stop)`` runs compiled kernel ``k`` over rows start..stop: split as ``parallel_for`` splits
     them, but where ``policy.use_omp()``, as one call of ``kern.parallel`` over all rows (its ``prange`` loop on
@@ -527,4 +555,4 @@ def stack_matmul(a, b):
 __all__ = ["chunks_for", "gemm_block", "get_num_threads", "in_worker", "matmul", "matmul_blocks", "multiply",
            "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
            "parallel_for_all", "parallel_kernel", "parallel_rows", "run_rows", "run_rows_in_step", "Rows",
-           "set_num_threads", "stack_matmul"]
+           "set_num_threads", "side_by_side", "stack_matmul"]

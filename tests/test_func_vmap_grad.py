@@ -220,7 +220,7 @@ def test_per_sample_linear_head_gradient_split_over_threads(threads, monkeypatch
 
 def test_per_sample_conv_gradients_side_by_side_same_bits(threads, monkeypatch):
     """``policy.inter_op``: a per-example convolution's input and weight gradients computed at once, one on ember's
-    worker and one on the calling thread (``_per_example._side_by_side``), give the bits of the two computed one
+    worker and one on the calling thread (``_parallel.side_by_side``), give the bits of the two computed one
     after the other, each in the same place (the input gradient is not the weight's, nor swapped), and PyTorch's
     values."""
     from ember.func import _per_example
@@ -234,8 +234,8 @@ def test_per_sample_conv_gradients_side_by_side_same_bits(threads, monkeypatch):
             return fn()
         return run
 
-    side_by_side = _per_example._side_by_side
-    monkeypatch.setattr(_per_example, "_side_by_side",
+    side_by_side = _per_example.side_by_side
+    monkeypatch.setattr(_per_example, "side_by_side",
                         lambda first, second, elements: side_by_side(noted(first), noted(second), elements))
     enet, data, targets, want = _batch_and_torchs_grads(5)
     ember.set_num_threads(2)

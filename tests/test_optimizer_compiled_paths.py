@@ -56,3 +56,66 @@ def test_a_half_precision_update_takes_the_numpy_path(monkeypatch):
     with policy.override(compiled=True, min_compiled_elements=0):
         _steps("SGD", {"lr": 0.1}, np.float16, calls)
     assert not calls
+
+
+# Adam's and AdamW's update of a parameter as one compiled pass (``_kernels.optim.adam``); amsgrad, maximize and an
+# L2 weight decay keep the NumPy passes
+_ADAMS = [("Adam", {"lr": 0.01}, True), ("AdamW", {"lr": 0.01}, True), ("AdamW", {"lr": 0.01, "weight_decay": 0.0}, True),
+          ("Adam", {"lr": 1.0, "betas": (0.8, 0.9)}, True), ("Adam", {"lr": 0.01, "weight_decay": 0.1}, False),
+          ("Adam", {"lr": 0.01, "amsgrad": True}, False), ("AdamW", {"lr": 0.01, "maximize": True}, False)]
+
+
+def _adam_steps(name, kwargs, dtype, fw=ember, shapes=((40, 30), (7,)), steps=3):
+    rng = np.random.default_rng(5)
+    values = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(steps)]
+    params = [fw.tensor(v, requires_grad=True) for v in values]
+    opt = getattr(fw.optim, name)(params, **kwargs)
+    for step_grads in grads:
+        for p, g in zip(params, step_grads):
+            p.grad = fw.tensor(g)
+        opt.step()
+    return [p.detach().numpy().copy() for p in params]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, kwargs, one_pass", _ADAMS)
+def test_adam_updates_run_the_compiled_pass_with_numpys_bits_and_torchs_values(monkeypatch, name, kwargs, one_pass,
+                                                                               dtype):
+    import torch
+
+    calls: list[int] = []
+    kernel = k_optim.adam
+    monkeypatch.setattr(k_optim, "adam", lambda p, *rest: calls.append(p.size) or kernel(p, *rest))
+    with policy.override(compiled=True, min_compiled_elements=0):
+        fast = _adam_steps(name, kwargs, dtype)
+    assert calls == ([1200, 7] * 3 if one_pass else [])
+    calls.clear()
+    with policy.override(compiled=False, min_compiled_elements=0):
+        ref = _adam_steps(name, kwargs, dtype)
+    assert calls == []
+    want = _adam_steps(name, kwargs, dtype, fw=torch)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    for a, r, t in zip(fast, ref, want):
+        assert a.dtype == dtype
+        np.testing.assert_array_equal(a, r)
+        np.testing.assert_allclose(a, t, **tol)
+
+
+def test_adam_compiled_pass_below_the_threshold_and_split_over_threads(monkeypatch, threads):
+    """A parameter under ``min_compiled_elements`` keeps the NumPy passes (numba not loaded for a tiny model); one of
+    ``min_elementwise_elements`` or more is cut into chunks of elements over ember's threads: the same bits."""
+    calls: list[int] = []
+    kernel = k_optim.adam
+    monkeypatch.setattr(k_optim, "adam", lambda p, *rest: calls.append(p.size) or kernel(p, *rest))
+    with policy.override(compiled=True, min_compiled_elements=100):
+        _adam_steps("AdamW", {"lr": 0.01}, np.float32, steps=1)
+    assert calls == [1200]  # the (7,) parameter under 100 elements: NumPy's passes
+    calls.clear()
+    ember.set_num_threads(2)
+    with policy.override(compiled=True, min_compiled_elements=0, min_elementwise_elements=1 << 10):
+        split = _adam_steps("AdamW", {"lr": 0.01}, np.float32, shapes=((64, 50),), steps=2)
+    assert sorted(calls) == [1600] * 4  # two chunks of 1,600 a step
+    with policy.override(compiled=False):
+        ref = _adam_steps("AdamW", {"lr": 0.01}, np.float32, shapes=((64, 50),), steps=2)
+    np.testing.assert_array_equal(split[0], ref[0])

@@ -166,7 +166,7 @@ class KernelPolicy:
     one_blas_thread: bool = True
     # Inter-op parallelism in a backward: a per-example convolution's (``vmap(grad)``'s) input and weight gradients,
     # two independent sets of GEMMs, run at once, the input gradient on ember's worker and the weight gradient on the
-    # calling thread, each whole (``func/_per_example._side_by_side``), instead of one after the other with each split
+    # calling thread, each whole (``_parallel.side_by_side``), instead of one after the other with each split
     # over the threads: one hand-off instead of two or three, and the passes of one overlap the other's GEMMs. The
     # same GEMMs in the same blocks, so the same bits. Per-sample gradients at two threads, alternating in one
     # process (three runs, load 13-17): the calling thread's CPU 2-12 % lower, all threads' -5 to +7 %, two hand-offs
@@ -175,6 +175,21 @@ class KernelPolicy:
     # each whole on one thread inside ``_parallel.parallel_for_all`` instead of a share of both on each) measured no
     # different and was not kept.
     inter_op: bool = False
+    # A Linear's input and weight gradients (``nn/_ops/linear.py``), two GEMMs that OpenBLAS would each thread (each
+    # over ``blas_one_thread_mnk``), run at once at two or more threads: the input gradient on ember's worker, the
+    # weight gradient on the calling thread, OpenBLAS held to one thread (``_parallel.side_by_side``), instead of
+    # one after the other on OpenBLAS's two threads: one hand-off instead of two OpenBLAS wakes, and no split of the
+    # weight gradient's few output rows (out_features x in_features, summed over every input row). The same bits
+    # (OpenBLAS's threads split M and N, never K). False: OpenBLAS's threads, one GEMM after the other.
+    linear_grads_at_once: bool = True
+    linear_forward_halves: bool = True
+    # Attention's forward (the score GEMMs, the softmax, the products with v) and backward (four GEMMs and the
+    # softmax's product) each as one split along the heads' first dim (``nn/_ops/attention.py``: ``_forward_at_once``,
+    # ``_backward_at_once``) where ember's threads would split its stacked products (``stack_matmul``) anyway: one
+    # hand-off instead of two forward and four backward, and the softmax rows (under ``min_parallel_pass_elements``
+    # at the GPT- and LLaMA-style steps' (16, 4, 64, 64) scores) on both threads. The same bits. False: the products
+    # one at a time.
+    attention_at_once: bool = True
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
     # Linear's products). ember sets OPENBLAS_THREAD_TIMEOUT=4, so OpenBLAS's second thread sleeps after each GEMM
     # and every threaded GEMM wakes it (50-300 µs of wall clock on the idle 2-core VM) to save at most half of a

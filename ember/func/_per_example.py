@@ -14,12 +14,11 @@ graph (autograd/recorded.py), so a derived array would be a constant and its ter
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from .._backend import xp
 from .._kernels import im2col as compiled
 from .._kernels.policy import policy
-from .._parallel import Rows, matmul, parallel_for, parallel_for_all, stack_matmul
+from .._parallel import matmul, parallel_for, side_by_side, stack_matmul
 from ..autograd.graph import Node
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
 from ..nn._ops.conv_geometry import offsets, out_size, pad_spatial, window
@@ -54,20 +53,6 @@ def _outer(gt, x):
 
     parallel_for(run, gt.shape[0], out.size, policy.min_elementwise_elements)
     return out
-
-
-def _side_by_side(first: Callable, second: Callable, elements: int) -> tuple:
-    """(``first()``, ``second()``), two independent computations (a node's input and weight gradients) run at once
-    where there are two threads (``policy.inter_op``): ``first`` on ember's worker, ``second`` on the calling thread,
-    each whole, instead of one after the other with each split over the threads (a hand-off each, and the passes
-    between them on the calling thread alone). Their splits inside run on one thread then (``parallel_for`` inline):
-    the same GEMMs in the same blocks (``gemm_block``, which keeps each on one OpenBLAS thread) and the same passes,
-    so the same bits."""
-    results = [None, None]
-    works = [Rows(lambda lo, hi, i=i, fn=fn: results.__setitem__(i, fn()), 1, elements)
-             for i, fn in enumerate((first, second))]
-    parallel_for_all(*works)
-    return results[0], results[1]
 
 
 class PerExampleLinear(Node):
@@ -200,7 +185,7 @@ class PerExampleConv(Node):
             return _matmul(gmat, cmat).reshape(batch, *shared.shape)
 
         if nx and nw and policy.inter_op:
-            gx, gw = _side_by_side(input_grad, weight_grad, gm.size + cols.size)
+            gx, gw = side_by_side(input_grad, weight_grad, gm.size + cols.size)
         else:
             gx = input_grad() if nx else None
             gw = weight_grad() if nw else None

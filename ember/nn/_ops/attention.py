@@ -19,7 +19,7 @@ from ..._dtype import np_kind
 from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._meta import is_meta
-from ..._parallel import parallel_rows, stack_matmul
+from ..._parallel import chunks_for, gemm_block, parallel_for, parallel_rows, stack_matmul
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, version_checked
@@ -69,6 +69,11 @@ class ScaledDotProductAttention(Node):
         # of a (B, S, H, E) projection took 1.9 (GPT-style heads of 64 x 32, batch 64; the copy: 0.1 ms)
         plain = compiled_softmax(q) and type(kr) is xp.ndarray  # (under create_graph some inputs are recorded)
         fold = plain and mask is None and scale > 0
+        if plain and mask is None and dmask is None and _heads_at_once(q, kr, vr):
+            out, p = _forward_at_once(q, kr, vr, scale, fold, causal)
+            self.saved = (q, k, v, p, dmask)
+            self.scale, self.groups = scale, groups
+            return out
         s = stack_matmul(q if fold else q * q.dtype.type(scale), _contiguous(xp.swapaxes(kr, -1, -2)))
         by_length = causal and plain  # the compiled kernel keeps keys j <= i: no -inf mask to add
         if causal and not by_length:
@@ -88,6 +93,10 @@ class ScaledDotProductAttention(Node):
         nmask = len(needs) > 3 and needs[3]  # (the flash path's node has no mask input)
         groups = self.groups
         kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
+        if (nq and nk and nv and not nmask and dmask is None and groups == 1 and compiled_softmax(g)
+                and _heads_at_once(q, k, v, g)):
+            gq, gk, gv = _backward_at_once(g, q, k, v, p, self.scale)
+            return (gq, gk, gv) if len(needs) == 3 else (gq, gk, gv, None, None)
         gq = gk = gv = gmask = None
         if nv:  # dV = P_dropped^T G
             pd = p if dmask is None else p * dmask
@@ -132,6 +141,66 @@ def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | N
     return (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1]
             and q.shape[1] == k.shape[1] * groups and q.shape[3] == k.shape[3] == v.shape[3] and q.size > 0
             and k.size > 0 and dropout_p == 0 and (attn_mask is None or not attn_mask.requires_grad))
+
+
+def _heads_at_once(*arrays) -> bool:
+    """Whether attention's products and softmax run as one split over its first dim (``_forward_at_once``,
+    ``_backward_at_once``; ``policy.attention_at_once``): plain float32 arrays of one leading shape (no
+    broadcasting) of 3 or more dims, more than one of them along the first, each head's products small enough that
+    OpenBLAS keeps them on one thread (``gemm_block`` None), and a split ``parallel_for`` would make (two or more of
+    ember's threads, not inside a worker, ``policy.omp`` off)."""
+    a = arrays[0]
+    if not policy.attention_at_once or a.ndim < 3 or a.shape[0] < 2:
+        return False
+    lead = a.shape[:-2]
+    if not all(type(x) is xp.ndarray and x.dtype == a.dtype and x.shape[:-2] == lead for x in arrays):
+        return False
+    q, k = arrays[0], arrays[1]
+    L, E, S = q.shape[-2], q.shape[-1], k.shape[-2]
+    total = sum(x.size for x in arrays) + 2 * q.size // E * S
+    return (gemm_block(L, E, S) is None and gemm_block(L, S, max(x.shape[-1] for x in arrays)) is None
+            and chunks_for(a.shape[0], total) > 1 and not policy.omp)  # (under omp: OpenMP regions instead)
+
+
+def _forward_at_once(q, k, v, scale: float, fold: bool, causal: bool) -> tuple:
+    """softmax(q k^T * scale) v and the probabilities, split along the first dim over ember's threads, each thread's
+    share whole: its score GEMMs, their softmax rows and the products with v. One hand-off where the two stacked
+    products take one each and the softmax between them runs on the calling thread alone (under its split
+    threshold). Each head's GEMMs and each row's softmax as ``forward``'s, so the same bits."""
+    L, S = q.shape[-2], k.shape[-2]
+    p = xp.empty((*q.shape[:-1], S), q.dtype)
+    out = xp.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
+    kt = xp.swapaxes(k, -1, -2)
+
+    def run(lo: int, hi: int) -> None:
+        qs = q[lo:hi] if fold else q[lo:hi] * q.dtype.type(scale)
+        s = xp.matmul(qs, xp.ascontiguousarray(kt[lo:hi]))
+        softmax_rows(s.reshape(-1, S), p[lo:hi].reshape(-1, S), empty_rows_zero=True, causal=L if causal else 0,
+                     scale=scale if fold else 1.0)
+        xp.matmul(p[lo:hi], v[lo:hi], out=out[lo:hi])
+
+    parallel_for(run, q.shape[0], q.size + k.size + v.size + 2 * p.size)
+    return out, p
+
+
+def _backward_at_once(g, q, k, v, p, scale: float) -> tuple:
+    """The gradients of q, k and v (``backward``'s formulas: dV = P^T G, dP = G V^T, dS = P * (dP - rowsum(dP * P))
+    * scale, dQ = dS K, dK = dS^T Q), split along the first dim over ember's threads, each thread's share whole:
+    one hand-off where the four stacked products take one each and the softmax's product runs on the calling thread
+    alone. Each head's GEMMs and each row as ``backward``'s, so the same bits."""
+    gq, gk, gv = xp.empty(q.shape, q.dtype), xp.empty(k.shape, k.dtype), xp.empty(v.shape, v.dtype)
+    n = p.shape[-1]
+    sc = g.dtype.type(scale)
+
+    def run(lo: int, hi: int) -> None:
+        xp.matmul(xp.swapaxes(p[lo:hi], -1, -2), g[lo:hi], out=gv[lo:hi])
+        gp = xp.matmul(g[lo:hi], xp.swapaxes(v[lo:hi], -1, -2))
+        softmax_vjp(gp.reshape(-1, n), p[lo:hi].reshape(-1, n), gp.reshape(-1, n), sc)
+        xp.matmul(gp, k[lo:hi], out=gq[lo:hi])
+        xp.matmul(xp.swapaxes(gp, -1, -2), q[lo:hi], out=gk[lo:hi])
+
+    parallel_for(run, q.shape[0], q.size + k.size + v.size + g.size + 2 * p.size)
+    return gq, gk, gv
 
 
 def _probabilities(s, causal: int = 0, scale: float = 1.0):

@@ -11,7 +11,7 @@ from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for
 from ..._inference import state as _inference_state
 from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
-from ..._parallel import parallel_rows
+from ..._parallel import get_num_threads, parallel_rows, side_by_side
 from ..._tensor import Tensor
 from ...autograd.graph import AccumulateGrad, Node, Unread, show_node_as, shown_as
 from ...autograd.recorded import RecordedArray, formula_tensor
@@ -102,6 +102,8 @@ class Linear(Node):
             # (_swapped's size test first, inline: a Linear of other sizes pays no call for it)
             if 2 <= m <= 48 and k >= 64 and m * w.shape[0] >= 1536 and _swapped(rows, w):
                 out = gemm(w, rows.T).T.copy()  # (C order: as the product's own layout)
+            elif policy.linear_forward_halves and _at_once(rows, rows, w):
+                out = _in_halves(rows, w)
             else:
                 out = gemm(rows, w.T)
             if x.ndim > 2:
@@ -127,6 +129,11 @@ class Linear(Node):
         if g.dtype.kind == "c":  # complex: the conjugate factors, as matmul's (g @ conj(W), g^T @ conj(x))
             x, w = conj_if_complex(x), conj_if_complex(w)
         g2 = _blas_operand(_as_rows(g))
+        if nx and nw and _at_once(g2, x, w):
+            x2 = _as_rows(x)
+            gx, gw = side_by_side(partial(gemm, g2, w), partial(gemm, g2.T, x2), g2.size + x2.size + w.size,
+                                  one_blas=True)
+            return gx.reshape(x.shape), gw, _bias_grad(self, g, g2) if nb else None
         gx = None
         if nx:
             # One output feature (a critic's or a regressor's head): an outer product, the same products.
@@ -146,13 +153,42 @@ class Linear(Node):
             # a non-BLAS loop (225 us at 256 x 784); dot sends it to BLAS's GEMM (33 us; a broadcast
             # multiply takes 55 us).
             gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else gemm(g2.T, x2)
-        gb = None
-        if nb:  # a gradient of the rows' or the output's shape the engine sums down to the bias's shape
-            gb = col_sums(g2) if self._bias_over is None else g2 if self._bias_over == "rows" else g
-        return gx, gw, gb
+        return gx, gw, _bias_grad(self, g, g2) if nb else None
 
     def name(self) -> str:
         return self._shown
+
+
+def _bias_grad(node: Linear, g, g2):
+    """The bias's gradient: the output gradient's column sums, or (a bias of 2 or more dimensions) a gradient of the
+    rows' or the output's shape that the engine sums down to the bias's shape."""
+    return col_sums(g2) if node._bias_over is None else g2 if node._bias_over == "rows" else g
+
+
+def _at_once(g2, x, w) -> bool:
+    """Whether a Linear's input gradient ``g2 @ w`` and weight gradient ``g2.T @ x`` run at once
+    (``policy.linear_grads_at_once``, ``_parallel.side_by_side``): plain float arrays of one dtype, more than one of
+    ember's threads and of OpenBLAS's, and both GEMMs ones OpenBLAS would thread (over ``blas_one_thread_mnk``)."""
+    if not policy.linear_grads_at_once or policy.blas_threads < 2 or policy.omp_gemm or get_num_threads() < 2:
+        return False  # (under ``omp_gemm`` numba's threads split every such GEMM already)
+    if type(g2) is not xp.ndarray or type(x) is not xp.ndarray or type(w) is not xp.ndarray:
+        return False
+    if g2.dtype != w.dtype or x.dtype != w.dtype or w.dtype not in (_F32, _F64):
+        return False
+    rows, (o, k) = g2.shape[0], w.shape
+    # (both GEMMs have these three sizes; one row or one output feature take their outer products instead)
+    return rows * o * k > policy.blas_one_thread_mnk and rows > 1 and o > 1
+
+
+def _in_halves(rows, w):
+    """``rows @ w.T`` as two GEMMs of half the rows each, at once on two threads with OpenBLAS held to one
+    (``_parallel.side_by_side``): each output row is the same dot products, so the same bits."""
+    out = xp.empty((rows.shape[0], w.shape[0]), rows.dtype)
+    half = rows.shape[0] // 2
+    wt = w.T
+    side_by_side(partial(xp.matmul, rows[:half], wt, out=out[:half]),
+                 partial(xp.matmul, rows[half:], wt, out=out[half:]), rows.size + w.size + out.size, one_blas=True)
+    return out
 
 
 def _addmm_backward_recorded(g, x, w, needs, shapes) -> tuple:
@@ -228,6 +264,7 @@ def _swapped(rows, w) -> bool:
 
 
 _F32 = xp.dtype(xp.float32)
+_F64 = xp.dtype(xp.float64)
 
 
 def _as_rows(a):
