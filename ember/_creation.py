@@ -690,12 +690,42 @@ def _empty_preserving(t: Tensor, dt, memory_format=None):
     return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
 
 
+def laid_out_empty(a, dt):
+    """An uninitialised array of ``a``'s shape and dtype ``dt`` laid out as PyTorch's ``empty_like(a)`` lays an op's
+    result out (``_empty_preserving``); None where ``a`` is row-major (or meta, or no NumPy array): a row-major
+    result is then that layout already."""
+    if a.__class__ is not xp.ndarray or a.flags.c_contiguous and (1 not in a.shape or _row_major(a)):
+        return None  # (a size-1 dimension's odd stride is kept below, as PyTorch's empty_like keeps it)
+    shape, strides = a.shape, a.strides
+    if a.size and min(strides) > 0 and len(set(strides)) == a.ndim:  # (never a meta array: its strides are 0)
+        # Distinct positive strides: each dimension's place is its stride's rank, with no tie for PyTorch's sort
+        # (``infer_dense_strides``) to break, so the dimensions in that order (slowest first), allocated row-major
+        # and transposed back, are its layout, a size-1 dimension's stride included; a dense ``a`` keeps its own
+        # strides, which differ from those only at a size-1 dimension (the general path below). An attention
+        # output over a (1, T, H, E) projection's heads: 2 us here, 23 us there.
+        order = sorted(builtins.range(a.ndim), key=strides.__getitem__, reverse=True)
+        dense = 1 in shape
+        step = a.itemsize
+        for d in reversed(order):
+            if shape[d] != 1:
+                if strides[d] != step:
+                    dense = False
+                    break
+                step *= shape[d]
+        if not dense:
+            back = [0] * a.ndim
+            for place, d in enumerate(order):
+                back[d] = place
+            return xp.empty([shape[d] for d in order], dt).transpose(back)
+    return None if is_meta(a) else _empty_preserving(Tensor._make(a), dt)
+
+
 def laid_out_like(a, values):
     """``values`` (an array of ``a``'s shape) laid out as PyTorch's ``empty_like(a)`` lays an op's result out: what
-    sort, argsort and flip give (``_empty_preserving``). A row-major (or meta) ``a`` takes ``values`` as they are."""
-    if a.__class__ is not xp.ndarray or a.flags.c_contiguous and (1 not in a.shape or _row_major(a)) or is_meta(a):
-        return values  # (a size-1 dimension's odd stride is kept below, as PyTorch's empty_like keeps it)
-    out = _empty_preserving(Tensor._make(a), values.dtype)
+    sort, argsort and flip give (``laid_out_empty``). A row-major (or meta) ``a`` takes ``values`` as they are."""
+    out = laid_out_empty(a, values.dtype)
+    if out is None:
+        return values
     out[...] = values
     return out
 

@@ -514,9 +514,11 @@ def matmul(a, b):
     return out
 
 
-def stack_matmul(a, b):
+def stack_matmul(a, b, out=None):
     """``numpy.matmul(a, b)`` of two stacks of matrices with the same leading dims, the stack split along its first
     dim of more than one among the intra-op threads (attention's per-head products, per-example weights under vmap).
+    ``out``: an array of the product's shape and dtype, of any layout, that receives the product (the same bits)
+    and is returned.
 
     NumPy runs a stack's products one after another on the calling thread, and OpenBLAS keeps each small product on
     one of its threads, so a stack of small GEMMs used one core however many there were; OpenBLAS's own threads, for
@@ -528,13 +530,14 @@ def stack_matmul(a, b):
     if _num_threads <= 1 and policy.blas_threads == 1:
         # one thread for ember and for OpenBLAS: every way below is NumPy's matmul of the whole stacks (no blocks:
         # gemm_block is None; one chunk: chunks_for is 1), without the tests (attention's products at batch 1)
-        return xp.matmul(a, b)
+        return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
     if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim < 3 or a.shape[:-2] != b.shape[:-2]
             or a.dtype != b.dtype or a.dtype not in (xp.float32, xp.float64) or b.shape[-2] != a.shape[-1]):
-        return xp.matmul(a, b)  # (a mismatch of the inner dims raises NumPy's error here)
+        # (a mismatch of the inner dims raises NumPy's error here)
+        return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
     block = gemm_block(a.shape[-2], a.shape[-1], b.shape[-1])
     if block == 0:  # products too wide for blocks: each on OpenBLAS's threads, from this thread alone
-        return xp.matmul(a, b)
+        return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
     shape = (*a.shape[:-1], b.shape[-1])
     a0, b0 = a, b
     while a.ndim > 3 and a.shape[0] == 1:  # a stack of one ((1, H, T, T) attention at batch 1): split the next dim
@@ -542,14 +545,17 @@ def stack_matmul(a, b):
     if block is None and chunks_for(a.shape[0], a.size + b.size + math.prod(a.shape[:-1]) * b.shape[-1]) == 1:
         # one chunk of whole products (a few small heads, or one thread): NumPy's loop over the stack, the same
         # GEMMs, without the chunking's closure and slices (4 heads of 64 x 32: 14.6 -> 11 us)
-        return xp.matmul(a0, b0)
-    out = xp.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
+        return xp.matmul(a0, b0) if out is None else xp.matmul(a0, b0, out=out)
+    product = xp.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
 
     def run(lo: int, hi: int) -> None:
-        matmul_blocks(a[lo:hi], b[lo:hi], out[lo:hi], block)
+        matmul_blocks(a[lo:hi], b[lo:hi], product[lo:hi], block)
 
-    parallel_for(run, a.shape[0], a.size + b.size + out.size)
-    return out.reshape(shape)
+    parallel_for(run, a.shape[0], a.size + b.size + product.size)
+    if out is None:
+        return product.reshape(shape)
+    out[...] = product.reshape(shape)
+    return out
 
 
 __all__ = ["chunks_for", "gemm_block", "get_num_threads", "in_worker", "matmul", "matmul_blocks", "multiply",

@@ -15,6 +15,7 @@ from functools import partial
 
 from ..._autocast import lower_precision
 from ..._backend import xp
+from ..._creation import laid_out_empty
 from ..._dtype import np_kind
 from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
@@ -84,6 +85,10 @@ class ScaledDotProductAttention(Node):
         pd = p if dmask is None else p * dmask
         self.saved = (q, k, v, p, dmask)
         self.scale, self.groups = scale, groups
+        return self._attended(pd, vr, q)
+
+    def _attended(self, pd, vr, q):
+        """The probabilities times the values: PyTorch's math composite's matmul, row-major."""
         return stack_matmul(pd, vr)
 
     def backward(self, g):
@@ -129,18 +134,36 @@ class ScaledDotProductAttention(Node):
 
 class ScaledDotProductFlashAttentionForCpuBackward0(ScaledDotProductAttention):
     """The same computation where PyTorch's CPU takes its flash kernel (``_flash_path``), under that node's name and
-    with its three edges, query, key and value: the mask, which needs no gradient there, is a parameter."""
+    with its three edges, query, key and value: the mask, which needs no gradient there, is a parameter. Its output
+    is laid out as ``empty_like(query)``, as the flash kernel's: the heads of a (B, T, H, E) projection viewed as
+    (B, H, T, E) give a (B, H, T, E) output over (B, T, H, E) memory, whose ``transpose(1, 2)`` is contiguous (a
+    GPT block's head merge then copies nothing)."""
+
+    def _attended(self, pd, vr, q):
+        laid = laid_out_empty(q, pd.dtype) if pd.__class__ is xp.ndarray and vr.__class__ is xp.ndarray else None
+        return stack_matmul(pd, vr) if laid is None else stack_matmul(pd, vr, out=laid)
 
 
 def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
                 groups: int) -> bool:
     """Whether PyTorch's CPU dispatch picks its flash kernel (else its math composite): 4-d query, key and value of
     one batch size, as many query heads as key/value heads (times the query groups), one head size, no empty
-    sequence, no dropout, a mask that needs no gradient."""
+    sequence, no dropout, a mask that needs no gradient, and a last dimension of stride 1 in each of query, key and
+    value (PyTorch's ``stride(-1) == 1``, a size-1 one's too)."""
     q, k, v = query._data, key._data, value._data
     return (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1]
             and q.shape[1] == k.shape[1] * groups and q.shape[3] == k.shape[3] == v.shape[3] and q.size > 0
-            and k.size > 0 and dropout_p == 0 and (attn_mask is None or not attn_mask.requires_grad))
+            and k.size > 0 and dropout_p == 0 and (attn_mask is None or not attn_mask.requires_grad)
+            and _unit_last_stride(query) and _unit_last_stride(key) and _unit_last_stride(value))
+
+
+def _unit_last_stride(t: Tensor) -> bool:
+    """Whether ``t.stride(-1) == 1``: read from the array where its last dimension has more than one element and a
+    stride (a size-1 or broadcast one, or a meta tensor's, takes ``stride``'s own rule)."""
+    a = t._data
+    if a.__class__ is xp.ndarray and a.shape[-1] > 1 and a.strides[-1]:
+        return a.strides[-1] == a.itemsize
+    return t.stride(-1) == 1
 
 
 def _heads_at_once(*arrays) -> bool:
