@@ -130,6 +130,7 @@ def test_laid_out_output_has_the_bits_of_two_threads_and_one(monkeypatch):
     """The output laid out as the query's, computed with ember's threads splitting the heads' products
     (``stack_matmul``'s chunks, then written into the laid-out array), has the bits of one thread's."""
     from ember import _parallel
+    from ember.nn._ops import attention
 
     chunked = []
 
@@ -139,6 +140,9 @@ def test_laid_out_output_has_the_bits_of_two_threads_and_one(monkeypatch):
 
     parallel_for = _parallel.parallel_for
     monkeypatch.setattr(_parallel, "parallel_for", counting)
+    # (and attention's own name for it: its products and softmax split over the heads at once,
+    # ``policy.attention_at_once``)
+    monkeypatch.setattr(attention, "parallel_for", counting)
     got = []
     threads = ember.get_num_threads()
     try:

@@ -71,7 +71,7 @@ class ScaledDotProductAttention(Node):
         plain = compiled_softmax(q) and type(kr) is xp.ndarray  # (under create_graph some inputs are recorded)
         fold = plain and mask is None and scale > 0
         if plain and mask is None and dmask is None and _heads_at_once(q, kr, vr):
-            out, p = _forward_at_once(q, kr, vr, scale, fold, causal)
+            out, p = _forward_at_once(q, kr, vr, scale, fold, causal, self._output_for(q))
             self.saved = (q, k, v, p, dmask)
             self.scale, self.groups = scale, groups
             return out
@@ -86,6 +86,10 @@ class ScaledDotProductAttention(Node):
         self.saved = (q, k, v, p, dmask)
         self.scale, self.groups = scale, groups
         return self._attended(pd, vr, q)
+
+    def _output_for(self, q):
+        """The array the output is written into (None: a row-major one), as PyTorch's math composite's matmul."""
+        return None
 
     def _attended(self, pd, vr, q):
         """The probabilities times the values: PyTorch's math composite's matmul, row-major."""
@@ -139,6 +143,9 @@ class ScaledDotProductFlashAttentionForCpuBackward0(ScaledDotProductAttention):
     (B, H, T, E) give a (B, H, T, E) output over (B, T, H, E) memory, whose ``transpose(1, 2)`` is contiguous (a
     GPT block's head merge then copies nothing)."""
 
+    def _output_for(self, q):
+        return laid_out_empty(q, q.dtype)
+
     def _attended(self, pd, vr, q):
         laid = laid_out_empty(q, pd.dtype) if pd.__class__ is xp.ndarray and vr.__class__ is xp.ndarray else None
         return stack_matmul(pd, vr) if laid is None else stack_matmul(pd, vr, out=laid)
@@ -185,14 +192,15 @@ def _heads_at_once(*arrays) -> bool:
             and chunks_for(a.shape[0], total) > 1 and not policy.omp)  # (under omp: OpenMP regions instead)
 
 
-def _forward_at_once(q, k, v, scale: float, fold: bool, causal: bool) -> tuple:
+def _forward_at_once(q, k, v, scale: float, fold: bool, causal: bool, out=None) -> tuple:
     """softmax(q k^T * scale) v and the probabilities, split along the first dim over ember's threads, each thread's
     share whole: its score GEMMs, their softmax rows and the products with v. One hand-off where the two stacked
     products take one each and the softmax between them runs on the calling thread alone (under its split
     threshold). Each head's GEMMs and each row's softmax as ``forward``'s, so the same bits."""
     L, S = q.shape[-2], k.shape[-2]
     p = xp.empty((*q.shape[:-1], S), q.dtype)
-    out = xp.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
+    if out is None:  # (else an array laid out as the node's output is, written head by head)
+        out = xp.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
     kt = xp.swapaxes(k, -1, -2)
 
     def run(lo: int, hi: int) -> None:
