@@ -12,7 +12,10 @@ differently in float32 and in the half dtype. A number on the left of ``torch.mu
 The values are repeated to a multiple of PyTorch's vector width: its scalar loop for the last elements of a tensor
 rounds ``alpha * number`` (``alpha * tensor`` for a number on the left) to the half dtype before the sum, where its
 vectorized loop, the one that computes all but a few elements of any sizeable tensor, rounds the sum once; ember
-computes every element as the vectorized loop."""
+computes every element as the vectorized loop.
+
+A 0-d float32 or float64 tensor on the right of a half tensor is read as such a number too (its own value in
+float32, not rounded to the half dtype first) by mul, div and the in-place add_, sub_, mul_ and div_."""
 
 from __future__ import annotations
 
@@ -108,4 +111,37 @@ def test_pow_by_a_number_gradient_as_pytorch_bit_for_bit(dtype):
             seen.append(np.asarray(x.grad.float().tolist()))
         if not np.array_equal(*seen, equal_nan=True):
             wrong.append((number, *seen))
+    assert not wrong, wrong
+
+
+# a 0-d tensor of another floating dtype on the right of a half tensor: PyTorch's mul and div kernels (and add_,
+# sub_, mul_ and div_ in place) read it as a scalar, its own value in float32, where promotion would round it to
+# the half dtype first (elementwise.right_scalar)
+ZERO_DIM_FORMS = {
+    "mul(x, t)": lambda m, x, t: m.mul(x, t),
+    "x * t": lambda m, x, t: x * t,
+    "div(x, t)": lambda m, x, t: m.div(x, t),
+    "x / t": lambda m, x, t: x / t,
+    "x + t": lambda m, x, t: x + t,
+    "add_(t)": lambda m, x, t: x.clone().add_(t),
+    "sub_(t)": lambda m, x, t: x.clone().sub_(t),
+    "mul_(t)": lambda m, x, t: x.clone().mul_(t),
+    "div_(t)": lambda m, x, t: x.clone().div_(t),
+}
+
+
+@pytest.mark.parametrize("other", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", list(NUMBERS))
+@pytest.mark.parametrize("form", list(ZERO_DIM_FORMS))
+def test_a_zero_dim_tensor_of_another_dtype_right_of_a_half_tensor_as_pytorch_bit_for_bit(form, dtype, other):
+    wrong = []
+    for number in NUMBERS[dtype]:
+        seen = []
+        for m in (ember, torch):
+            x = m.tensor(VALUES).to(getattr(m, dtype))
+            out = ZERO_DIM_FORMS[form](m, x, m.tensor(number, dtype=getattr(m, other)))
+            seen.append((str(out.dtype).split(".")[-1], np.asarray(out.float().tolist())))
+        (got_dtype, got), (want_dtype, want) = seen
+        if got_dtype != want_dtype or not np.array_equal(got, want, equal_nan=True):
+            wrong.append((number, got_dtype, want_dtype))
     assert not wrong, wrong

@@ -178,3 +178,22 @@ def test_float_scales_are_range_checked_before_truncation_as_pytorch(op, dt):
     for value in values:
         for kw in ({"alpha": value}, {"beta": value}):
             _assert_scales_as_pytorch(op, dt, kw)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize("batches", [0, 1, 2])
+def test_addbmm_with_an_empty_result_reads_beta_as_pytorch(batches, dtype):
+    """An empty result: PyTorch's addbmm returns before it reads beta or alpha once a batch runs (any scalar taken),
+    and with no batch scales the input in place (``mul_(beta)``: a beta its dtype cannot hold refused)."""
+    for beta in [0.5, 2, 300, True, 1j, 0]:
+        for n, k, p in [(0, 3, 2), (2, 3, 0), (0, 0, 0), (2, 0, 0)]:
+            outcomes = []
+            for lib in (torch, ember):
+                d = getattr(lib, dtype)
+                try:
+                    r = lib.addbmm(lib.zeros(n, p, dtype=d), lib.ones(batches, n, k, dtype=d),
+                                   lib.ones(batches, k, p, dtype=d), beta=beta, alpha=2)
+                    outcomes.append((str(r.dtype).split(".")[1], list(r.shape)))
+                except Exception as err:  # noqa: BLE001 (the type is compared)
+                    outcomes.append(type(err))
+            assert outcomes[1] == outcomes[0], (beta, (n, k, p))
