@@ -86,12 +86,21 @@ def _read_sequence(data, infer: bool, dim: int = 0) -> list:
             _read_inside(x, infer) if isinstance(x, (list, tuple)) else x for x in items]
 
 
-_PLAIN = (float, int, bool, complex)
+_PLAIN = frozenset((float, int, bool, complex))
+_PLAIN_OR_NESTED = _PLAIN | {list, tuple}
 
 
 def _holds_other_sequence(data) -> bool:
-    """Whether nested lists/tuples hold a sequence ``is_other_sequence`` speaks of (a list of pandas Series)."""
-    return any(x.__class__ not in _PLAIN and is_other_sequence(x) for x in _flat(data))
+    """Whether nested lists/tuples hold a sequence ``is_other_sequence`` speaks of (a list of pandas Series).
+    Every ``torch.tensor(list)`` asks this, so a list of Python numbers is told by the set of its element types
+    (one pass in C) rather than element by element."""
+    kinds = set(map(type, data))
+    if kinds <= _PLAIN:
+        return False
+    if kinds <= _PLAIN_OR_NESTED:
+        return any(_holds_other_sequence(x) for x in data if x.__class__ is list or x.__class__ is tuple)
+    return any(_holds_other_sequence(x) if isinstance(x, (list, tuple)) else
+               x.__class__ not in _PLAIN and is_other_sequence(x) for x in data)
 
 
 def _read_inside(data, infer: bool) -> list:

@@ -8,12 +8,12 @@ So ``b = torch.zeros(6); b.as_strided((3, 3), (1, 1)).add_(1)`` leaves ``[1, 2, 
 ``copy_`` keeps the value of the last element visited at each location. NumPy instead reads every element before
 it writes any (``[1, 1, 1, 1, 1, 0]``).
 
-``write_in_turn`` gives PyTorch's result: the elements are taken in TensorIterator's order (``iteration_order``:
-its reorder_dimensions, which sorts the dimensions by the operands' strides), and in rounds, round ``k`` holding
-the ``k``-th element to reach each location, so that the elements of one round write distinct locations and are
-computed together from what the earlier rounds wrote. Only a layout that really overlaps goes this way
-(``overlaps``: a contiguous array is told at once). Like PyTorch's, the result does not depend on how many
-threads run; PyTorch's own splits a large tensor (over 32768 elements) between threads, whose order is not fixed.
+``write_in_turn`` gives PyTorch's result: the elements are taken in TensorIterator's order (its reorder_dimensions,
+``ember._meta.reorder_dimensions``: the dimensions sorted by the operands' strides), and in rounds, round ``k``
+holding the ``k``-th element to reach each location, so that the elements of one round write distinct locations and
+are computed together from what the earlier rounds wrote. Only a layout that really overlaps goes this way
+(``overlaps``: a contiguous array is told at once). Like PyTorch's, the result does not depend on how many threads
+run; PyTorch's own splits a large tensor (over 32768 elements) between threads, whose order is not fixed.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ._backend import xp
+from ._meta import reorder_dimensions
 
 
 def overlaps(a) -> bool:
@@ -59,36 +60,6 @@ def _offsets(a):
     return offsets
 
 
-def iteration_order(shape: Sequence[int], operand_strides: Sequence[Sequence[int]]) -> list[int]:
-    """PyTorch's TensorIterator order of the dimensions (reorder_dimensions), innermost first: by the strides of
-    the operands (the output first), the first operand whose strides differ deciding, a broadcast (stride 0) one
-    skipped; equal strides put the larger dimension outside."""
-    ndim = len(shape)
-    perm = list(range(ndim - 1, -1, -1))
-
-    def should_swap(d0: int, d1: int) -> int:
-        for strides in operand_strides:
-            s0, s1 = strides[d0], strides[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    for i in range(1, ndim):  # (PyTorch's insertion sort, which stops at an ambiguous comparison only on "before")
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            comparison = should_swap(perm[d0], perm[d1])
-            if comparison > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif comparison < 0:
-                break
-    return perm
-
-
 def _rounds(a, others: Sequence):
     """Each element's round (as an array of ``a``'s shape): how many elements before it, in PyTorch's order,
     reach its memory location."""
@@ -96,7 +67,7 @@ def _rounds(a, others: Sequence):
     for o in others:
         if isinstance(o, xp.ndarray) and o.ndim:
             strides.append(xp.broadcast_to(o, a.shape).strides)
-    perm = iteration_order(a.shape, strides)
+    perm = reorder_dimensions(a.shape, strides)  # (byte strides: each operand's order is its element strides')
     positions = xp.arange(a.size).reshape(a.shape).transpose(perm[::-1]).ravel()  # (C positions, in order)
     locations = _offsets(a).ravel()[positions]
     by_location = xp.argsort(locations, kind="stable")  # (each location's elements, in order)

@@ -256,7 +256,10 @@ def bernoulli_scalar(g, n: int, p: float) -> np.ndarray:
 @holding_lock
 def bernoulli_tensor(g, p: np.ndarray) -> np.ndarray:
     """``torch.bernoulli(p)`` / ``tensor.bernoulli_(p_tensor)`` (a bool array of p's shape, p in C order): a
-    24-bit uniform below p for float32 (and narrower) probabilities, a 53-bit one for float64."""
+    24-bit uniform below p for float32 (and narrower) probabilities, a 53-bit one for float64. No probabilities:
+    nothing drawn nor cast (an empty one of a dtype PyTorch's kernel would refuse, complex, is not looked at)."""
+    if not p.size:
+        return np.zeros(p.shape, dtype=bool)
     if p.dtype == np.float64:
         u = g.unit64(p.size)
     else:

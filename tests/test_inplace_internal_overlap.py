@@ -9,7 +9,8 @@ import torch
 from oracle import assert_close
 
 import ember
-from ember._internal_overlap import iteration_order, overlaps
+from ember._internal_overlap import overlaps
+from ember._meta import reorder_dimensions
 
 
 def _strided(m, size, stride, n=12):
@@ -116,11 +117,11 @@ def test_overlap_told_cheaply():
 
 def test_iteration_order_follows_the_operands():
     # the output's strides decide; equal ones leave it to the next operand; equal sizes and strides: C order
-    assert iteration_order((3, 3), [(8, 8), (8, 8)]) == [1, 0]
-    assert iteration_order((3, 3), [(8, 8), (8, 8), (8, 24)]) == [0, 1]
-    assert iteration_order((3, 4), [(8, 16)]) == [0, 1]
-    assert iteration_order((4, 3), [(8, 8)]) == [1, 0]  # (equal strides: the larger dimension outside)
-    assert iteration_order((3, 4), [(8, 8)]) == [0, 1]
+    assert reorder_dimensions((3, 3), [(8, 8), (8, 8)]) == [1, 0]
+    assert reorder_dimensions((3, 3), [(8, 8), (8, 8), (8, 24)]) == [0, 1]
+    assert reorder_dimensions((3, 4), [(8, 16)]) == [0, 1]
+    assert reorder_dimensions((4, 3), [(8, 8)]) == [1, 0]  # (equal strides: the larger dimension outside)
+    assert reorder_dimensions((3, 4), [(8, 8)]) == [0, 1]
 
 
 @pytest.mark.parametrize("name,op", [("mul_", lambda v, m, s: v.mul_(s)), ("exp_", lambda v, m, s: v.exp_()),

@@ -47,3 +47,11 @@ def test_random_fill_by_dtype(name, dtype, empty):
         got, want = outcomes(lambda m: m.zeros(0, dtype=getattr(m, dtype)).bernoulli_(m.zeros(0)))
     assert _result(got) == _result(want)
     assert got[1] == want[1]  # (no warning where PyTorch gives none)
+
+
+@pytest.mark.parametrize("p_dtype", ["complex64", "complex128", "int64"])
+def test_empty_bernoulli_takes_any_probabilities_silently(p_dtype):
+    # no element to fill: PyTorch's kernel does not run, so probabilities of a dtype it refuses are not cast
+    got, want = outcomes(lambda m: m.zeros(0).bernoulli_(m.zeros(0, dtype=getattr(m, p_dtype))))
+    assert _result(got) == _result(want) == ("ok", "float32", (0,))
+    assert got[1] == want[1] == []  # (no warning: NumPy's ComplexWarning of a complex cast to float32 included)

@@ -5,6 +5,7 @@ PyTorch's message is one argument's, its words exactly."""
 
 import re
 
+import numpy as np
 import pytest
 from oracle import outcomes
 
@@ -29,6 +30,14 @@ CASES = {
     "argmax keepdim str": (lambda m, x: x.argmax(1, keepdim="x"), "argument 'keepdim' must be bool, not str", True),
     "amax keepdim str": (lambda m, x: x.amax(1, keepdim="x"), "argument 'keepdim' must be bool", False),
     "var keepdim str": (lambda m, x: x.var(1, keepdim="x"), "keepdim", False),
+    "sum keepdim numpy bool": (lambda m, x: x.sum(1, keepdim=np.True_), "argument 'keepdim' must be bool, not numpy.bool",
+                               True),
+    "mean keepdim numpy bool": (lambda m, x: x.mean(1, keepdim=np.False_), "argument 'keepdim' must be bool", False),
+    "prod keepdim numpy bool": (lambda m, x: x.prod(1, keepdim=np.True_), "argument 'keepdim' must be bool", False),
+    "argmax keepdim numpy bool": (lambda m, x: x.argmax(1, keepdim=np.True_), "argument 'keepdim' must be bool",
+                                  False),
+    "amax keepdim numpy bool": (lambda m, x: x.amax(1, keepdim=np.True_), "argument 'keepdim' must be bool", False),
+    "var keepdim numpy bool": (lambda m, x: x.var(1, keepdim=np.True_), "keepdim", False),
     "mean keepdim no dim": (lambda m, x: x.mean(keepdim="x"), "got (keepdim=str, )", False),
     "sum keepdim no dim": (lambda m, x: m.sum(x, keepdim="x"), "keepdim=str", False),
     "sum dim str": (lambda m, x: x.sum(dim="x"), "tuple of ints", False),

@@ -464,12 +464,10 @@ def keepdim_without_dim(name: str, method: bool, dtype, keepdim=False) -> TypeEr
 
 
 def keepdim_flag(name: str, keepdim) -> bool:
-    """``keepdim`` as PyTorch's parser reads it: a bool (a NumPy one too); anything else, an int included, its
-    TypeError ("sum(): argument 'keepdim' must be bool, not str")."""
+    """``keepdim`` as PyTorch's parser reads it: a Python bool; anything else, an int or a NumPy bool included, its
+    TypeError ("sum(): argument 'keepdim' must be bool, not numpy.bool")."""
     if keepdim.__class__ is bool:
         return keepdim
-    if isinstance(keepdim, xp.bool_):
-        return bool(keepdim)
     raise TypeError(f"{name}(): argument 'keepdim' must be bool, not {c_type_name(keepdim)}")
 
 
