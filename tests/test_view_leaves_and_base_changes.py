@@ -191,13 +191,15 @@ CASES = [_slice_leaf_then_base, _base_then_slice_leaf, _slice_follows_base, _vie
 
 # each case through every path an op on the view may take: Node.apply (a product with a number), apply_one (a
 # unary op, a full sum, a square) and apply_same (a product with a tensor of its shape), each finding the view's
-# edge its own way (a view leaf whose base changed since: a new grad_fn from the base's history, not its accumulator)
+# edge its own way (a view leaf whose base changed since: a new grad_fn from the base's history, not its accumulator;
+# apply_same finds each operand's edge by its own inlined test, so the view goes first and second)
 FORMS = {
     "times_number": lambda m, t: t * 2,
     "neg": lambda m, t: t.neg(),
     "sum": lambda m, t: t.sum(),
     "square": lambda m, t: t.square(),
     "times_tensor": lambda m, t: t * m.full(tuple(t.shape), 2.0),
+    "tensor_times": lambda m, t: m.full(tuple(t.shape), 2.0) * t,
 }
 
 
