@@ -108,3 +108,16 @@ def threads(monkeypatch):
     saved = ember.get_num_threads()
     yield
     ember.set_num_threads(saved)
+
+
+@pytest.fixture
+def two_blas_threads():
+    """NumPy's OpenBLAS at two threads for the test (restored after); yields OpenBLAS's thread-count getter. Needs
+    NumPy built with OpenBLAS (``ember._kernels.openblas.functions()`` not empty)."""
+    from ember._kernels import openblas
+
+    setter, getter = openblas.functions()
+    before = getter()
+    setter(2)
+    yield getter
+    setter(before)

@@ -23,15 +23,6 @@ BOTH_OFF = {"linear_grads_at_once": False, "linear_forward_halves": False}
 BOTH_ON = {"linear_grads_at_once": True, "linear_forward_halves": True}
 
 
-@pytest.fixture
-def two_blas_threads():
-    setter, getter = openblas.functions()
-    before = getter()
-    setter(2)
-    yield getter
-    setter(before)
-
-
 def _spied(monkeypatch):
     """Each ``side_by_side`` call's two computations noted with the thread that ran them and OpenBLAS's count then."""
     calls = []

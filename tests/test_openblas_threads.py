@@ -33,15 +33,6 @@ class _Spy:
         return np.matmul(a, b)
 
 
-@pytest.fixture
-def two_blas_threads():
-    setter, getter = openblas.functions()
-    before = getter()
-    setter(2)
-    yield getter
-    setter(before)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_held_product_is_numpys_product(dtype, two_blas_threads):
     rng = np.random.default_rng(0)
