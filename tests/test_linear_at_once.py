@@ -141,3 +141,16 @@ def test_create_graph_keeps_its_recorded_formulas(threads, two_blas_threads):
             gx.pow(2).sum().backward()
         got.append(wt.grad.numpy())
     np.testing.assert_allclose(got[0], got[1], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("grads,halves,calls_made", [(False, True, 1), (True, False, 1), (False, False, 0)])
+def test_each_switch_turns_on_its_own_split(grads, halves, calls_made, threads, monkeypatch, two_blas_threads):
+    """``linear_forward_halves`` and ``linear_grads_at_once`` each alone: the forward's halves, or the gradients at
+    once, and nothing of the other's."""
+    calls = _spied(monkeypatch)
+    ember.set_num_threads(2)
+    with policy.override(**SMALL, linear_grads_at_once=grads, linear_forward_halves=halves):
+        got, want = _step((16, 24, 40), 56, True, np.float32)
+    assert len(calls) == calls_made
+    for a, t in zip(got, want):
+        np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-5)
