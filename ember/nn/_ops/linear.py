@@ -102,7 +102,7 @@ class Linear(Node):
             # (_swapped's size test first, inline: a Linear of other sizes pays no call for it)
             if 2 <= m <= 48 and k >= 64 and m * w.shape[0] >= 1536 and _swapped(rows, w):
                 out = gemm(w, rows.T).T.copy()  # (C order: as the product's own layout)
-            elif policy.linear_forward_halves and _side_by_side_fits(rows, rows, w):
+            elif policy.linear_forward_halves and rows.dtype == _F32 and m >= 4 and _side_by_side_fits(rows, rows, w):
                 out = _in_halves(rows, w)
             else:
                 out = gemm(rows, w.T)
@@ -183,7 +183,9 @@ def _side_by_side_fits(g2, x, w) -> bool:
 
 def _in_halves(rows, w):
     """``rows @ w.T`` as two GEMMs of half the rows each, at once on two threads with OpenBLAS held to one
-    (``_parallel.side_by_side``): each output row is the same dot products, so the same bits."""
+    (``_parallel.side_by_side``): float32 rows, two or more in each half, whose output rows OpenBLAS's
+    single-precision GEMM sums as the whole GEMM does, so the bits of one thread. (A one-row half is a matrix-vector
+    product, and the double-precision GEMM sums a tail of rows in another order, so those stay one GEMM.)"""
     out = xp.empty((rows.shape[0], w.shape[0]), rows.dtype)
     half = rows.shape[0] // 2
     wt = w.T
