@@ -1,7 +1,8 @@
 """A Linear's GEMMs at two threads on ember's pool (``policy.linear_grads_at_once``, ``policy.linear_forward_halves``):
 the input and weight gradients at once, the forward's two halves of rows at once, each on its own thread with
 OpenBLAS held to one (``_parallel.side_by_side``). The same bits as the GEMMs one after the other on OpenBLAS's own
-threads, PyTorch's values and gradients, OpenBLAS's count held only while they run."""
+threads where those sum as one thread does, and one thread's bits where they do not; PyTorch's values and
+gradients, OpenBLAS's count held only while they run."""
 
 import threading
 
@@ -180,3 +181,27 @@ def test_forward_halves_keep_the_bits_of_one_gemm(m, k, n, dtype, threads, monke
         np.testing.assert_array_equal(on, one)
     np.testing.assert_allclose(on, torch.nn.functional.linear(torch.tensor(x), torch.tensor(w)).numpy(),
                                rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-4 if dtype == np.float32 else 1e-10)
+
+
+def test_at_once_gives_one_threads_bits_where_openblas_splits_the_sum(threads, two_blas_threads):
+    """OpenBLAS's threaded GEMM splits the sum over K for a few outputs of a long sum (a weight gradient of few
+    features over many rows), so it rounds otherwise than one thread; the GEMMs at once run on one OpenBLAS thread
+    each: the output and both gradients have the bits of one thread."""
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((4097, 65)).astype(np.float32), rng.standard_normal((33, 65)).astype(np.float32)
+    g = rng.standard_normal((4097, 33)).astype(np.float32)
+
+    def step():
+        xt, wt = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        y = ember.nn.functional.linear(xt, wt)
+        y.backward(ember.tensor(g))
+        return [a.numpy().copy() for a in (y.detach(), xt.grad, wt.grad)]
+
+    with policy.override(**SMALL, **BOTH_ON):
+        ember.set_num_threads(2)
+        two = step()
+        ember.set_num_threads(1)  # (and OpenBLAS at one, as ``set_num_threads`` sets it outside this test)
+        openblas.functions()[0](1)
+        one = step()
+    for name, a, b in zip(("output", "input grad", "weight grad"), two, one):
+        np.testing.assert_array_equal(a, b, err_msg=name)
