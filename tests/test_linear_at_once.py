@@ -205,3 +205,15 @@ def test_at_once_gives_one_threads_bits_where_openblas_splits_the_sum(threads, t
         one = step()
     for name, a, b in zip(("output", "input grad", "weight grad"), two, one):
         np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_more_than_two_threads_keep_openblas_threads(threads, monkeypatch, two_blas_threads):
+    """At four threads two GEMMs on two of them would leave the others idle where OpenBLAS threads each GEMM over
+    all: nothing runs side by side, and the values stay PyTorch's."""
+    calls = _spied(monkeypatch)
+    ember.set_num_threads(4)
+    with policy.override(**SMALL, **BOTH_ON):
+        got, want = _step((16, 24, 40), 56, True, np.float32)
+    assert calls == []
+    for a, t in zip(got, want):
+        np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-5)

@@ -176,10 +176,11 @@ class KernelPolicy:
     # different and was not kept.
     inter_op: bool = False
     # A Linear's input and weight gradients (``nn/_ops/linear.py``), two GEMMs that OpenBLAS would each thread (each
-    # over ``blas_one_thread_mnk``), run at once at two or more threads: the input gradient on ember's worker, the
-    # weight gradient on the calling thread, OpenBLAS held to one thread (``_parallel.side_by_side``), instead of
-    # one after the other on OpenBLAS's two threads: one hand-off instead of two OpenBLAS wakes, and no split of the
-    # weight gradient's few output rows (out_features x in_features, summed over every input row). The bits of one
+    # over ``blas_one_thread_mnk``), run at once at two threads: the input gradient on ember's worker, the weight
+    # gradient on the calling thread, OpenBLAS held to one thread (``_parallel.side_by_side``), instead of one after
+    # the other on OpenBLAS's two threads: one hand-off instead of two OpenBLAS wakes, and no split of the weight
+    # gradient's few output rows (out_features x in_features, summed over every input row). At more threads
+    # OpenBLAS's threads, each GEMM over all (two GEMMs would leave the others idle; unmeasured). The bits of one
     # OpenBLAS thread, as at one thread: OpenBLAS's threaded GEMM splits the sum over K for a few outputs of a long
     # sum (a weight gradient of few features over many rows), which rounds otherwise. False: OpenBLAS's threads, one
     # GEMM after the other.

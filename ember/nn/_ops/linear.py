@@ -168,9 +168,10 @@ def _bias_grad(node: Linear, g, g2):
 def _side_by_side_fits(g2, x, w) -> bool:
     """Whether two of a Linear's GEMMs may run at once (``_parallel.side_by_side``), its input gradient ``g2 @ w``
     beside its weight gradient ``g2.T @ x`` (``policy.linear_grads_at_once``) or the forward's two halves of rows
-    (``g2`` and ``x`` its rows; ``policy.linear_forward_halves``): plain float arrays of one dtype, more than one of
-    ember's threads and of OpenBLAS's, and GEMMs OpenBLAS would thread (over ``blas_one_thread_mnk``)."""
-    if policy.blas_threads < 2 or policy.omp_gemm or get_num_threads() < 2:
+    (``g2`` and ``x`` its rows; ``policy.linear_forward_halves``): plain float arrays of one dtype, two of ember's
+    threads (at more, two GEMMs on two of them would leave the others idle where OpenBLAS threads each over all),
+    two or more of OpenBLAS's, and GEMMs OpenBLAS would thread (over ``blas_one_thread_mnk``)."""
+    if policy.blas_threads < 2 or policy.omp_gemm or get_num_threads() != 2:
         return False  # (under ``omp_gemm`` numba's threads split every such GEMM already)
     if type(g2) is not xp.ndarray or type(x) is not xp.ndarray or type(w) is not xp.ndarray:
         return False
