@@ -158,11 +158,12 @@ def test_each_switch_turns_on_its_own_split(grads, halves, calls_made, threads, 
         np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("m,k,n,dtype", [(2, 100, 100, np.float32), (3, 40, 200, np.float32), (33, 40, 50, np.float64)])
+@pytest.mark.parametrize("m,k,n,dtype", [(2, 63, 66600, np.float32), (3, 40, 70000, np.float32),
+                                         (415, 299, 423, np.float64)])
 def test_forward_halves_keep_the_bits_of_one_gemm(m, k, n, dtype, threads, monkeypatch, two_blas_threads):
-    """Halves of one row (OpenBLAS's matrix-vector product) and double precision's halves (its kernels sum an odd
-    tail of rows in another order) would round otherwise than the whole GEMM: they stay one GEMM, so the output's
-    bits are those with the halves off, and in single precision those of one thread."""
+    """At the shipped thresholds, halves of one row (OpenBLAS's matrix-vector product) and double precision's halves
+    (its kernels sum an odd tail of rows in another order) would round otherwise than the whole GEMM: they stay one
+    GEMM, so the output's bits are those with the halves off, and in single precision those of one thread."""
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
 
@@ -170,17 +171,19 @@ def test_forward_halves_keep_the_bits_of_one_gemm(m, k, n, dtype, threads, monke
         return ember.nn.functional.linear(ember.tensor(x), ember.tensor(w)).numpy().copy()
 
     ember.set_num_threads(2)
-    with policy.override(**SMALL, **BOTH_OFF):
+    with policy.override(blas_threads=2, **BOTH_OFF):
         off = forward()
-    with policy.override(**SMALL, **BOTH_ON):
+    with policy.override(blas_threads=2, **BOTH_ON):
         on = forward()
-        ember.set_num_threads(1)
+        ember.set_num_threads(1)  # (and OpenBLAS at one, as ``set_num_threads`` sets it outside this test)
+        openblas.functions()[0](1)
         one = forward()
     np.testing.assert_array_equal(on, off)
     if dtype == np.float32:
         np.testing.assert_array_equal(on, one)
-    np.testing.assert_allclose(on, torch.nn.functional.linear(torch.tensor(x), torch.tensor(w)).numpy(),
-                               rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-4 if dtype == np.float32 else 1e-10)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(on, torch.nn.functional.linear(torch.tensor(x), torch.tensor(w)).numpy(), rtol=tol,
+                               atol=tol)
 
 
 def test_at_once_gives_one_threads_bits_where_openblas_splits_the_sum(threads, two_blas_threads):

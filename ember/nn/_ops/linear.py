@@ -186,7 +186,10 @@ def _in_halves(rows, w):
     """``rows @ w.T`` as two GEMMs of half the rows each, at once on two threads with OpenBLAS held to one
     (``_parallel.side_by_side``): float32 rows, two or more in each half, whose output rows OpenBLAS's
     single-precision GEMM sums as the whole GEMM does, so the bits of one thread. (A one-row half is a matrix-vector
-    product, and the double-precision GEMM sums a tail of rows in another order, so those stay one GEMM.)"""
+    product, and the double-precision GEMM sums a tail of rows in another order, so those stay one GEMM.) Measured at
+    the sizes the shipped ``blas_one_thread_mnk`` lets through, each half over 4 M multiply-adds, C- and
+    column-major operands alike; a threshold lowered to halves of about 1 M or less (the tests') reaches OpenBLAS's
+    small-matrix kernels, whose halves may round otherwise."""
     out = xp.empty((rows.shape[0], w.shape[0]), rows.dtype)
     half = rows.shape[0] // 2
     wt = w.T
