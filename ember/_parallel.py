@@ -268,8 +268,9 @@ def side_by_side(first: Callable, second: Callable, elements: int, *, one_blas: 
     them on the calling thread alone). ``elements`` is their size (``parallel_for``'s threading decision: below
     ``policy.min_parallel_elements``, or at one thread, or inside a worker, they run in turn). With ``one_blas``,
     OpenBLAS is held to one thread while both run (``openblas.hold``), so that each GEMM in them runs whole on its
-    own thread; one thread's GEMM sums in the order a threaded one does (OpenBLAS splits M and N, never K), so the
-    bits are those of the two in turn."""
+    own thread: the bits of one OpenBLAS thread, those of the two in turn at one thread (OpenBLAS's threaded GEMM
+    splits the sum over K for a few outputs of a long sum, which rounds otherwise). ``first`` runs on another
+    thread: it must read no thread-local state (grad mode, the RNG's) that ``second``'s caller set."""
     results = [None, None]
     fns = (first, second)
 

@@ -176,12 +176,18 @@ class KernelPolicy:
     # different and was not kept.
     inter_op: bool = False
     # A Linear's input and weight gradients (``nn/_ops/linear.py``), two GEMMs that OpenBLAS would each thread (each
-    # over ``blas_one_thread_mnk``), run at once at two or more threads: the input gradient on ember's worker, the
-    # weight gradient on the calling thread, OpenBLAS held to one thread (``_parallel.side_by_side``), instead of
-    # one after the other on OpenBLAS's two threads: one hand-off instead of two OpenBLAS wakes, and no split of the
-    # weight gradient's few output rows (out_features x in_features, summed over every input row). The same bits
-    # (OpenBLAS's threads split M and N, never K). False: OpenBLAS's threads, one GEMM after the other.
+    # over ``blas_one_thread_mnk``), run at once at two threads: the input gradient on ember's worker, the weight
+    # gradient on the calling thread, OpenBLAS held to one thread (``_parallel.side_by_side``), instead of one after
+    # the other on OpenBLAS's two threads: one hand-off instead of two OpenBLAS wakes, and no split of the weight
+    # gradient's few output rows (out_features x in_features, summed over every input row). At more threads
+    # OpenBLAS's threads, each GEMM over all (two GEMMs would leave the others idle; unmeasured). The bits of one
+    # OpenBLAS thread, as at one thread: OpenBLAS's threaded GEMM splits the sum over K for a few outputs of a long
+    # sum (a weight gradient of few features over many rows), which rounds otherwise. False: OpenBLAS's threads, one
+    # GEMM after the other.
     linear_grads_at_once: bool = True
+    # A float32 Linear's forward (two or more rows a half) as two GEMMs of half the rows each, at once in the same
+    # way: the bits of one thread (double precision's GEMM sums an odd tail of rows in another order, and a one-row
+    # half is a matrix-vector product: those stay one GEMM). False: one GEMM on OpenBLAS's threads.
     linear_forward_halves: bool = True
     # Attention's forward (the score GEMMs, the softmax, the products with v) and backward (four GEMMs and the
     # softmax's product) each as one split along the heads' first dim (``nn/_ops/attention.py``: ``_forward_at_once``,

@@ -102,7 +102,7 @@ class Linear(Node):
             # (_swapped's size test first, inline: a Linear of other sizes pays no call for it)
             if 2 <= m <= 48 and k >= 64 and m * w.shape[0] >= 1536 and _swapped(rows, w):
                 out = gemm(w, rows.T).T.copy()  # (C order: as the product's own layout)
-            elif policy.linear_forward_halves and _at_once(rows, rows, w):
+            elif policy.linear_forward_halves and rows.dtype == _F32 and m >= 4 and _side_by_side_fits(rows, rows, w):
                 out = _in_halves(rows, w)
             else:
                 out = gemm(rows, w.T)
@@ -129,7 +129,7 @@ class Linear(Node):
         if g.dtype.kind == "c":  # complex: the conjugate factors, as matmul's (g @ conj(W), g^T @ conj(x))
             x, w = conj_if_complex(x), conj_if_complex(w)
         g2 = _blas_operand(_as_rows(g))
-        if nx and nw and _at_once(g2, x, w):
+        if nx and nw and policy.linear_grads_at_once and _side_by_side_fits(g2, x, w):
             x2 = _as_rows(x)
             gx, gw = side_by_side(partial(gemm, g2, w), partial(gemm, g2.T, x2), g2.size + x2.size + w.size,
                                   one_blas=True)
@@ -165,11 +165,13 @@ def _bias_grad(node: Linear, g, g2):
     return col_sums(g2) if node._bias_over is None else g2 if node._bias_over == "rows" else g
 
 
-def _at_once(g2, x, w) -> bool:
-    """Whether a Linear's input gradient ``g2 @ w`` and weight gradient ``g2.T @ x`` run at once
-    (``policy.linear_grads_at_once``, ``_parallel.side_by_side``): plain float arrays of one dtype, more than one of
-    ember's threads and of OpenBLAS's, and both GEMMs ones OpenBLAS would thread (over ``blas_one_thread_mnk``)."""
-    if not policy.linear_grads_at_once or policy.blas_threads < 2 or policy.omp_gemm or get_num_threads() < 2:
+def _side_by_side_fits(g2, x, w) -> bool:
+    """Whether two of a Linear's GEMMs may run at once (``_parallel.side_by_side``), its input gradient ``g2 @ w``
+    beside its weight gradient ``g2.T @ x`` (``policy.linear_grads_at_once``) or the forward's two halves of rows
+    (``g2`` and ``x`` its rows; ``policy.linear_forward_halves``): plain float arrays of one dtype, two of ember's
+    threads (at more, two GEMMs on two of them would leave the others idle where OpenBLAS threads each over all),
+    two or more of OpenBLAS's, and GEMMs OpenBLAS would thread (over ``blas_one_thread_mnk``)."""
+    if policy.blas_threads < 2 or policy.omp_gemm or get_num_threads() != 2:
         return False  # (under ``omp_gemm`` numba's threads split every such GEMM already)
     if type(g2) is not xp.ndarray or type(x) is not xp.ndarray or type(w) is not xp.ndarray:
         return False
@@ -182,7 +184,12 @@ def _at_once(g2, x, w) -> bool:
 
 def _in_halves(rows, w):
     """``rows @ w.T`` as two GEMMs of half the rows each, at once on two threads with OpenBLAS held to one
-    (``_parallel.side_by_side``): each output row is the same dot products, so the same bits."""
+    (``_parallel.side_by_side``): float32 rows, two or more in each half, whose output rows OpenBLAS's
+    single-precision GEMM sums as the whole GEMM does, so the bits of one thread. (A one-row half is a matrix-vector
+    product, and the double-precision GEMM sums a tail of rows in another order, so those stay one GEMM.) Measured at
+    the sizes the shipped ``blas_one_thread_mnk`` lets through, each half over 4 M multiply-adds, C- and
+    column-major operands alike; a threshold lowered to halves of about 1 M or less (the tests') reaches OpenBLAS's
+    small-matrix kernels, whose halves may round otherwise."""
     out = xp.empty((rows.shape[0], w.shape[0]), rows.dtype)
     half = rows.shape[0] // 2
     wt = w.T
