@@ -227,10 +227,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op, method: str, tensor_refusal: bo
         o = ew.operand_int(o, x._data.dtype)
     a = x._data
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
-        if a.flags.c_contiguous or not overlaps(a):
-            ufunc(a, o, out=a, casting="unsafe")
-        else:  # (elements sharing memory: written one after another, as PyTorch's)
-            write_in_turn(a, lambda c: ufunc(c, o, out=c, casting="unsafe"), (o,))
+        _ufunc_into(a, ufunc, (o,))
     x._bump_version()
     return x
 
