@@ -71,7 +71,7 @@ class ScaledDotProductAttention(Node):
         plain = compiled_softmax(q) and type(kr) is xp.ndarray  # (under create_graph some inputs are recorded)
         fold = plain and mask is None and scale > 0
         if plain and mask is None and dmask is None and _heads_at_once(q, kr, vr):
-            out, p = _forward_at_once(q, kr, vr, scale, fold, causal, self._output_for(q))
+            out, p = _forward_at_once(q, kr, vr, scale, fold, causal, self._output_for(q, q.dtype))
             self.saved = (q, k, v, p, dmask)
             self.scale, self.groups = scale, groups
             return out
@@ -87,13 +87,15 @@ class ScaledDotProductAttention(Node):
         self.scale, self.groups = scale, groups
         return self._attended(pd, vr, q)
 
-    def _output_for(self, q):
-        """The array the output is written into (None: a row-major one), as PyTorch's math composite's matmul."""
+    def _output_for(self, q, dtype):
+        """The array of ``dtype`` the output is written into, laid out for ``q``; None: a row-major one, as PyTorch's
+        math composite's matmul gives."""
         return None
 
     def _attended(self, pd, vr, q):
-        """The probabilities times the values: PyTorch's math composite's matmul, row-major."""
-        return stack_matmul(pd, vr)
+        """The probabilities times the values, into ``_output_for``'s array where both are plain arrays."""
+        plain = pd.__class__ is xp.ndarray and vr.__class__ is xp.ndarray  # (not recorded, under create_graph)
+        return stack_matmul(pd, vr, out=self._output_for(q, pd.dtype) if plain else None)
 
     def backward(self, g):
         q, k, v, p, dmask = self.saved
@@ -143,12 +145,8 @@ class ScaledDotProductFlashAttentionForCpuBackward0(ScaledDotProductAttention):
     (B, H, T, E) give a (B, H, T, E) output over (B, T, H, E) memory, whose ``transpose(1, 2)`` is contiguous (a
     GPT block's head merge then copies nothing)."""
 
-    def _output_for(self, q):
-        return laid_out_empty(q, q.dtype)
-
-    def _attended(self, pd, vr, q):
-        laid = laid_out_empty(q, pd.dtype) if pd.__class__ is xp.ndarray and vr.__class__ is xp.ndarray else None
-        return stack_matmul(pd, vr) if laid is None else stack_matmul(pd, vr, out=laid)
+    def _output_for(self, q, dtype):
+        return laid_out_empty(q, dtype)
 
 
 def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
