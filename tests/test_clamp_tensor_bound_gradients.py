@@ -13,9 +13,11 @@ import torch
 
 import ember
 
-X = [-2.0, 0.0, 0.5, 1.0, 3.0, -0.0, 0.25, 7.0]
+# (ties: x at a lower bound below the upper one (2) and at an upper bound above the lower one (6), whose gradient
+# goes to x alone; x at both bounds where they are equal (1, 3))
+X = [-2.0, 0.0, 1.0, 1.0, 3.0, -0.0, 0.25, 7.0]
 LO = [0.0, 0.0, 1.0, 1.0, 2.0, 0.0, -1.0, 8.0]
-HI = [1.0, 0.0, 2.0, 1.0, 2.5, 1.0, 0.0, 9.0]
+HI = [1.0, 0.0, 2.0, 1.0, 2.5, 1.0, 0.25, 9.0]
 
 # (form, which of (lo, hi) it takes: the gradients compared)
 FORMS = {

@@ -61,18 +61,30 @@ OPS = {
     # special's Bessel functions (no gradient): a unary op's layout
     "bessel_j0": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.bessel_j0(x),
     "modified_bessel_k1": lambda x: (torch if isinstance(x, torch.Tensor) else ember).special.modified_bessel_k1(x),
+    # number operands that are no input of the node: a one-input op's layout
+    "pow_two": lambda x: x.pow(2),
+    "pow_three": lambda x: x ** 3,
+    "clamp_numbers": lambda x: x.clamp(1, 5),
+    # hardtanh (relu6's too) writes into empty_like(x): a dense input's strides, its size-1 dimensions' included
+    "hardtanh": lambda x: (torch if isinstance(x, torch.Tensor) else ember).nn.functional.hardtanh(x, 1.0, 5.0),
+    "relu6": lambda x: (torch if isinstance(x, torch.Tensor) else ember).nn.functional.relu6(x - 3),
+    "hardtanh_integer": lambda x: (torch if isinstance(x, torch.Tensor) else ember).nn.functional.hardtanh(
+        x.detach().long(), 1, 5),
 }
 
 
+@pytest.mark.parametrize("recorded", [False, True])
 @pytest.mark.parametrize("how", ["channels_last", "empty_channels_last", "permuted", "reversed"])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("op", list(OPS))
-def test_strides_are_pytorchs(op, shape, how):
-    x, t = _inputs(ember, shape, how), _inputs(torch, shape, how)
+def test_strides_are_pytorchs(op, shape, how, recorded):
+    """Also with an input that requires grad: the op then records its node, and the result takes the same layout
+    on that path (``apply``'s relayout of a one-input pointwise result with a size-1 dimension)."""
+    x, t = _inputs(ember, shape, how).requires_grad_(recorded), _inputs(torch, shape, how).requires_grad_(recorded)
     assert x.stride() == t.stride()
     out, expected = OPS[op](x), OPS[op](t)
     assert out.stride() == expected.stride()
-    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("op", ["exp", "sigmoid", "add_scalar", "sort_values"])

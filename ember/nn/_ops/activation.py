@@ -21,7 +21,7 @@ from ..._backend import xp
 from ..._kernels import activation as compiled
 from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
-from ..._meta import kept_layout
+from ..._meta import kept_layout, strides_like
 from ..._parallel import multiply, parallel_blocks, parallel_flat, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
@@ -43,6 +43,10 @@ class Pointwise(Node):
     float32_compute = True
     constant_saved = (0,)  # (f': its float32 values, as forward computed them, a constant of the gradient)
     contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
+    # True where PyTorch's op writes into ``empty_like(input)`` (hardtanh's): a dense input's strides, those of its
+    # size-1 dimensions included, where an elementwise kernel's result takes TensorIterator's there (such a node
+    # is ``own_layout``: ``apply`` leaves its result as forward lays it out)
+    input_strides_result = False
     saves_input = False  # (True: PyTorch's node saves the input, ``node_named``'s ``saved``)
     # True where PyTorch's backward kernel selects (``f' != 0 ? g f' : 0``, hardtanh's, threshold's) rather than
     # multiplying by f': +0.0 where f' is 0 whatever g (``autograd.selected``; a product gives -0.0 or NaN).
@@ -71,7 +75,8 @@ class Pointwise(Node):
         self.fn, self.params = fn, params
         if self.contiguous_result and out.__class__ is xp.ndarray:  # (not a recorded array: create_graph's rerun)
             return xp.ascontiguousarray(out)
-        return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
+        out = kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
+        return strides_like(out, x) if self.input_strides_result and out.__class__ is xp.ndarray else out
 
     def derivative(self, x=None):
         """f' at ``x``, by default as forward saved it; where it did not keep it (an in-place form,
@@ -561,7 +566,8 @@ def _hardtanh_grad(g, x, lo, hi):
 
 
 _HARDTANH = node_named("HardtanhBackward0", smooth=False, saved=("min_val", "max_val"), selects_gradient=True,
-                       selected_from_input=_hardtanh_grad)
+                       selected_from_input=_hardtanh_grad, input_strides_result=True,
+                       own_layout=True)
 
 
 def _logsigmoid(x, need):
@@ -617,7 +623,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         if not input.dtype.is_signed and input.dtype != _dtype.bool_ and (int(min_val) < 0 or int(max_val) < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         lo, hi = integer_limits(input, "hardtanh", min_val, max_val)
-        return _maybe_inplace(input, Tensor._make(xp.clip(input._data, lo, hi)), inplace)
+        # (into PyTorch's empty_like(input), as the float path's node: ``input_strides_result``)
+        return _maybe_inplace(input, Tensor._make(strides_like(xp.clip(input._data, lo, hi), input._data)), inplace)
     return _maybe_inplace(input, _apply(input, _hardtanh, min_val, max_val, node=_HARDTANH), inplace)
 
 
