@@ -185,12 +185,22 @@ def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 
 def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """x with every element of the slices at ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor)."""
+    """x with every element of the slices at ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor).
+    An integer or bool ``x`` with a value tensor that requires grad is refused, as PyTorch's autograd refuses such
+    a result a history; ``index_fill_`` records it (``_index_fill``)."""
+    return _index_fill(x, dim, index, value)
+
+
+def _index_fill(x: Tensor, dim: int, index: Tensor, value, in_place: bool = False) -> Tensor:
+    """``index_fill``; ``in_place``: for ``index_fill_``, which records an integer ``x`` filled from a value tensor
+    that requires grad (IndexFillBackward1), as PyTorch's."""
     d, idx = _index_arg(x, dim, index, "index_fill")
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
+        if not in_place and value._requires_grad and _GradState.enabled and x.dtype._category < 2:
+            raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")  # (masked_fill's)
         return version_checked(IndexFillTensor.apply(x, value, dim=d, index=idx), index)
     if isinstance(value, (complex, xp.complexfloating)) and x._data.dtype.kind != "c":  # (even with no imaginary part)
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
@@ -278,9 +288,9 @@ def index_copy_(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if _expanded_untracked(x, value):  # (PyTorch fills the slices through the shared elements: no overlap check)
-        filled = index_fill(x, dim, index, value)
+        filled = _index_fill(x, dim, index, value, in_place=True)
         return _write_selected(x, (slice(None),) * _wrap_dim(dim, x._data.ndim) + (index._data,), filled)
-    return _write_back(x, lambda t: index_fill(t, dim, index, value), value)
+    return _write_back(x, lambda t: _index_fill(t, dim, index, value, in_place=True), value)
 
 
 def _expanded_untracked(x: Tensor, *others) -> bool:
