@@ -19,7 +19,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, torch_named, version_checked
-from ..autograd.saved_attributes import checked_argument
+from ..autograd.saved_attributes import checked_argument, held_tensor, unreleased
 from .indexing import (
     SAVED_DIM,
     _overlaps,
@@ -102,7 +102,7 @@ class IndexAdd(Node):
     _saved_alpha = property(lambda node: node.alpha)
     _saved_dim = SAVED_DIM
     # (the index and the source only for the source's gradient, as PyTorch saves them)
-    _saved_index = property(lambda node: Tensor._make(node.at[-1]) if node.needs_input_grad[1] else None)
+    _saved_index = property(lambda node: held_tensor(node, node.at[-1]) if node.needs_input_grad[1] else None)
     _saved_source = property(lambda node: checked_argument(node, 1, 1))
     _saved_source_dim = property(lambda node: node.source_dim)
 
@@ -314,7 +314,7 @@ class IndexAccumulate(Node):
     """``x[indices] += values`` with repeated positions accumulating (``index_put(accumulate=True)``)."""
 
     # (PyTorch's names of what its node saves)
-    _saved_indices = property(lambda node: saved_indices(node.indices, node.ndim))
+    _saved_indices = property(lambda node: saved_indices(unreleased(node).indices, node.ndim))
     _saved_accumulate = True
 
     def forward(self, x, values, indices):
