@@ -466,3 +466,24 @@ def test_held_index_freed_with_the_graph_as_torch(case):
     want = _held(torch, case)
     assert "Trying to backward through the graph a second time" in want[2]
     assert _held(ember, case) == want
+
+
+def _masked_scatter_double(lib):
+    a = lib.arange(4.0, requires_grad=True)
+    src = lib.arange(10.0, 14.0, requires_grad=True)
+    out = (a * a).masked_scatter(lib.tensor([True, False, True, False]), src * src)
+    go = lib.ones(4, requires_grad=True)
+    ga, gs = lib.autograd.grad(out, (a, src), go, create_graph=True)
+    chain, fn = [], (ga * 1).grad_fn.next_functions[0][0]
+    while fn is not None:  # (the self gradient's history: PyTorch's grad.masked_fill(mask, 0), then the leaf)
+        chain.append(fn.name())
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    (ga.sum() * 3 + (gs * gs).sum()).backward()
+    return chain, ga.tolist(), gs.tolist(), go.grad.tolist(), a.grad.tolist(), src.grad.tolist()
+
+
+def test_masked_scatter_self_gradient_under_create_graph_as_torch():
+    """masked_scatter's gradient for self under create_graph is PyTorch's formula's one node (MaskedFillBackward0
+    of the incoming gradient), with its second-order gradients; the source's is recorded through ember's own steps
+    (PyTorch's MaskedScatterBackwardBackward0 is not made)."""
+    assert _masked_scatter_double(ember) == _masked_scatter_double(torch)

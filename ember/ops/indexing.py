@@ -744,6 +744,12 @@ class MaskedScatter(IndexPut):
     _saved_mask = property(lambda node: unreleased(node).mask)
     _saved_source_sym_sizes = property(lambda node: tuple(node.source_shape))
 
+    def backward(self, g):
+        if type(g) is RecordedArray and self.needs_input_grad[0]:  # create_graph: PyTorch's formula for self,
+            gx = RecordedArray(g.t.masked_fill(self.mask, 0.0))  # grad.masked_fill(mask, 0) (MaskedFillBackward0)
+            return gx, (self.source_grad(g[self.idx]) if self.needs_input_grad[1] else None)
+        return super().backward(g)
+
     def source_grad(self, gv):
         out = xp.zeros_like(gv, shape=(math.prod(self.source_shape),))
         out[:gv.shape[0]] = gv
