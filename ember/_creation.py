@@ -62,7 +62,7 @@ def is_other_sequence(data) -> bool:
                UntypedStorage))
 
 
-def _read_sequence(data, infer: bool, dim: int = 0) -> list:
+def _read_sequence(data, infer: bool, dim: int = 0, npdt=None) -> list:
     """``data`` (see ``is_other_sequence``) as the nested lists PyTorch reads from it: the shape from ``len`` and
     ``data[0]`` (a pandas Series indexes by label: one whose labels lack 0 is PyTorch's ValueError, as a DataFrame
     without a column 0 is); where the dtype is to be inferred (``infer``), the elements from ``data[i]`` for each
@@ -82,47 +82,113 @@ def _read_sequence(data, infer: bool, dim: int = 0) -> list:
         items = iterated
     if len(iterated) != n:
         raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(iterated)})")
-    return [_read_sequence(x, infer, dim + 1) if is_other_sequence(x) else
-            _read_inside(x, infer) if isinstance(x, (list, tuple)) else x for x in items]
+    return [_read_sequence(x, infer, dim + 1, npdt) if is_other_sequence(x) else
+            _read_inside(x, infer, npdt) if isinstance(x, (list, tuple)) else _leaf(x, infer, npdt) for x in items]
 
 
 _PLAIN = frozenset((float, int, bool, complex))
 _PLAIN_OR_NESTED = _PLAIN | {list, tuple}
 
 
-def _holds_other_sequence(data) -> bool:
-    """Whether nested lists/tuples hold a sequence ``is_other_sequence`` speaks of (a list of pandas Series).
+# what PyTorch's constructors read as a number, an array or a tensor without asking the object (strings and bytes
+# are refused further on, in PyTorch's words)
+_READ_AS_IS = (bool, int, float, complex, xp.generic, xp.ndarray, Tensor, str, bytes, bytearray)
+
+
+def _odd(x) -> bool:
+    """Whether ``x``, no list, tuple or other sequence, is an object PyTorch reads as a scalar through Python's
+    number protocols: anything but a number, a NumPy scalar or array, a tensor (an object with ``__array__`` or
+    ``__array_interface__`` alone, a PIL image, a ``Fraction``, None)."""
+    return not isinstance(x, _READ_AS_IS)
+
+
+def _numeric_leaf(x) -> bool:
+    """Whether ``x`` is a NumPy scalar or 0-d array, which PyTorch stores through Python's number protocols where a
+    dtype is given (``torch.tensor([np.float32(2.5)], dtype=torch.int64)`` is its TypeError, ``operator.index``'s)."""
+    # (float64 and complex128 scalars are Python floats and complex numbers to PyTorch: stored as such)
+    return isinstance(x, xp.generic) and not isinstance(x, (str, bytes, float, complex)) or \
+        x.__class__ is xp.ndarray and not x.ndim
+
+
+def _leaf(x, infer: bool, npdt=None):
+    """A leaf of the data as PyTorch stores it: a number, NumPy scalar or array, tensor as it is; any other object
+    (``_odd``) refused where the dtype is to be inferred (PyTorch infers it from numbers, NumPy scalars and arrays,
+    tensors and sequences only: "Could not infer dtype of A", also for an object NumPy would convert through
+    ``__array__``), else read as the dtype's kind of number (``float()``, ``complex()``, ``operator.index``),
+    with PyTorch's TypeError where it is none."""
+    if not _odd(x) and (infer or not _numeric_leaf(x)):
+        return x
+    if infer:
+        raise RuntimeError(f"Could not infer dtype of {c_type_name(x)}")
+    kind = npdt.kind if npdt is not None else "f"
+    if kind in "fc":
+        try:
+            return float(x) if kind == "f" else complex(x)
+        except (TypeError, ValueError):
+            raise TypeError(f"must be real number, not {c_type_name(x)}") from None
+    if kind == "b" and isinstance(x, xp.bool_):  # (a NumPy bool into bool; into an integer dtype it is refused)
+        return bool(x)
+    return operator.index(x)  # (PyTorch's error: "'A' object cannot be interpreted as an integer")
+
+
+def _holds_other_sequence(data, numeric: bool = False) -> bool:
+    """Whether nested lists/tuples hold a sequence ``is_other_sequence`` speaks of (a list of pandas Series), or
+    an object read through Python's number protocols (``_odd``).
     Every ``torch.tensor(list)`` asks this, so a list of Python numbers is told by the set of its element types
     (one pass in C) rather than element by element."""
     kinds = set(map(type, data))
     if kinds <= _PLAIN:
         return False
     if kinds <= _PLAIN_OR_NESTED:
-        return any(_holds_other_sequence(x) for x in data if x.__class__ is list or x.__class__ is tuple)
-    return any(_holds_other_sequence(x) if isinstance(x, (list, tuple)) else
-               x.__class__ not in _PLAIN and is_other_sequence(x) for x in data)
+        return any(_holds_other_sequence(x, numeric) for x in data if x.__class__ is list or x.__class__ is tuple)
+    return any(_holds_other_sequence(x, numeric) if isinstance(x, (list, tuple)) else
+               x.__class__ not in _PLAIN and (is_other_sequence(x) or _odd(x) or numeric and _numeric_leaf(x))
+               for x in data)
 
 
-def _read_inside(data, infer: bool) -> list:
+def _read_inside(data, infer: bool, npdt=None) -> list:
     """Nested lists/tuples with the sequences inside them read as ``_read_sequence`` reads them."""
-    return [_read_sequence(x, infer) if is_other_sequence(x) else
-            _read_inside(x, infer) if isinstance(x, (list, tuple)) else x for x in data]
+    return [_read_sequence(x, infer, 0, npdt) if is_other_sequence(x) else
+            _read_inside(x, infer, npdt) if isinstance(x, (list, tuple)) else _leaf(x, infer, npdt) for x in data]
+
+
+def _first_unsized(data) -> bool:
+    """Whether the first elements of nested lists/tuples lead to a 0-d NumPy array: PyTorch reads the shape along
+    them and takes an array for a sequence, whose ``len`` a 0-d one has not (``[np.array(2.0)]`` is its TypeError;
+    one after a number, ``[1.0, np.array(2.0)]``, is stored as a number)."""
+    x = data
+    while (x.__class__ is list or x.__class__ is tuple) and x:
+        x = x[0]
+    return x.__class__ is xp.ndarray and not x.ndim
+
+
+def refuse_unsized_first(data) -> None:
+    """PyTorch's TypeError for nested lists/tuples whose first elements lead to a 0-d array (``_first_unsized``),
+    before its hint about arrays in a list."""
+    if (data.__class__ is list or data.__class__ is tuple) and _first_unsized(data):
+        raise TypeError("len() of unsized object")
 
 
 def _as_array(data, dtype=None):
     npdt = _dtype.to_np(dtype)
+    refuse_unsized_first(data)
     if is_other_sequence(data):
-        data = _read_sequence(data, npdt is None)
-    elif isinstance(data, (list, tuple)) and _holds_other_sequence(data):
-        data = _read_inside(data, npdt is None)
+        data = _read_sequence(data, npdt is None, 0, npdt)
+    elif isinstance(data, (list, tuple)) and _holds_other_sequence(data, npdt is not None):
+        data = _read_inside(data, npdt is None, npdt)
+    elif (_odd(data) or npdt is not None and _numeric_leaf(data) and data.__class__ is not xp.ndarray) and \
+            not isinstance(data, (list, tuple)):
+        data = _leaf(data, npdt is None, npdt)  # (an object NumPy would read through __array__, a NumPy scalar)
     if isinstance(data, Tensor):
         arr = data._data
         return via_float32(arr, npdt).astype(npdt) if npdt is not None and arr.dtype != npdt else arr
+    types = None  # (nested lists' leaf types: read once, for the tests below)
     if isinstance(data, xp.ndarray):
         arr = data
     else:
         try:
-            if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+            types = _leaf_types(data) if isinstance(data, (list, tuple)) else None
+            if types is not None and _holds_leaf(data, Tensor, types):
                 arr = xp.array(_unwrap(data))
             else:
                 arr = xp.asarray(data)
@@ -145,13 +211,14 @@ def _as_array(data, dtype=None):
         if isinstance(data, xp.ndarray):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
         raise _not_numeric(data)
+    if npdt is not None and npdt.kind in "iuf" and arr.dtype.kind == "c" and not isinstance(data, xp.ndarray):
+        _refuse_complex_leaves(data, npdt)
     if npdt is not None:
         if npdt.kind in "iu" and arr.dtype != npdt and arr.dtype.kind in "iuf" and arr.size and \
                 not isinstance(data, (xp.ndarray, xp.generic)):
             _check_integer_range(arr, npdt)
         return via_float32(arr, npdt).astype(npdt, copy=False)
-    if isinstance(data, (list, tuple)) and any(
-            isinstance(x, (xp.ndarray, xp.generic, Tensor)) for x in _flat(data)):
+    if isinstance(data, (list, tuple)) and _holds_leaf(data, (xp.ndarray, xp.generic, Tensor), types):
         return arr.astype(_dtype.to_np(_promoted_leaf_dtype(data)), copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
         if np_kind(arr.dtype) == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
@@ -163,6 +230,18 @@ def _as_array(data, dtype=None):
     if arr.dtype not in _dtype._BY_NP:
         _dtype.from_np(arr.dtype)
     return arr
+
+
+def _refuse_complex_leaves(data, npdt) -> None:
+    """PyTorch's TypeError for a complex number stored into a real tensor: a Python complex has no ``__float__``
+    ("must be real number, not complex"; NumPy's complex128 has one, and is stored as its real part), no complex
+    number has ``__index__`` (an integer dtype); a bool dtype takes any (its truth)."""
+    for x in (_flat(data) if isinstance(data, (list, tuple)) else (data,)):
+        if isinstance(x, complex):
+            if npdt.kind == "f" and x.__class__ is complex:
+                raise TypeError("must be real number, not complex")
+            if npdt.kind in "iu":
+                operator.index(x)  # (its TypeError: "'complex' object cannot be interpreted as an integer")
 
 
 def _int_past_int64(data) -> bool:
@@ -267,7 +346,7 @@ def _empty_nested_dtype(data):
     leaves = list(_flat(data))
     odd = [x for x in leaves if not isinstance(x, (bool, int, float, complex, Tensor, xp.generic, xp.ndarray))]
     if odd and isinstance(odd[0], (str, bytes)):
-        raise TypeError(f"new(): invalid data type '{type(odd[0]).__name__}'")
+        raise TypeError(f"new(): invalid data type '{c_type_name(odd[0])}'")
     if odd:
         raise _not_numeric(data)
     def is_complex(x) -> bool:
@@ -314,10 +393,10 @@ def _not_numeric(data) -> Exception:
         return ValueError("too many dimensions 'str'")  # a string where a number was expected first
     for leaf in leaves:
         if isinstance(leaf, (str, bytes)):
-            return TypeError(f"new(): invalid data type '{type(leaf).__name__}'")
+            return TypeError(f"new(): invalid data type '{c_type_name(leaf)}'")
     numeric = (bool, int, float, complex, Tensor, xp.generic, xp.ndarray)
     odd = next((x for x in leaves if not isinstance(x, numeric)), data)
-    return RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
+    return RuntimeError(f"Could not infer dtype of {c_type_name(odd)}")
 
 
 def _allocating(fn: _F) -> _F:
@@ -348,6 +427,28 @@ def _allocating(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+def _leaf_types(data) -> set:
+    """The types of the leaves of nested lists/tuples ``data`` (``_flat``'s, as a set): one ``set(map(type, ...))``
+    per list, in C, where a test of each leaf in Python would cost as much as NumPy's whole conversion."""
+    kinds = set(map(type, data))
+    if kinds <= _PLAIN:  # (the innermost lists of numbers: nothing to look into)
+        return kinds
+    inner = [k for k in kinds if issubclass(k, (list, tuple))]
+    if not inner:
+        return kinds
+    out = kinds.difference(inner)
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            out |= _leaf_types(x)
+    return out
+
+
+def _holds_leaf(data, classes, types: set | None = None) -> bool:
+    """Whether nested lists/tuples ``data`` hold a leaf that is an instance of ``classes`` (``types``: their
+    ``_leaf_types``, where known)."""
+    return any(issubclass(k, classes) for k in (_leaf_types(data) if types is None else types))
+
+
 def _flat(data):
     for x in data:
         if isinstance(x, (list, tuple)):
@@ -365,7 +466,7 @@ _ARRAYS_IN_LIST_WARNING = (
 def warn_if_arrays_inside(data) -> None:
     """PyTorch's once-per-process hint when the nested lists/tuples given to a tensor constructor hold NumPy
     arrays (at any depth, 0-d ones too), which it converts one by one."""
-    if isinstance(data, (list, tuple)) and any(isinstance(x, xp.ndarray) for x in _flat(data)):
+    if isinstance(data, (list, tuple)) and _holds_leaf(data, xp.ndarray):
         _warnings.warn_once(_ARRAYS_IN_LIST_WARNING)
 
 
@@ -417,6 +518,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     """A new tensor holding a copy of ``data`` (a tensor: copied, with PyTorch's warning to use clone)."""
     if isinstance(data, Tensor):
         _warnings.warn(_COPY_CONSTRUCT_WARNING.format("torch.tensor"))
+    refuse_unsized_first(data)
     warn_if_arrays_inside(data)
     array = as_array(data, dtype)  # (a copy: an expanded tensor's laid out contiguously, as PyTorch's)
     return _numpy_strides(_finish(astype_result(array, array.dtype) if type(array) is xp.ndarray else
@@ -428,6 +530,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         check_device(device)
         return data
+    refuse_unsized_first(data)
     warn_if_arrays_inside(data)
     warn_if_read_only(data)
     return _numpy_strides(_finish(as_array(data, dtype), False, device), data)

@@ -3,6 +3,8 @@ fails as PyTorch's: a bias of another dtype than the input first, before the sha
 type (float) should be the same``), then a weight of another dtype after them (``expected scalar type Double but
 found Float``). Transposed convolutions and padding="same"/"valid" add a bias of another dtype in the input's."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -92,3 +94,47 @@ def test_cast_bias_gets_gradient_in_its_dtype(op):
     assert grads[0][:2] == grads[1][:2] == ("float32", "float64")
     np.testing.assert_allclose(grads[1][2], grads[0][2], rtol=1e-6)
     np.testing.assert_allclose(grads[1][3], grads[0][3], rtol=1e-6)
+
+
+KERNEL_DTYPES = ["uint8", "int8", "int16", "int32", "int64", "bool", "float16", "bfloat16", "float64", "complex64"]
+
+
+@pytest.mark.parametrize("dtype", KERNEL_DTYPES)
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("transposed", [False, True], ids=["conv", "conv_transpose"])
+def test_integer_and_bool_kernels_as_torch(transposed, nd, dtype):
+    """Input and weight of one dtype: PyTorch's CPU convolution takes every number type but bool; its transposed
+    convolution only the floating and complex types and int64 (NotImplementedError naming its kernel)."""
+    outcomes = []
+    for m in (ember, torch):
+        d = getattr(m, dtype)
+        x = (m.arange(2 * 5 ** nd) % 3).reshape((1, 2) + (5,) * nd).to(d)
+        w = (m.arange(2 * 2 * 2 ** nd) % 2).reshape((2, 2) + (2,) * nd).to(d)
+        fn = getattr(m.nn.functional, f"conv{'_transpose' if transposed else ''}{nd}d")
+        try:
+            out = fn(x, w)
+        except NotImplementedError as e:
+            outcomes.append(("NotImplementedError", str(e)))
+            continue
+        outcomes.append((str(out.dtype).split(".")[-1], out.to(m.complex128).numpy().tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_same_padding_asymmetric_warns_once_as_torch():
+    """padding="same" whose total padding is odd (an even kernel, odd dilation): PyTorch's UserWarning, once per
+    process; a symmetric one (odd kernel, or an even kernel with an even dilation) never warns."""
+    from ember import _warnings
+
+    _warnings._warned_once.discard(ASYMMETRIC_SAME)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.nn.functional.conv2d(ember.ones(1, 2, 4, 4), ember.ones(2, 2, 3, 3), padding="same")
+        ember.nn.functional.conv2d(ember.ones(1, 2, 4, 4), ember.ones(2, 2, 2, 2), padding="same", dilation=2)
+        assert not caught
+        ember.nn.functional.conv1d(ember.ones(1, 2, 4), ember.ones(2, 2, 2), padding="same")
+        ember.nn.functional.conv2d(ember.ones(1, 2, 4, 4), ember.ones(2, 2, 2, 2), padding="same")
+    assert [(str(w.message), w.category) for w in caught] == [(ASYMMETRIC_SAME, UserWarning)]
+
+
+ASYMMETRIC_SAME = ("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy "
+                   "of the input be created")

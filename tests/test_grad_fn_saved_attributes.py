@@ -428,3 +428,62 @@ def test_loss_and_layer_norm_saved_statistics_values_as_torch():
     for g, w in zip(got, want):
         assert tuple(g.shape) == tuple(w.shape)
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
+# (op, the index-like attribute its node keeps outside the saved arrays): readable while the graph lives, PyTorch's
+# error once backward freed it, as a saved tensor's
+HELD_AFTER_BACKWARD = {
+    "index_add": (lambda lib, a, s: a.index_add(0, lib.tensor([0, 2, 2]), s, alpha=2), "_saved_index"),
+    "index_select": (lambda lib, a, s: a.index_select(0, lib.tensor([0, 2, 2])), "_saved_index"),
+    "repeat_interleave": (lambda lib, a, s: a.repeat_interleave(lib.tensor([1, 2, 0, 1, 1])), "_saved_index"),
+    "gather": (lambda lib, a, s: a.gather(0, lib.tensor([0, 2, 2])), "_saved_index"),
+    "scatter": (lambda lib, a, s: a.scatter(0, lib.tensor([0, 2, 4]), s), "_saved_index"),
+    "scatter_value": (lambda lib, a, s: a.scatter(0, lib.tensor([0, 2, 2]), 2.0), "_saved_index"),
+    "scatter_add": (lambda lib, a, s: a.scatter_add(0, lib.tensor([0, 2, 2]), s), "_saved_index"),
+    "index": (lambda lib, a, s: a[lib.tensor([0, 2, 2])], "_saved_indices"),
+    "index_put": (lambda lib, a, s: a.index_put((lib.tensor([0, 2, 2]),), s), "_saved_indices"),
+    "index_put_accumulate": (lambda lib, a, s: a.index_put((lib.tensor([0, 2, 2]),), s, accumulate=True),
+                             "_saved_indices"),
+    "masked_scatter": (lambda lib, a, s: a.masked_scatter(lib.tensor([True, False, True, False, False]), s),
+                       "_saved_mask"),
+}
+
+
+def _held(lib, case):
+    op, name = HELD_AFTER_BACKWARD[case]
+    a = (lib.arange(5.0) / 5).requires_grad_()
+    y = op(lib, a, lib.ones(3, requires_grad=True))
+    before = getattr(y.grad_fn, name)
+    before = [t.tolist() for t in before] if isinstance(before, tuple) else before.tolist()
+    y.sum().backward()
+    with pytest.raises(RuntimeError) as err:
+        getattr(y.grad_fn, name)
+    return y.grad_fn.name(), before, str(err.value)
+
+
+@pytest.mark.parametrize("case", sorted(HELD_AFTER_BACKWARD))
+def test_held_index_freed_with_the_graph_as_torch(case):
+    want = _held(torch, case)
+    assert "Trying to backward through the graph a second time" in want[2]
+    assert _held(ember, case) == want
+
+
+def _masked_scatter_double(lib):
+    a = lib.arange(4.0, requires_grad=True)
+    src = lib.arange(10.0, 14.0, requires_grad=True)
+    out = (a * a).masked_scatter(lib.tensor([True, False, True, False]), src * src)
+    go = lib.ones(4, requires_grad=True)
+    ga, gs = lib.autograd.grad(out, (a, src), go, create_graph=True)
+    chain, fn = [], (ga * 1).grad_fn.next_functions[0][0]
+    while fn is not None:  # (the self gradient's history: PyTorch's grad.masked_fill(mask, 0), then the leaf)
+        chain.append(fn.name())
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    (ga.sum() * 3 + (gs * gs).sum()).backward()
+    return chain, ga.tolist(), gs.tolist(), go.grad.tolist(), a.grad.tolist(), src.grad.tolist()
+
+
+def test_masked_scatter_self_gradient_under_create_graph_as_torch():
+    """masked_scatter's gradient for self under create_graph is PyTorch's formula's one node (MaskedFillBackward0
+    of the incoming gradient), with its second-order gradients; the source's is recorded through ember's own steps
+    (PyTorch's MaskedScatterBackwardBackward0 is not made)."""
+    assert _masked_scatter_double(ember) == _masked_scatter_double(torch)

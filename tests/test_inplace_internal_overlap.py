@@ -153,3 +153,39 @@ def test_overlap_matches_a_count_of_the_locations():
         v = np.lib.stride_tricks.as_strided(a, shape, strides)
         offsets = {sum(i * s for i, s in zip(idx, strides)) for idx in np.ndindex(*shape)}
         assert overlaps(v) == (len(offsets) < v.size), (shape, strides)
+
+
+# writes into a view whose stride 0 is as_strided's rather than expand's: (name, write, PyTorch refuses it)
+ZERO_STRIDE_WRITES = [
+    ("add_", lambda v, m: v.add_(1), True),
+    ("mul_", lambda v, m: v.mul_(m.ones(3, 3)), True),
+    ("copy_", lambda v, m: v.copy_(m.ones(3, 3)), True),
+    ("setitem", lambda v, m: v.__setitem__(Ellipsis, m.ones(3, 3)), True),
+    ("mm_out", lambda v, m: m.mm(m.ones(3, 3), m.ones(3, 3), out=v), True),
+    ("addmm_", lambda v, m: v.addmm_(m.ones(3, 3), m.ones(3, 3)), True),
+    ("matmul_out", lambda v, m: m.matmul(m.ones(3, 3), m.ones(3, 3), out=v), True),
+    ("neg_out", lambda v, m: m.neg(m.ones(3, 3), out=v), True),
+    ("cumsum_out", lambda v, m: m.cumsum(m.ones(3, 3), 0, out=v), True),
+    ("fill_", lambda v, m: v.fill_(2), False),
+    ("zero_", lambda v, m: v.zero_(), False),
+]
+
+
+@pytest.mark.parametrize("name,write,refused", ZERO_STRIDE_WRITES, ids=[w[0] for w in ZERO_STRIDE_WRITES])
+@pytest.mark.parametrize("stride", [(0, 1), (1, 0)])
+def test_as_strided_zero_stride_refused_as_expand(name, write, refused, stride):
+    """A stride 0 made by as_strided repeats elements as expand's does: PyTorch refuses the same writes (its check
+    reads the strides, not how the view was made), and fill_/zero_ write one value through it."""
+    bases = []
+    for m in (ember, torch):
+        base = m.arange(9.0)
+        view = base.as_strided((3, 3), stride)
+        if refused:
+            with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a "
+                                                   "single memory location"):
+                write(view, m)
+        else:
+            write(view, m)
+        assert view.sum().item() == pytest.approx(float(view.detach().numpy().sum()))  # (still read freely)
+        bases.append(base.tolist())
+    assert bases[0] == bases[1]

@@ -368,6 +368,10 @@ def _run_without_gradient(node: Node, hooks: bool) -> list:
 def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
     """Check ``node``'s saved tensors, run its backward (a trace span while recording); its input gradients.
     Under ``create_graph`` the backward formula records itself (recorded.py)."""
+    if node.integer_output:  # (PyTorch casts the gradient to the integer result's dtype, then asserts)
+        raise RuntimeError('isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED: a gradient reached '
+                           f'{node.name()}, whose result is an integer or bool tensor (filled in place from a value '
+                           'that requires grad), which PyTorch\'s autograd engine cannot differentiate')
     if node._packed:
         node.unpack_saved()
     node.check_saved_versions()

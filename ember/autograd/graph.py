@@ -238,6 +238,9 @@ class Node:
     # True for a view op whose PyTorch name depends on the node (``x[idx]``: Select, Slice, ...), not only its class
     label_varies = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
+    # True for a node whose result is an integer or bool tensor (an in-place fill of one from a value requiring
+    # grad, ``_refuse_integer_history``): a gradient reaching it is PyTorch's engine's assertion (engine.py)
+    integer_output = False
     # Positions in ``saved`` of arrays that are constants of the backward formula (its derivative with respect to
     # them is no term: a piecewise-linear activation's f'): a half-precision node's float32 copy there is no loss
     # under create_graph (recorded.py ``_run_in_half``)
@@ -362,6 +365,9 @@ class Node:
             out = lowp.narrow(out, mixed_low)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
+        if needs is not None and out.__class__ is _ndarray and out.dtype.kind in "biu":
+            _refuse_integer_history(inputs, out.dtype)
+            node.integer_output = True
         if cls.diagonal_jacobian and not cls.own_layout and (
                 len(arrays) > 1 or out.__class__ is _ndarray and out.ndim > 1 and (1 in out.shape or not out.size)):
             # two operands' layouts, or one's with a dimension of size 1 or none left (a number operand's empty
@@ -822,6 +828,17 @@ def _output_meta(outputs) -> tuple:
     for t in outputs:
         meta[t._output_nr] = (t._data.shape, t._data.dtype)
     return tuple(meta)
+
+
+def _refuse_integer_history(inputs: tuple, dtype) -> None:
+    """PyTorch's refusal to give an integer or bool result a history: an integer tensor that requires grad (one
+    filled in place from a value that does: ``masked_fill_``, ``index_fill_``, ``fill_``) is refused by every op
+    that would record such a result of it out of place (``y + 1``, ``y.sum()``, ``y[0]``), while in-place ops on it
+    record (their input is the op's snapshot of it, ``ops.inplace._snapshot``)."""
+    for t in inputs:
+        if (isinstance(t, Tensor) and t._requires_grad and t._data.dtype.kind in "biu"
+                and not t.__dict__.get("_in_place_input")):
+            raise RuntimeError(f"Autograd not support dtype: {_dtype.SCALAR_TYPE_NAMES[dtype.name]}")
 
 
 class MultiOutputNode(Node):

@@ -92,6 +92,21 @@ def checked_argument(node: Node, index: int, edge: int | None = None) -> Tensor 
     return entry_tensor(node, array, source, counter)
 
 
+def unreleased(node: Node) -> Node:
+    """``node``, whose ``_saved_<name>`` reads what it holds outside ``saved`` for its formula (an index, indices, a
+    mask): PyTorch's error once backward freed the graph (its saved variable is released with the others, though
+    ember's node keeps the array for a second backward's error)."""
+    if node.saved is None:
+        raise RuntimeError(_RELEASED_MSG)
+    return node
+
+
+def held_tensor(node: Node, array) -> Tensor:
+    """``array`` (see ``unreleased``) as PyTorch's ``_saved_<name>`` of it: a tensor while the graph is alive."""
+    unreleased(node)
+    return Tensor._make(array)
+
+
 class _SavedValue:
     """Descriptor: ``node.saved[position]`` read as PyTorch's ``grad_fn._saved_<name>`` (``saved_value``)."""
 

@@ -23,6 +23,7 @@ from .._tensor import Tensor
 from .._uninitialized import UnmaterializedArray
 from ..autograd import graph as _graph
 from ..autograd.forward_ad import has_tangent
+from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node, apply_same, cast_gradient, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
@@ -170,10 +171,10 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
         return t
     if t.is_sparse:  # a sparse COO tensor (dense + sparse promotes it, .double()): its values cast, unrecorded
         return type(t).wrap(t._data.cast(dtype.np))
-    out = ToCopy.apply(t, dtype=dtype.np)
-    if dtype._category < 2 and out.grad_fn is not None:
-        out.grad_fn, out._requires_grad = None, False
-    return out
+    if dtype._category < 2 and t._requires_grad and _graph._GradState.enabled:
+        with no_grad():  # (an integer or bool result has no history in PyTorch: not recorded at all)
+            return ToCopy.apply(t, dtype=dtype.np)
+    return ToCopy.apply(t, dtype=dtype.np)
 
 
 def promoted(t: Tensor, dtype: _dtype.dtype) -> Tensor:

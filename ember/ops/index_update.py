@@ -19,7 +19,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, torch_named, version_checked
-from ..autograd.saved_attributes import checked_argument
+from ..autograd.saved_attributes import checked_argument, held_tensor, unreleased
 from .indexing import (
     SAVED_DIM,
     _overlaps,
@@ -102,7 +102,7 @@ class IndexAdd(Node):
     _saved_alpha = property(lambda node: node.alpha)
     _saved_dim = SAVED_DIM
     # (the index and the source only for the source's gradient, as PyTorch saves them)
-    _saved_index = property(lambda node: Tensor._make(node.at[-1]) if node.needs_input_grad[1] else None)
+    _saved_index = property(lambda node: held_tensor(node, node.at[-1]) if node.needs_input_grad[1] else None)
     _saved_source = property(lambda node: checked_argument(node, 1, 1))
     _saved_source_dim = property(lambda node: node.source_dim)
 
@@ -185,12 +185,22 @@ def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 
 def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """x with every element of the slices at ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor)."""
+    """x with every element of the slices at ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor).
+    An integer or bool ``x`` with a value tensor that requires grad is refused, as PyTorch's autograd refuses such
+    a result a history; ``index_fill_`` records it (``_index_fill``)."""
+    return _index_fill(x, dim, index, value)
+
+
+def _index_fill(x: Tensor, dim: int, index: Tensor, value, in_place: bool = False) -> Tensor:
+    """``index_fill``; ``in_place``: for ``index_fill_``, which records an integer ``x`` filled from a value tensor
+    that requires grad (IndexFillBackward1), as PyTorch's."""
     d, idx = _index_arg(x, dim, index, "index_fill")
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
+        if not in_place and value._requires_grad and _GradState.enabled and x.dtype._category < 2:
+            raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")  # (masked_fill's)
         return version_checked(IndexFillTensor.apply(x, value, dim=d, index=idx), index)
     if isinstance(value, (complex, xp.complexfloating)) and x._data.dtype.kind != "c":  # (even with no imaginary part)
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
@@ -278,9 +288,9 @@ def index_copy_(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if _expanded_untracked(x, value):  # (PyTorch fills the slices through the shared elements: no overlap check)
-        filled = index_fill(x, dim, index, value)
+        filled = _index_fill(x, dim, index, value, in_place=True)
         return _write_selected(x, (slice(None),) * _wrap_dim(dim, x._data.ndim) + (index._data,), filled)
-    return _write_back(x, lambda t: index_fill(t, dim, index, value), value)
+    return _write_back(x, lambda t: _index_fill(t, dim, index, value, in_place=True), value)
 
 
 def _expanded_untracked(x: Tensor, *others) -> bool:
@@ -304,7 +314,7 @@ class IndexAccumulate(Node):
     """``x[indices] += values`` with repeated positions accumulating (``index_put(accumulate=True)``)."""
 
     # (PyTorch's names of what its node saves)
-    _saved_indices = property(lambda node: saved_indices(node.indices, node.ndim))
+    _saved_indices = property(lambda node: saved_indices(unreleased(node).indices, node.ndim))
     _saved_accumulate = True
 
     def forward(self, x, values, indices):

@@ -39,7 +39,7 @@ from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, input_edge, show_node_as, shown_as, torch_named, unrecorded_view, version_checked
 from ..autograd.recorded import RecordedArray
-from ..autograd.saved_attributes import NotSaved, checked_argument
+from ..autograd.saved_attributes import NotSaved, checked_argument, held_tensor, unreleased
 from ..autograd.selected import selected_gradient
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import (
@@ -339,7 +339,7 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
 class AdvancedIndex(Node):
     linear = True
     # (PyTorch's names of what its node saves: the index tensors and the input's shape)
-    _saved_indices = property(lambda node: saved_indices(node.idx, len(node.shape)))
+    _saved_indices = property(lambda node: saved_indices(unreleased(node).idx, len(node.shape)))
     _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
 
     def forward(self, x, idx):
@@ -702,7 +702,7 @@ def _refuse_meta_masks(idx) -> None:
 
 # PyTorch's ``_saved_dim`` and ``_saved_index`` of its gather and scatter nodes (scatter's, gather's, scatter_add's)
 SAVED_DIM = property(lambda node: node.dim)
-SAVED_INDEX = property(lambda node: Tensor._make(node.index))
+SAVED_INDEX = property(lambda node: held_tensor(node, node.index))
 
 
 @torch_named("IndexPutBackward0")
@@ -711,7 +711,7 @@ class IndexPut(Node):
     set by ``setitem``; scatter's node, shown as PyTorch's ScatterBackward0/1, also its ``dim`` and ``index``."""
 
     # (PyTorch's names of what its nodes save: index_put's indices and flag, scatter's dim and index)
-    _saved_indices = property(lambda node: saved_indices(node.idx, node.ndim))
+    _saved_indices = property(lambda node: saved_indices(unreleased(node).idx, node.ndim))
     _saved_accumulate = False
     _scatter_saved = {"_saved_dim": SAVED_DIM, "_saved_index": SAVED_INDEX,
                       "_saved_indices": NotSaved("_saved_indices"), "_saved_accumulate": NotSaved("_saved_accumulate")}
@@ -741,8 +741,14 @@ class MaskedScatter(IndexPut):
 
     # (PyTorch's node saves the mask given and the source's sizes, not index_put's indices and flag)
     _saved_indices, _saved_accumulate = NotSaved("_saved_indices"), NotSaved("_saved_accumulate")
-    _saved_mask = property(lambda node: node.mask)
+    _saved_mask = property(lambda node: unreleased(node).mask)
     _saved_source_sym_sizes = property(lambda node: tuple(node.source_shape))
+
+    def backward(self, g):
+        if type(g) is RecordedArray and self.needs_input_grad[0]:  # create_graph: PyTorch's formula for self,
+            gx = RecordedArray(g.t.masked_fill(self.mask, 0.0))  # grad.masked_fill(mask, 0) (MaskedFillBackward0)
+            return gx, (self.source_grad(g[self.idx]) if self.needs_input_grad[1] else None)
+        return super().backward(g)
 
     def source_grad(self, gv):
         out = xp.zeros_like(gv, shape=(math.prod(self.source_shape),))
@@ -1286,7 +1292,7 @@ class IndexSelect(Node):
 
     @property
     def _saved_index(self) -> Tensor:
-        return Tensor._make(self.index)
+        return held_tensor(self, self.index)
 
     @property
     def _saved_self_sym_sizes(self) -> tuple:

@@ -56,6 +56,8 @@ def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
     that only makes a view of it)."""
     snap = Tensor._make(x._data.copy(order="K") if copy else x._data, x.grad_fn, x._output_nr)  # keeps the layout
     snap._requires_grad = x._requires_grad
+    if x._requires_grad and x._data.dtype.kind in "biu":  # (an integer one may be written in place: graph.py)
+        snap._in_place_input = True
     if x.grad_fn is None and x._requires_grad:
         snap._grad_accumulator = leaf_edge(x)[0]  # the snapshot's gradient goes to x
     forward_ad.share_tangent(x, snap)

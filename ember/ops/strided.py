@@ -12,6 +12,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._meta import follow_view, is_meta, meta_array, meta_layout, record_layout
 from .._meta import made as _meta_made
+from .._out import overlaps_itself
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
@@ -44,7 +45,10 @@ class AsStrided(Node):
         elements = _bytes_of(root)[offset * itemsize:numel * itemsize].view(x.dtype)
         # an ndarray over ``elements`` (not stride_tricks.as_strided, whose result hides its base): the view's
         # base chain leads to the storage, so storage_offset(), data_ptr() and sharing answer as PyTorch's
-        return xp.ndarray(size, x.dtype, buffer=elements, strides=tuple(s * itemsize for s in stride))
+        out = xp.ndarray(size, x.dtype, buffer=elements, strides=tuple(s * itemsize for s in stride))
+        if overlaps_itself(out):  # (a zero stride: read-only as expand's, refused by in-place writes as PyTorch's)
+            out.flags.writeable = False
+        return out
 
     def _meta_forward(self, x, size, stride, storage_offset):
         """Of a meta tensor: a meta view of ``size`` reporting ``stride`` and the offset; ember keeps no meta

@@ -26,7 +26,7 @@ from functools import partial
 
 from ..._autocast import lower_precision
 from ..._backend import xp
-from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for
 from ..._kernels import im2col as compiled_cols
 from ..._kernels.policy import policy
 from ..._parallel import (
@@ -41,6 +41,7 @@ from ..._parallel import (
     run_rows_in_step,
 )
 from ..._tensor import Tensor
+from ..._warnings import warn_once
 from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
 from ...ops.shape import cat
@@ -565,6 +566,9 @@ def conv_pads(padding, kernel, stride, dilation) -> tuple:
         if any(s != 1 for s in stride):
             raise ValueError("padding='same' is not supported for strided convolutions")
         total = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        if any(t % 2 for t in total):  # (PyTorch's TORCH_WARN_ONCE where the padding is not symmetric)
+            warn_once("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                      "copy of the input be created")
         return tuple((t // 2, t - t // 2) for t in total)  # the odd extra goes on the right, as PyTorch
     if isinstance(padding, str):
         raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
@@ -623,6 +627,16 @@ def check_weight_dtype(name: str, input: Tensor, weight: Tensor, bias: Tensor | 
                            f"{SCALAR_TYPE_NAMES[weight.dtype.name]}")
 
 
+def check_kernel_dtype(input: Tensor, nd: int, transposed: bool = False) -> None:
+    """PyTorch's CPU kernels' dtypes, after the weight's dtype is checked: a convolution takes any number type but
+    bool; a transposed one the floating and complex types and int64 only (its slow_conv_transpose kernels)."""
+    kind = input._data.dtype.kind
+    if transposed and (kind == "b" or kind in "iu" and input._data.dtype != xp.int64):
+        raise not_implemented_for(f"slow_conv_transpose{3 if nd == 3 else 2}d_out_cpu", input.dtype)
+    if not transposed and kind == "b":
+        raise not_implemented_for("compute_columns3d" if nd == 3 else "slow_conv2d_cpu", input.dtype)
+
+
 def cast_bias(input: Tensor, bias: Tensor | None) -> Tensor | None:
     """The bias in the input's dtype, where PyTorch adds one of another dtype (transposed convolutions, and
     padding="same"/"valid"): the output has the input's dtype, the bias's gradient the bias's."""
@@ -655,6 +669,7 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
                            f"Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be greater than actual "
                            "input size")
     check_weight_dtype(name, input, weight, bias)
+    check_kernel_dtype(input, nd)
     bias = cast_bias(input, bias)
     def run(x: Tensor) -> Tensor:
         return ConvNd.apply(x, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups)

@@ -22,6 +22,7 @@ from . import conv_transpose_winograd
 from .conv import (
     batched,
     cast_bias,
+    check_kernel_dtype,
     check_weight_dtype,
     conv_argument,
     empty_batch,
@@ -130,6 +131,7 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, in_shape[2:]))}). Calculated output "
                            f"size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small")
     check_weight_dtype(name, input, weight, bias)
+    check_kernel_dtype(input, nd, transposed=True)
     bias = cast_bias(input, bias)
     pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
     def run(x: Tensor) -> Tensor:

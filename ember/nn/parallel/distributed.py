@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
@@ -59,6 +60,15 @@ IGNORED_ARGUMENTS = {
 # PyTorch's arguments that raise NotImplementedError when given (other than their default).
 UNSUPPORTED_ARGUMENTS = ("delay_all_reduce_named_params", "param_to_hook_all_reduce", "mixed_precision",
                          "device_mesh", "bucket_cap_mb_list")
+
+
+_BROADCAST_BUFFERS_DEPRECATED = (
+    "`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. IMPORTANT: unlike "
+    "`broadcast_buffers=False`, `forward_sync_buffers=False` still syncs buffers at init. If you rely on buffers NOT "
+    "being synced at init (e.g. rank-local buffers), keep using `broadcast_buffers=False` until `init_sync_buffers` "
+    "is available.")
+_BOTH_BUFFER_ARGUMENTS = ("Both `broadcast_buffers` and `forward_sync_buffers` were specified. `broadcast_buffers` is "
+                          "deprecated and its value is ignored when `forward_sync_buffers` is provided.")
 
 
 class DistributedDataParallel(Module):
@@ -116,6 +126,7 @@ class DistributedDataParallel(Module):
         if not init_sync:
             raise NotImplementedError("DistributedDataParallel(init_sync=False) is not supported by ember: "
                                       "replicas always start from rank 0's parameters")
+        deprecated_given = broadcast_buffers is not None
         init_sync_buffers = True if broadcast_buffers is None else bool(broadcast_buffers)
         if forward_sync_buffers is not None:
             broadcast_buffers, init_sync_buffers = bool(forward_sync_buffers), True
@@ -152,6 +163,9 @@ class DistributedDataParallel(Module):
         if not named:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
                                "that requires a gradient.")
+        if deprecated_given:  # (PyTorch's deprecation, naming the caller's line)
+            warnings.warn(_BOTH_BUFFER_ARGUMENTS if forward_sync_buffers is not None else _BROADCAST_BUFFERS_DEPRECATED,
+                          FutureWarning, stacklevel=2)
         self._comm = group.comm
         self._check_same_parameters(named)
         self._copied_buffers = self._buffer_versions()  # the buffers as the last copy from rank 0 left them
