@@ -61,9 +61,11 @@ CASES = [
 @pytest.mark.parametrize("x,w,kwargs", CASES)
 def test_the_gradient_products_take_one_hand_off(threads, x, w, kwargs, monkeypatch):
     """The backward's two gradients' products run under one ``parallel_for_all`` (the layout copies around them
-    keep their own splits): one hand-off fewer than each gradient split on its own."""
+    keep their own splits): one hand-off fewer than each gradient split on its own. (With ``policy.inter_op`` the
+    batch-last im2col one runs its two gradients side by side instead: ``tests/test_conv_grads_side_by_side.py``.)"""
     from ember.nn._ops import conv
 
+    monkeypatch.setattr(policy, "inter_op", False)
     ember.set_num_threads(2)
     ex, ew = ember.randn(*x, requires_grad=True), ember.randn(*w, requires_grad=True)
     eo = ember.nn.functional.conv2d(ex, ew, **kwargs)

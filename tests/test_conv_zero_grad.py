@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from oracle import assert_close
+from wgan_gp_step import critic_step
 
 import ember
 from ember.nn._ops import conv, conv_transpose
@@ -110,22 +111,10 @@ def test_a_nonzero_gradient_with_zeros_at_the_sampled_elements_takes_the_product
 def _wgan_gp_step(lib, arrays):
     """One WGAN-GP critic step's gradients (critic of convolutions and nn.LeakyReLU, bench/workloads.py's): the
     penalty's double backward sends LeakyReLU's zero second derivative into the critic's forward on x_hat."""
-    lib.manual_seed(0)
-    nn = lib.nn
-    critic = nn.Sequential(nn.Conv2d(3, 4, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
-                           nn.Conv2d(4, 8, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
-                           nn.Conv2d(8, 8, 3, padding=1), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(8 * 4 * 4, 1))
-    with lib.no_grad():
-        for p, a in zip(critic.parameters(), arrays[3:]):
-            p.copy_(lib.tensor(a))
-    real, fake, alpha = (lib.tensor(a) for a in arrays[:3])
-    x_hat = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
-    scores = critic(x_hat)
-    (grads,) = lib.autograd.grad(scores, x_hat, lib.ones_like(scores), create_graph=True)
-    penalty = ((grads.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
-    loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
-    loss.backward()
-    return [loss, x_hat.grad, *(p.grad for p in critic.parameters())]
+    return critic_step(lib, lambda nn: nn.Sequential(
+        nn.Conv2d(3, 4, 4, stride=2, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(4, 8, 4, stride=2, padding=1),
+        nn.LeakyReLU(0.2), nn.Conv2d(8, 8, 3, padding=1), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(8 * 4 * 4, 1),
+    ), arrays)
 
 
 def test_wgan_gp_critic_step_matches_pytorch_and_skips_the_zero_backwards(taken):

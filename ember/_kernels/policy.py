@@ -164,17 +164,20 @@ class KernelPolicy:
     # 1.35, DCGAN layer 1.17, 1.19 / 1.14, 1.17, per-sample 1.32, 1.26 / 1.31, 1.37. (On 2026-12-03 the hold had
     # measured far slower idle, the ResNet-style step 315-329 against 74-108 ms: not seen again since.)
     one_blas_thread: bool = True
-    # Inter-op parallelism in a backward: a per-example convolution's (``vmap(grad)``'s) input and weight gradients,
-    # two independent sets of GEMMs, run at once, the input gradient on ember's worker and the weight gradient on the
-    # calling thread, each whole (``_parallel.side_by_side``), instead of one after the other with each split
-    # over the threads: one hand-off instead of two or three, and the passes of one overlap the other's GEMMs. The
-    # same GEMMs in the same blocks, so the same bits. Per-sample gradients at two threads, alternating in one
-    # process (three runs, load 13-17): the calling thread's CPU 2-12 % lower, all threads' -5 to +7 %, two hand-offs
-    # of 16 a step fewer. OFF until an idle wall-clock A/B decides (docs/benchmarks.md, 2026-12-06, "inter-op
-    # parallelism in the backward"). The same idea for a convolution's own backward (its weight and input gradients
-    # each whole on one thread inside ``_parallel.parallel_for_all`` instead of a share of both on each) measured no
-    # different and was not kept.
-    inter_op: bool = False
+    # Inter-op parallelism in a backward: two independent sets of GEMMs of one node run at once, the input gradient
+    # whole on ember's worker and the weight gradient whole on the calling thread (``_parallel.side_by_side``), each
+    # with its passes after the GEMMs, instead of one after the other (or as one split, each thread a share of both)
+    # with each later pass split again: one hand-off instead of two or three, and the passes of one overlap the
+    # other's GEMMs. For a per-example convolution's (``vmap(grad)``'s) gradients (``func/_per_example.py``) and a
+    # batch-last im2col convolution's (``nn/_ops/conv.py``: the input gradient's GEMMs, col2im and its copy back to
+    # (N, C, *in) on the worker; the weight gradient's GEMMs and their sum here). The same GEMMs, rows and channels,
+    # so the same bits. Two threads, alternating in one process (``bench/policy_ab.py inter_op``, loaded machine,
+    # docs/benchmarks.md 2026-12-07 afternoon): the calling thread's CPU 3-7 % lower, 28 -> 24 hand-offs a WGAN-GP
+    # critic step and 16 -> 14 a per-sample step, all threads' CPU within the noise. ON since 2026-12-07 (the
+    # per-example half was built OFF on 2026-12-06 pending the idle wall-clock A/B, which still decides: False is
+    # the split). (A convolution's weight and input GEMMs each whole on one thread inside ``parallel_for_all``, with
+    # col2im and the copy back still split after, measured no different and was not kept.)
+    inter_op: bool = True
     # A Linear's input and weight gradients (``nn/_ops/linear.py``), two GEMMs that OpenBLAS would each thread (each
     # over ``blas_one_thread_mnk``), run at once at two threads: the input gradient on ember's worker, the weight
     # gradient on the calling thread, OpenBLAS held to one thread (``_parallel.side_by_side``), instead of one after

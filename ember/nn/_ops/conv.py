@@ -39,6 +39,7 @@ from ..._parallel import (
     parallel_for_all,
     run_rows,
     run_rows_in_step,
+    side_by_side,
 )
 from ..._tensor import Tensor
 from ..._warnings import warn_once
@@ -289,6 +290,13 @@ def _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups: int):
                                       kept, lead=1)
 
 
+def _finished(rows: Rows, finish: Callable):
+    """``rows``' kernel over all its rows, then ``finish()``: a gradient computed whole (inside ``side_by_side``, on
+    one thread: its splits inline)."""
+    run_rows(rows)
+    return finish()
+
+
 def _whole(compute: Callable):
     """(``Rows`` of one whole row that runs ``compute()``, ``finish()`` giving its result): a computation that splits
     itself over threads, run on its own (``parallel_for_all`` runs it after the kernels before it)."""
@@ -348,11 +356,19 @@ class ConvNd(Node):
         nx, nw, nb = self.needs_input_grad
         gb_last = to_batch_last(g)
         gx = gw = gb = None
-        if nw and nx:  # both in one split over threads (each thread a share of both)
+        if nw and nx:
             w_rows, w_finish = _weight_grad_rows(cols, gb_last, w.shape, groups, layout)
             x_rows, x_finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
-            parallel_for_all(w_rows, x_rows)
-            gw, gx = w_finish(), to_nchw(x_finish())
+            if policy.inter_op and layout is not None and not (w_rows.whole or x_rows.whole):
+                # at once: the input gradient whole on ember's worker (its GEMMs, col2im and the copy back to
+                # (N, C, *in)), the weight gradient whole here (its GEMMs and their sum): one hand-off where the
+                # split below and col2im's take two, and the passes after the GEMMs off the calling thread alone.
+                # Every row and channel computed as alone: the same bits
+                gx, gw = side_by_side(partial(_finished, x_rows, lambda: to_nchw(x_finish())),
+                                      partial(_finished, w_rows, w_finish), x_rows.elements + w_rows.elements)
+            else:  # both in one split over threads (each thread a share of both)
+                parallel_for_all(w_rows, x_rows)
+                gw, gx = w_finish(), to_nchw(x_finish())
         elif nw:
             gw = weight_grad(cols, gb_last, w.shape, groups, layout)
         elif nx:
