@@ -24,7 +24,7 @@ from ._parallel import parallel_for
 from ._tensor import Tensor, _fill
 
 _SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
-              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask, t(_), "
+              "clone, detach, zero_, copy_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask, t(_), "
               "transpose(_), permute, T, mT")
 
 
