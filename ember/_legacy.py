@@ -217,8 +217,9 @@ def type_(x: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     default tensor type); ``x`` itself when it already is that type."""
     from .ops.elementwise import cast
 
-    if dtype is None:  # every dtype's string is its scalar type's name, "Tensor" appended
-        return f"torch.{_dtype.SCALAR_TYPE_NAMES[x.dtype.name]}Tensor"
+    if dtype is None:  # every dtype's string is its scalar type's name, "Tensor" appended (a sparse COO
+        # tensor's in torch.sparse, as PyTorch names it)
+        return f"torch.{'sparse.' if x.is_sparse else ''}{_dtype.SCALAR_TYPE_NAMES[x.dtype.name]}Tensor"
     if isinstance(dtype, _CudaTensorType) or isinstance(dtype, str) and dtype.startswith("torch.cuda."):
         check_device("cuda")
     if dtype is Tensor or dtype == "torch.Tensor":  # the default tensor type: the default float dtype

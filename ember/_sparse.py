@@ -24,7 +24,7 @@ from ._parallel import parallel_for
 from ._tensor import Tensor, _fill
 
 _SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
-              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask, t(_), "
+              "clone, detach, zero_, copy_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask, t(_), "
               "transpose(_), permute, T, mT")
 
 
@@ -358,6 +358,17 @@ class SparseTensor(Tensor):
         self._bump_version()
         return self
 
+    def copy_(self, src, non_blocking: bool = False) -> SparseTensor:
+        """``src``'s entries, size and coalesced flag, its values cast to this tensor's dtype: PyTorch's copy
+        between sparse tensors (what ``load_state_dict`` does to a sparse buffer). A dense ``src`` is PyTorch's
+        RuntimeError."""
+        if not isinstance(src, SparseTensor):
+            raise dense_sparse_copy_error(self, src)
+        c = src._data
+        self._data = SparseCOO(c.indices.copy(), c.values.astype(self._data.dtype), c.shape, c.coalesced)
+        self._bump_version()
+        return self
+
     def sparse_resize_(self, size, sparse_dim: int, dense_dim: int) -> SparseTensor:
         """A new size with ``sparse_dim`` sparse and ``dense_dim`` dense dimensions, as PyTorch's: anything for a
         tensor without entries; with entries, the same numbers of dimensions and no size shrinking (the values grow
@@ -465,6 +476,15 @@ class SparseTensor(Tensor):
                 raise NotImplementedError(f"{op}: a sparse COO tensor is multiplied by scalars only in ember")
             other = other._data
         return other
+
+
+def dense_sparse_copy_error(x: Tensor, src) -> RuntimeError:
+    """PyTorch's error for ``copy_`` from a dense tensor into a sparse one, or the other way round."""
+    from ._legacy import type_
+
+    kind = type_(src) if isinstance(src, Tensor) else type(src).__name__
+    return RuntimeError(f"copy_() between dense and sparse Tensors is not implemented! Found self type = "
+                        f"{type_(x)} and src type = {kind}")
 
 
 def _check_coo(indices, values, size) -> tuple:

@@ -116,6 +116,7 @@ CASES = [
     ("binary-evidential-inplace-function-ste", ["binary_evidential.py"], 1),
     ("session-rec-sparse-adagrad-vicreg-lars", ["session_rec_lars.py"], 1),
     ("vision-finetune-mixup-ema-channels-last-resume", ["vision_finetune.py"], 1),
+    ("appnp-sparse-buffer-protonet-episodes-jem-sgld", ["appnp_fewshot_sgld.py"], 1),
 ]
 
 

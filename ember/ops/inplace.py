@@ -36,7 +36,7 @@ from .._memory_format import half_number, via_float32
 from .._meta import is_meta
 from .._out import refuse_partial_overlap
 from .._size import inplace_broadcast_mismatch
-from .._sparse import SparseCOO, SparseTensor
+from .._sparse import SparseCOO, SparseTensor, dense_sparse_copy_error
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
@@ -747,6 +747,8 @@ class CopyFrom(Node):
 def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     if not isinstance(src, Tensor):
         src = Tensor._make(xp.asarray(src))
+    if isinstance(src, SparseTensor):  # (into a sparse tensor: SparseTensor.copy_)
+        raise dense_sparse_copy_error(x, src)
     mismatch = inplace_broadcast_mismatch(x._data.shape, src._data.shape)
     if mismatch is not None:
         raise RuntimeError(mismatch)
