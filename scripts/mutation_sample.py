@@ -144,7 +144,9 @@ TARGETS = {
                                  # (a node run inside another's backward opens no span: run_node's traced flag)
                                  "tests/test_profiler_backward_nodes.py",
                                  # (what a node's post-hook returns: each gradient checked, none where there was none)
-                                 "tests/test_node_hook_replacements.py"],
+                                 "tests/test_node_hook_replacements.py",
+                                 # (a backward that raised in a node that had unpacked its saved tensors: packed again)
+                                 "tests/test_saved_for_grad.py::test_a_backward_that_raised_in_a_node_leaves_its_saved_tensors_packed"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
                                 *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE, _LENT_SLOT,
