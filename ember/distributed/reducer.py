@@ -83,9 +83,9 @@ class Bucket:
         self.started: float | None = None  # trace timestamp of its launch
         self.arrival: list[int] = []  # the slots in the order their gradients became ready, this backward
         # The slots in the order of the first synchronised backward (a static graph's second): PyTorch rebuilds its
-        # buckets in that order after it (ember keeps its layout), and a communication hook that orders work by the bucket's gradients
-        # (PowerSGD's random draws) follows it to match PyTorch. None until then, or where PyTorch does not
-        # rebuild (find_unused_parameters=True without static_graph).
+        # buckets in that order after it (ember keeps its layout), and a communication hook that orders work by the
+        # bucket's gradients (PowerSGD's random draws) follows it to match PyTorch. None until then, or where
+        # PyTorch does not rebuild (find_unused_parameters=True without static_graph).
         self.rebuilt_order: list[int] | None = None
 
     @property
