@@ -72,14 +72,16 @@ def test_the_store_still_holds_the_channels_last_gradients_end_to_end():
     assert np.array_equal(flat[:w.size], w.transpose(0, 2, 3, 1).reshape(-1))
 
 
-def test_a_transposed_parameter_gets_a_transposed_grad_from_the_store():
-    base = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32)
+@pytest.mark.parametrize("shape", [(3, 5), (4, 4)])
+def test_a_transposed_parameter_gets_a_transposed_grad_from_the_store(shape):
+    # (a square one too: its strides (1, n) are the row-major ones, (n, 1), read back to front)
+    base = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     p = ember.nn.Parameter(ember.tensor(base).t())
     q = torch.nn.Parameter(torch.tensor(base).t())
     o, to = ember.optim.Adam([p]), torch.optim.Adam([q])
     for _ in range(2):
-        (p * ember.arange(3.0)).sum().backward()
-        (q * torch.arange(3.0)).sum().backward()
+        (p * ember.arange(float(shape[0]))).sum().backward()
+        (q * torch.arange(float(shape[0]))).sum().backward()
         assert p.grad.stride() == q.grad.stride()
         assert_close(p.grad, q.grad)
         o.step(), to.step()

@@ -474,3 +474,42 @@ def test_a_parameter_reshaped_after_wrapping_is_named_in_whichever_bucket_it_lie
         y = layer(y)
     with pytest.raises(RuntimeError, match=rf"^DistributedDataParallel: parameter {name} has shape"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("find_unused, static", [(False, False), (True, False), (True, True), (False, True)])
+def test_a_hooks_bucket_follows_the_order_of_the_backward_pytorch_rebuilds_its_buckets_by(find_unused, static):
+    """PyTorch lays its buckets out again in the order their gradients became ready in the first synchronised
+    backward, or with static_graph the second (its first is only counted), from the next backward on; never with
+    find_unused_parameters alone (its should_rebuild_buckets). ember keeps its layout and hands a communication
+    hook that order (``GradBucket._ready_order``: PowerSGD draws its random matrices in it), None before the
+    rebuild and where PyTorch never rebuilds. (PyTorch 2.13's DDP on one gloo rank, a hook listing
+    bucket.parameters(): registration order in backwards 1-2 and 1-3, then the reverse, as here.)"""
+    model, r, comm = wrapped(2, find_unused_parameters=find_unused, static_graph=static)
+    arrival = []
+    for p in model.parameters():
+        p.register_post_accumulate_grad_hook(lambda p: arrival.append(id(p)))
+    seen = []
+
+    def hook(state, bucket):
+        seen.append((bucket.index(), bucket._ready_order, [id(p) for p in bucket.parameters()]))
+        fut = ember.futures.Future()
+        fut.set_result(bucket.buffer())
+        return fut
+
+    r.register_comm_hook(None, hook)
+    orders = []
+    for step in range(4):
+        model.zero_grad()
+        arrival.clear()
+        r.prepare_for_backward()
+        model(batch(step)).sum().backward()
+        orders.append(list(arrival))
+    rebuilt_by = None if find_unused and not static else 1 if static else 0
+    assert len(seen) == 4 * len(r.buckets)
+    for k, (_, order, params) in enumerate(seen):
+        step = k // len(r.buckets)
+        if rebuilt_by is None or step <= rebuilt_by:
+            assert order is None, (k, order)
+        else:  # the bucket's slots in the order that backward's gradients arrived
+            assert sorted(order) == list(range(len(params)))
+            assert [params[s] for s in order] == [i for i in orders[rebuilt_by] if i in params], (k, order)

@@ -191,6 +191,44 @@ def test_saved_tensors_hooks_see_only_what_is_saved(rg):
     assert counts[0] == counts[1]
 
 
+@pytest.mark.parametrize("fails_in", ["post_hook", "formula"])
+def test_a_backward_that_raised_in_a_node_leaves_its_saved_tensors_packed(fails_in):
+    """The node's unpack hook runs again in each later backward (retain_graph), and its gradient reads what the
+    hook gives then, as PyTorch's engine unpacks at each use: a backward that raised in the node's post-hook, or in
+    its formula (an unpack hook's tensor of another shape), after the unpacking left it unpacked, so the next
+    backward read the first one's arrays and called no hook."""
+    got = []
+    for m in (ember, torch):
+        calls, fail = [], [True]
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+
+        def unpack(t, m=m, calls=calls, fail=fail):
+            calls.append(1)
+            if fail[0] and fails_in == "formula":
+                return m.ones(2, dtype=t.dtype)  # (broadcasts with no operand: the formula raises)
+            return t * len(calls)  # (a value that differs per call: a stale unpacked array shows in the gradient)
+
+        with m.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = x * x
+
+        def post(grad_inputs, grad_outputs, fail=fail):
+            if fail[0]:
+                raise ValueError("once")
+
+        y.grad_fn.register_hook(post)
+        record = []
+        for _ in range(3):
+            x.grad = None
+            try:
+                y.sum().backward(retain_graph=True)
+                record.append((len(calls), x.grad.tolist()))
+            except (ValueError, RuntimeError):  # (the formula's: NumPy's ValueError where PyTorch's is a RuntimeError)
+                record.append((len(calls), "raised"))
+            fail[0] = False
+        got.append(record)
+    assert got[0] == got[1]
+
+
 @pytest.mark.parametrize("name", ["mul", "div", "matmul", "dot", "einsum", "linear", "bilinear", "addcmul"])
 @pytest.mark.parametrize("which", [0, 1])
 def test_second_order_with_one_input_requiring_grad(name, which):

@@ -499,6 +499,10 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
             _GradState.enabled = prev_grad_mode
             then(captured)
     except Exception:
+        if node is not None and node._packed_saved is not None:
+            # the failed node had unpacked its saved tensors (saved-tensor hooks): packed again, so that the next
+            # backward calls the unpack hook anew, as PyTorch's engine unpacks at each use
+            node.repack_saved()
         if _ThreadGradState.anomaly and node is not None:  # PyTorch's warning: the failed node's forward call
             from .anomaly import warn_failure
 

@@ -12,10 +12,11 @@ class GradBucket:
     shaped like ``parameters()``; writing into either writes the bucket. ``is_last()`` is True for the bucket
     reduced last in each backward (PyTorch's bucket order: the last one holds the first-registered parameters).
 
-    Difference from PyTorch: PyTorch lays a bucket out again after the first iteration, in the order its
-    gradients became ready then; ember keeps the layout it made at construction (registration order), so
-    ``gradients()`` lists them in that order. ``_ready_order`` (positions in ``gradients()``) is PyTorch's order,
-    for hooks whose result depends on it (PowerSGD's random draws); None before that first iteration.
+    Difference from PyTorch: PyTorch lays a bucket out again after the first iteration (with ``static_graph``,
+    the second; never with ``find_unused_parameters`` alone), in the order its gradients became ready then; ember
+    keeps the layout it made at construction (registration order), so ``gradients()`` lists them in that order.
+    ``_ready_order`` (positions in ``gradients()``) is PyTorch's order, for hooks whose result depends on it
+    (PowerSGD's random draws); None until PyTorch would have rebuilt the bucket.
     """
 
     def __init__(self, index: int, buffer: Tensor, parameters: list[Tensor], offsets: list[int], is_last: bool,

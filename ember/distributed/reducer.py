@@ -82,10 +82,10 @@ class Bucket:
         self.staging = None  # the rare path's copy of the gradients (copied back into .grad at the end)
         self.started: float | None = None  # trace timestamp of its launch
         self.arrival: list[int] = []  # the slots in the order their gradients became ready, this backward
-        # The slots in the order of the first synchronised backward: PyTorch rebuilds its buckets in that order
-        # after it (ember keeps its layout), and a communication hook that orders work by the bucket's gradients
-        # (PowerSGD's random draws) follows it to match PyTorch. None until then, or where PyTorch does not
-        # rebuild (find_unused_parameters=True without static_graph).
+        # The slots in the order of the first synchronised backward (a static graph's second): PyTorch rebuilds its
+        # buckets in that order after it (ember keeps its layout), and a communication hook that orders work by the
+        # bucket's gradients (PowerSGD's random draws) follows it to match PyTorch. None until then, or where
+        # PyTorch does not rebuild (find_unused_parameters=True without static_graph).
         self.rebuilt_order: list[int] | None = None
 
     @property
@@ -471,7 +471,10 @@ class Reducer:
         """End of backward: every bucket reduced, every ``.grad`` holding the result."""
         self._armed = False
         missing = [(b, s) for b in self.buckets for s, ready in enumerate(self._ready[b.index]) if not ready]
-        if self.static or not self.find_unused:
+        # PyTorch's buckets are laid out again in the arrival order of the first synchronised backward, a static
+        # graph's second (its first only counts each parameter's hooks), never with find_unused_parameters alone
+        rebuild = self._static_unused is not None if self.static else not self.find_unused
+        if rebuild:
             for bucket in self.buckets:
                 if bucket.rebuilt_order is None:
                     bucket.rebuilt_order = bucket.arrival + [s for s in range(len(bucket.params))

@@ -142,9 +142,10 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
             state.total_numel_before_compression += a.size
             state.total_numel_after_compression += a.size
 
-    # PyTorch takes the matrices in its bucket's order (the order of the first iteration's gradients, which ember
-    # keeps as bucket._ready_order), grouped by shape in the order each shape first appears: that order lays out
-    # P and Q and draws the initial Qs, so it decides which random numbers each matrix starts from.
+    # PyTorch takes the matrices in its bucket's order (the order of the first iteration's gradients, a static
+    # graph's second, which ember keeps as bucket._ready_order), grouped by shape in the order each shape first
+    # appears: that order lays out P and Q and draws the initial Qs, so it decides which random numbers each matrix
+    # starts from.
     if bucket._ready_order is not None:
         place = {slot: k for k, slot in enumerate(bucket._ready_order)}
         matrices = [entry for _, entry in sorted(zip(matrix_slots, matrices), key=lambda pair: place[pair[0]])]
