@@ -333,19 +333,25 @@ def test_a_first_grad_is_a_copy_of_the_gradient_the_caller_holds(path):
     assert results[0][0] == [0.5, 0.25, 2.0]
 
 
-def test_embeddings_dense_gradient_is_built_in_its_slot_without_a_second_weight_sized_array():
-    """Embedding's backward builds the weight's dense gradient in the store's slot it is lent (graph.py's
-    leaf_slot_to_fill), which becomes ``.grad`` with no copy: a backward's peak memory is one weight-sized array
-    (the store's, on the first backward), not a gradient array and then the slot it is copied into."""
+@pytest.mark.parametrize("layer", ["embedding", "linear"])
+def test_a_weight_gradient_is_built_in_its_slot_without_a_second_weight_sized_array(layer):
+    """Embedding's backward builds the weight's dense gradient, and Linear's weight-gradient GEMM writes it, in the
+    store's slot they are lent (graph.py's leaf_slot_to_fill), which becomes ``.grad`` with no copy: a backward's
+    peak memory is one weight-sized array (the store's, on the first backward), not a gradient array and then the
+    slot it is copied into (Linear's failed before its GEMM wrote into the slot: 2.0 weights)."""
     import tracemalloc
 
     ember.manual_seed(0)
-    emb = ember.nn.Embedding(50_000, 64)
-    opt = ember.optim.SGD(emb.parameters(), lr=0.1)
-    idx = ember.tensor([[1, 5, 7], [5, 2, 49_999]])
-    weight_bytes = emb.weight.numel() * emb.weight.element_size()
+    if layer == "embedding":
+        module = ember.nn.Embedding(50_000, 64)
+        inputs = ember.tensor([[1, 5, 7], [5, 2, 49_999]])
+    else:
+        module = ember.nn.Linear(1024, 2048, bias=False)
+        inputs = ember.randn(4, 1024)
+    opt = ember.optim.SGD(module.parameters(), lr=0.1)
+    weight_bytes = module.weight.numel() * module.weight.element_size()
     for _ in range(2):  # the first backward allocates the store, the second refills the slot zero_grad freed
-        loss = emb(idx).square().sum()
+        loss = module(inputs).square().sum()
         tracemalloc.start()
         try:
             loss.backward()
@@ -353,7 +359,7 @@ def test_embeddings_dense_gradient_is_built_in_its_slot_without_a_second_weight_
         finally:
             tracemalloc.stop()
         assert peak < 1.5 * weight_bytes, peak / weight_bytes
-        assert flat_grads([emb.weight]) is emb.weight._grad_slot[0].flat
+        assert flat_grads([module.weight]) is module.weight._grad_slot[0].flat
         opt.step()
         opt.zero_grad()
 

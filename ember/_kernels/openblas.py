@@ -162,27 +162,30 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_release_all_in_child)
 
 
-def matmul(a, b):
-    """``numpy.matmul(a, b)``; for two plain matrices, a mid-sized GEMM (``one_thread``) with OpenBLAS held to one
-    thread, and where ``policy.omp_gemm`` is on, any GEMM OpenBLAS would thread in blocks of rows on numba's OpenMP
-    threads (``omp_gemm.matmul``: one thread's bits). A held GEMM's result depends on the shapes and the policy
-    only; one OpenBLAS threads runs on the count ``ember.set_num_threads`` set last (OpenBLAS's threaded
-    double-precision GEMM sums some shapes in another order, so held and threaded, or two counts, differ by
-    rounding)."""
+def matmul(a, b, out=None):
+    """``numpy.matmul(a, b)`` (into ``out`` where given: an array of the product's shape and dtype, the same bits);
+    for two plain matrices, a mid-sized GEMM (``one_thread``) with OpenBLAS held to one thread, and where
+    ``policy.omp_gemm`` is on, any GEMM OpenBLAS would thread in blocks of rows on numba's OpenMP threads
+    (``omp_gemm.matmul``: one thread's bits). A held GEMM's result depends on the shapes and the policy only; one
+    OpenBLAS threads runs on the count ``ember.set_num_threads`` set last (OpenBLAS's threaded double-precision GEMM
+    sums some shapes in another order, so held and threaded, or two counts, differ by rounding)."""
     if policy.blas_threads == 1:  # (one_thread's answer, without its call and the tests: every Linear's GEMM)
-        return xp.matmul(a, b)
+        return xp.matmul(a, b, out=out)
     if type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim != 2 or b.ndim != 2:
-        return xp.matmul(a, b)
+        return xp.matmul(a, b, out=out)
     if policy.omp_gemm and a.shape[0] * a.shape[1] * b.shape[1] > policy.blas_threaded_mnk:
         from . import omp_gemm  # (numba's threads: imported on the first such product, never at ``import ember``)
 
-        out = omp_gemm.matmul(a, b)
-        if out is not None:
+        product = omp_gemm.matmul(a, b)
+        if product is not None:
+            if out is None:
+                return product
+            out[...] = product
             return out
     if not one_thread(a.shape[0], a.shape[1], b.shape[1]) or not hold():
-        return xp.matmul(a, b)
+        return xp.matmul(a, b, out=out)
     try:
-        return xp.matmul(a, b)
+        return xp.matmul(a, b, out=out)
     finally:
         release()
 

@@ -13,7 +13,7 @@ from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import get_num_threads, parallel_rows, side_by_side
 from ..._tensor import Tensor
-from ...autograd.graph import AccumulateGrad, Node, Unread, show_node_as, shown_as
+from ...autograd.graph import AccumulateGrad, Node, Unread, leaf_slot_to_fill, show_node_as, shown_as
 from ...autograd.recorded import RecordedArray, formula_tensor
 from ...autograd.saved_attributes import saved_property, saved_value
 from ...ops.activation import col_sums
@@ -131,8 +131,8 @@ class Linear(Node):
         g2 = _blas_operand(_as_rows(g))
         if nx and nw and policy.linear_grads_at_once and _side_by_side_fits(g2, x, w):
             x2 = _as_rows(x)
-            gx, gw = side_by_side(partial(gemm, g2, w), partial(gemm, g2.T, x2), g2.size + x2.size + w.size,
-                                  one_blas=True)
+            gx, gw = side_by_side(partial(gemm, g2, w), partial(gemm, g2.T, x2, out=_weight_slot(self, g2, x2)),
+                                  g2.size + x2.size + w.size, one_blas=True)
             return gx.reshape(x.shape), gw, _bias_grad(self, g, g2) if nb else None
         gx = None
         if nx:
@@ -152,7 +152,7 @@ class Linear(Node):
             # One row: an outer product, the same products. NumPy's matmul with inner dimension 1 takes
             # a non-BLAS loop (225 us at 256 x 784); dot sends it to BLAS's GEMM (33 us; a broadcast
             # multiply takes 55 us).
-            gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else gemm(g2.T, x2)
+            gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else gemm(g2.T, x2, out=_weight_slot(self, g2, x2))
         return gx, gw, _bias_grad(self, g, g2) if nb else None
 
     def name(self) -> str:
@@ -163,6 +163,20 @@ def _bias_grad(node: Linear, g, g2):
     """The bias's gradient: the output gradient's column sums, or (a bias of 2 or more dimensions) a gradient of the
     rows' or the output's shape that the engine sums down to the bias's shape."""
     return col_sums(g2) if node._bias_over is None else g2 if node._bias_over == "rows" else g
+
+
+def _weight_slot(node: Linear, g2, x2):
+    """The array the weight gradient's GEMM ``g2.T @ x2`` may write into, so that it becomes the weight's ``.grad``
+    without a copy (``leaf_slot_to_fill``: the weight a leaf with no ``.grad`` yet, its gradient store's slot free),
+    as PyTorch's AccumulateGrad takes the weight gradient's own tensor; None (a new array) otherwise, or where the
+    slot is not a plain row-major array of the product's shape and dtype (the GEMM's bits: those of a new one)."""
+    if type(g2) is not xp.ndarray or type(x2) is not xp.ndarray or g2.dtype != x2.dtype:
+        return None
+    slot = leaf_slot_to_fill(node, 1)
+    shape = (g2.shape[1], x2.shape[1])
+    if slot is None or slot.shape != shape or slot.dtype != g2.dtype or not slot.flags.c_contiguous:
+        return None  # (a lent slot left unused is filled by a copy, as if never lent)
+    return slot
 
 
 def _side_by_side_fits(g2, x, w) -> bool:
