@@ -500,6 +500,26 @@ def matmul(a, b):
     block = _blas_block(m, k, n)  # (inside ``on_one_blas_thread`` too: the blocks are what splits it over the pool)
     if not block:  # small (one OpenBLAS thread anyway), or too wide for blocks: OpenBLAS's threads, once
         return xp.matmul(a, b)
+    rows, out = _matmul_blocks(a, b, block)
+    parallel_for(rows.run, rows.count, rows.elements)
+    return out
+
+
+def matmul_rows(a, b) -> tuple[Rows, object]:
+    """``matmul(a, b)`` of two float matrices (2-d, one dtype) not yet run, for a caller's own split beside other
+    kernels (``parallel_for_all``): its ``gemm_block`` blocks as ``Rows``, or one row, the whole GEMM, where it takes
+    none (``whole`` where OpenBLAS's threads take it: too wide for blocks); and the output they fill. The same GEMMs
+    as ``matmul``'s: the same bits."""
+    block = _blas_block(a.shape[0], a.shape[1], b.shape[1])
+    if block:
+        return _matmul_blocks(a, b, block)
+    out = xp.empty((a.shape[0], b.shape[1]), a.dtype)
+    return Rows(lambda lo, hi: xp.matmul(a, b, out=out), 1, a.size + b.size + out.size, block == 0), out
+
+
+def _matmul_blocks(a, b, block: int) -> tuple[Rows, object]:
+    """``matmul``'s blocks of output columns (n >= m) or rows as ``Rows``, and the output they fill."""
+    m, n = a.shape[-2], b.shape[-1]
     out = xp.empty((*(a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]), m, n), a.dtype)
     cols = n >= m
     count = -(-(n if cols else m) // block)
@@ -511,8 +531,7 @@ def matmul(a, b):
             else:
                 xp.matmul(a[..., i:i + block, :], b, out=out[..., i:i + block, :])
 
-    parallel_for(run, count, a.size + b.size + out.size)
-    return out
+    return Rows(run, count, a.size + b.size + out.size), out
 
 
 def stack_matmul(a, b, out=None):
@@ -559,7 +578,7 @@ def stack_matmul(a, b, out=None):
     return out
 
 
-__all__ = ["chunks_for", "gemm_block", "get_num_threads", "in_worker", "matmul", "matmul_blocks", "multiply",
-           "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
+__all__ = ["chunks_for", "gemm_block", "get_num_threads", "in_worker", "matmul", "matmul_blocks", "matmul_rows",
+           "multiply", "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
            "parallel_for_all", "parallel_kernel", "parallel_rows", "run_rows", "run_rows_in_step", "Rows",
            "set_num_threads", "side_by_side", "stack_matmul"]

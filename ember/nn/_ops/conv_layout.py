@@ -57,6 +57,18 @@ def from_batch_last(a):
 
 def to_nchw(a, bias=None):
     """Batch-last a (C, *sp, N) -> a new contiguous (N, C, *sp) array, plus ``bias`` (C,) per channel when given."""
+    out, copy, least = nchw_copy(a, bias)
+    if least is None:  # NumPy's copy: one call over the whole arrays
+        copy(0, a.shape[0])
+    else:  # one pass: split only where it pays a hand-off
+        parallel_for(copy, a.shape[0], a.size, least)
+    return out
+
+
+def nchw_copy(a, bias=None):
+    """``to_nchw``'s copy, not yet run, so that a caller can run it by channels inside a split of its own: (out,
+    ``copy(c0, c1)`` writing channels c0..c1 of out, the ``min_elements`` from which ``to_nchw`` splits it, None for
+    NumPy's copy, which it does not split)."""
     out = xp.empty((a.shape[-1], *a.shape[:-1]), a.dtype)
     if _compiled(a, out) and (bias is None or bias.dtype == a.dtype) and a.strides[-1] == a.itemsize:
         if a.flags.c_contiguous:  # each channel's plane as one run
@@ -65,37 +77,48 @@ def to_nchw(a, bias=None):
             unit = (None,) * (5 - a.ndim)
             src, dst = a[(slice(None), *unit)], out[(slice(None), slice(None), *unit)]
         b = xp.empty(0, a.dtype) if bias is None else xp.ascontiguousarray(bias)
-        parallel_for(lambda c0, c1: compiled.to_nchw(src, b, c0, c1, dst), a.shape[0], a.size,
-                     policy.min_parallel_pass_elements)  # one pass: split only where it pays a hand-off
-        return out
-    if bias is None:
-        out[...] = from_batch_last(a)
-    else:
-        xp.add(from_batch_last(a), bias.reshape(-1, *(1,) * (a.ndim - 2)), out=out)
-    return out
+        return out, lambda c0, c1: compiled.to_nchw(src, b, c0, c1, dst), policy.min_parallel_pass_elements
+    nchw = from_batch_last(a)
+
+    def copy(c0: int, c1: int) -> None:
+        if bias is None:
+            out[:, c0:c1] = nchw[:, c0:c1]
+        else:
+            xp.add(nchw[:, c0:c1], bias[c0:c1].reshape(-1, *(1,) * (a.ndim - 2)), out=out[:, c0:c1])
+
+    return out, copy, None
 
 
 def batch_last_padded(x, pads):
     """(N, C, *sp) -> padded (C, *padded, N), contiguous: a view when x already is batch-last and unpadded."""
+    out, copy, least = padded_copy(x, pads)
+    if copy is not None:
+        parallel_for(copy, out.shape[0], out.size, least)
+    return out
+
+
+def padded_copy(x, pads):
+    """``batch_last_padded``'s copy, not yet run, so that a caller can run it by channels inside a split of its own:
+    (out, ``copy(c0, c1)`` writing channels c0..c1 of out, or None where out is already whole (x's view, or NumPy's
+    contiguous copy of an unpadded x), the ``min_elements`` from which ``batch_last_padded`` splits it)."""
     xb = x.transpose(*range(1, x.ndim), 0)
     padded = any(lo or hi for lo, hi in pads)
     if not padded and xb.flags.c_contiguous:
-        return xb
+        return xb, None, None
     shape = (xb.shape[0], *(n + lo + hi for n, (lo, hi) in zip(xb.shape[1:-1], pads)), xb.shape[-1])
     if x.flags.c_contiguous and _compiled(x):
         out = xp.empty(shape, x.dtype)
         x5 = x.reshape(_as_3d(x.shape))
         o5 = out.reshape(shape[0], *(1,) * (5 - len(shape)), *shape[1:])
         lo = (0,) * (3 - len(pads)) + tuple(lo for lo, _ in pads)
-        parallel_for(lambda c0, c1: compiled.to_batch_last_padded(x5, *lo, c0, c1, o5), shape[0], out.size,
-                     policy.min_parallel_pass_elements)
-        return out
+        return (out, lambda c0, c1: compiled.to_batch_last_padded(x5, *lo, c0, c1, o5),
+                policy.min_parallel_pass_elements)
     if not padded:
-        return xp.ascontiguousarray(xb)
+        return xp.ascontiguousarray(xb), None, None
     out = xp.empty(shape, xb.dtype)
     inner = tuple(slice(lo, lo + n) for n, (lo, _) in zip(xb.shape[1:-1], pads))
 
-    def run(c0: int, c1: int) -> None:  # channels c0..c1: zero the border only, then copy the interior
+    def copy(c0: int, c1: int) -> None:  # channels c0..c1: zero the border only, then copy the interior
         o = out[c0:c1]
         for d, (lo, hi) in enumerate(pads):
             lead = (slice(None),) * (d + 1)
@@ -103,8 +126,7 @@ def batch_last_padded(x, pads):
             o[lead + (slice(o.shape[d + 1] - hi, None),)] = 0
         o[(slice(None),) + inner] = xb[c0:c1]
 
-    parallel_for(run, xb.shape[0], out.size)
-    return out
+    return out, copy, policy.min_parallel_elements
 
 
 def to_batch_last(g):

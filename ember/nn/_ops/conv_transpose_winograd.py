@@ -21,6 +21,13 @@ Every transform is a 1-d *tiled* product along one dim, run once per dim (rows, 
 and the output gradient's) and its transpose ``_untile`` (the output transform and the input gradient's, adding
 overlapping tiles and dropping the padding). Both are NumPy here (the reference) and compiled in
 ``ember/_kernels/conv_transpose.py`` (the same bits), split over threads by rows.
+
+At two threads each direction hands work to ember's worker three times, one split per stage whose rows are
+independent: the input (or output-gradient) transform by channels, its batch-last copy and the weight transform's
+GEMM in the same split; the GEMM stacks by product (the backward's two in one split); the output (or
+input-gradient) transform by channels, with the copy back to (N, C, H, W) and the weight gradient's GEMM. A split
+per pass took 17 hand-offs a benchmark step (batch 32, 128 -> 64 channels), each a wake of a sleeping worker on an
+idle machine and a meeting of the threads; now 6. Each row is computed as before: the same bits.
 """
 
 from __future__ import annotations
@@ -28,9 +35,9 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._kernels import conv_transpose as compiled
 from ..._kernels.policy import policy
-from ..._parallel import matmul, parallel_for
-from .conv import _row_matmul
-from .conv_layout import batch_last_padded, to_nchw
+from ..._parallel import Rows, matmul_rows, parallel_for_all
+from .conv import _row_matmul, _row_matmul_rows
+from .conv_layout import nchw_copy, padded_copy
 
 _AT = ((1, 1, 1, 1, 0), (0, 1, -1, 2, 0), (0, 1, 1, 4, 0), (0, 1, -1, 8, 1))
 _G = ((1 / 2, 0), (-1 / 2, -1 / 2), (-1 / 6, 1 / 6), (1 / 6, 1 / 3), (0, 1))
@@ -124,42 +131,76 @@ def _untile_ref(src, mat, step: int, off: int, dst) -> None:
         dst[:, start:start + step * (hi - lo - 1) + 1:step] += t
 
 
-def _tile(src, mat, step: int, count: int):
-    """src (R, L, X, N) -> (K, R, count, X, N): the tiled product along dim 1 (see ``_tile_ref``)."""
-    r, _, x, n = src.shape
-    dst = xp.empty((mat.shape[0], r, count, x, n), src.dtype)
+def _tile_rows(src, mat, step: int, r0: int, r1: int, dst) -> None:
+    """Rows r0..r1 of the tiled product along dim 1 (see ``_tile_ref``): src (R, L, X, N), dst (K, R, count, X, N)."""
     if policy.use_compiled():
-        src3, dst4 = src.reshape(r, src.shape[1], -1), dst.reshape(*dst.shape[:3], -1)
-        parallel_for(lambda lo, hi: compiled.tile(src3, mat, step, lo, hi, dst4), r, dst.size)
+        compiled.tile(src.reshape(*src.shape[:2], -1), mat, step, r0, r1, dst.reshape(*dst.shape[:3], -1))
     else:
-        parallel_for(lambda lo, hi: _tile_ref(src[lo:hi], mat, step, dst[:, lo:hi]), r, dst.size)
-    return dst
+        _tile_ref(src[r0:r1], mat, step, dst[:, r0:r1])
 
 
-def _untile(src, mat, step: int, off: int, length: int):
-    """src (K, R, A, X, N) -> (R, length, X, N): the transposed tiled product along dim 2 (see ``_untile_ref``)."""
-    _, r, _, x, n = src.shape
-    dst = xp.empty((r, length, x, n), src.dtype)
+def _untile_rows(src, mat, step: int, off: int, r0: int, r1: int, dst) -> None:
+    """Rows r0..r1 of the transposed tiled product along dim 2 (see ``_untile_ref``): src (K, R, A, X, N), dst
+    (R, length, X, N)."""
     if policy.use_compiled():
-        src4, dst3 = src.reshape(*src.shape[:3], -1), dst.reshape(r, length, -1)
-        parallel_for(lambda lo, hi: compiled.untile(src4, mat, step, off, lo, hi, dst3), r, src.size)
+        compiled.untile(src.reshape(*src.shape[:3], -1), mat, step, off, r0, r1, dst.reshape(*dst.shape[:2], -1))
     else:
-        parallel_for(lambda lo, hi: _untile_ref(src[:, lo:hi], mat, step, off, dst[lo:hi]), r, src.size)
-    return dst
+        _untile_ref(src[:, r0:r1], mat, step, off, dst[r0:r1])
 
 
-def _by_rows(a):
-    """(K, R, A, L, N) as (K * R * A, L, 1, N), a view: the next pass's rows."""
-    return a.reshape(-1, a.shape[3], 1, a.shape[4])
+def _tiles(x, pads, mat, step: int, a: int, bb: int, *beside: Rows):
+    """x (N, R, H, W) -> its transform (K * K, R, A * B * N), K = mat's rows: the batch-last copy of x padded by
+    ``pads``, then the tiled product along its rows (A tiles), then along its columns (B tiles), value 10 kw + kh.
+    Every pass computes a channel from that channel alone, so all three run by channels in one split (one hand-off
+    to ember's worker, where a split per pass took three, the threads meeting between them), and the independent
+    kernels ``beside`` in it too."""
+    xb, copy, _ = padded_copy(x, pads)  # (R, step A + ..., step B + ..., N)
+    r, length, n, k = xb.shape[0], xb.shape[2], xb.shape[3], mat.shape[0]
+    rows = xp.empty((k, r, a, length, n), x.dtype)
+    by_rows = rows.reshape(k * r * a, length, 1, n)  # (kh, r, a) rows: the column pass's
+    out = xp.empty((k, k * r * a, bb, 1, n), x.dtype)
+
+    def run(r0: int, r1: int) -> None:
+        if copy is not None:
+            copy(r0, r1)
+        _tile_rows(xb, mat, step, r0, r1, rows)
+        for kh in range(k):  # channel r's rows of the column pass: (kh, r, 0..A)
+            _tile_rows(by_rows, mat, step, (kh * r + r0) * a, (kh * r + r1) * a, out)
+
+    parallel_for_all(Rows(run, r, xb.size + rows.size + out.size), *beside)
+    return out.reshape(k * k, r, a * bb * n)
+
+
+def _untiles(m, mat, step: int, off: int, a: int, bb: int, n: int, shape, bias=None, *beside: Rows):
+    """m (K * K, R, A * B * N), value 10 kw + kh -> (N, R, *shape) in PyTorch's layout, plus ``bias`` per channel:
+    the transposed tiled product along the columns (B tiles, to ``shape[1]`` positions), then along the rows (A
+    tiles, to ``shape[0]``), overlapping tiles added, then the copy out of the batch-last layout. Every pass computes
+    a channel from that channel alone, so all three run by channels in one split, with the kernels ``beside`` (see
+    ``_tiles``)."""
+    k, r = mat.shape[0], m.shape[1]
+    src = m.reshape(k, k * r * a, bb, 1, n)  # the column pass's (kh, r, a) rows
+    cols = xp.empty((k * r * a, shape[1], 1, n), m.dtype)
+    planes = xp.empty((r, *shape, n), m.dtype)
+    out, copy, _ = nchw_copy(planes, bias)
+
+    def run(r0: int, r1: int) -> None:
+        for kh in range(k):
+            _untile_rows(src, mat, step, off, (kh * r + r0) * a, (kh * r + r1) * a, cols)
+        _untile_rows(cols.reshape(k, r, a, shape[1], n), mat, step, off, r0, r1, planes)
+        copy(r0, r1)
+
+    parallel_for_all(Rows(run, r, m.size + cols.size + 2 * planes.size), *beside)
+    return out
 
 
 def _weights(w):
-    """U (100, O, C) from w (C, O, 4, 4)."""
+    """U (100, O, C) from w (C, O, 4, 4), to be filled by the returned ``Rows``."""
     c, o = w.shape[:2]
     # w's taps in front, (16, O, C) (a copy of w's size), so the GEMM writes U in its own order: the same dot
     # products as the transposed weight's GEMM and then a copy of U (6.25 times w's size), in 0.90 of the time
     wt = xp.ascontiguousarray(w.reshape(c, o, 16).transpose(2, 1, 0))
-    return matmul(_kernel_matrix(w.dtype), wt.reshape(16, o * c)).reshape(100, o, c)  # not on OpenBLAS's threads
+    rows, u = matmul_rows(_kernel_matrix(w.dtype), wt.reshape(16, o * c))  # not on OpenBLAS's threads
+    return rows, u.reshape(100, o, c)
 
 
 def _stack_matmul(a, b):
@@ -172,17 +213,11 @@ def forward(x, w, b):
     """conv_transpose2d(x, w, b, stride=2, padding=1) of x (N, C, H, W): (out (N, O, 2H, 2W), what ``backward``
     takes: the transformed input V (100, C, A * B * N) and weight U (100, O, C); A = ceil(H / 4), B = ceil(W / 4))."""
     n, c, h, wd = x.shape
-    a, bb, o = -(-h // 4), -(-wd // 4), w.shape[1]
-    d = _input_matrix(x.dtype)
-    xb = batch_last_padded(x, ((1, 4 * a + 1 - h), (1, 4 * bb + 1 - wd)))  # (C, 4A + 2, 4B + 2, N)
-    rows = _tile(xb, d, 4, a)  # (10, C, A, 4B + 2, N)
-    v = _tile(_by_rows(rows), d, 4, bb).reshape(100, c, -1)  # (10 kw + kh, C, A * B * N)
-    u = _weights(w)
+    a, bb = -(-h // 4), -(-wd // 4)
+    u_rows, u = _weights(w)  # (100, O, C), in the input transform's split
+    v = _tiles(x, ((1, 4 * a + 1 - h), (1, 4 * bb + 1 - wd)), _input_matrix(x.dtype), 4, a, bb, u_rows)
     m = _stack_matmul(u, v)  # (100, O, A * B * N)
-    out_m = _output_matrix(x.dtype)
-    cols = _untile(m.reshape(10, 10 * o * a, bb, 1, n), out_m, 8, 0, 2 * wd)  # (10 kh * O * A, 2W, 1, N)
-    out = _untile(cols.reshape(10, o, a, 2 * wd, n), out_m, 8, 0, 2 * h)  # (O, 2H, 2W, N)
-    return to_nchw(out, b), (v, u)
+    return _untiles(m, _output_matrix(x.dtype), 8, 0, a, bb, n, (2 * h, 2 * wd), b), (v, u)
 
 
 def backward(g, saved, w, needs):
@@ -191,20 +226,24 @@ def backward(g, saved, w, needs):
     v, u = saved
     n, o, h2, w2 = g.shape
     a, bb, c = -(-h2 // 8), -(-w2 // 8), w.shape[0]
-    gb = batch_last_padded(g, ((0, 8 * a - h2), (0, 8 * bb - w2)))  # (O, 8A, 8B, N), zeros past g
-    out_m = _output_matrix(g.dtype)
-    rows = _tile(gb, out_m, 8, a)  # (10, O, A, 8B, N)
-    dm = _tile(_by_rows(rows), out_m, 8, bb).reshape(100, o, -1)  # (10 kw + kh, O, A * B * N)
-    gx = gw = db = None
-    if nw:
-        du = _stack_matmul(v, dm.transpose(0, 2, 1))  # dU^T (100, C, O): 5 % faster than dM V^T here
-        # dw (C * O, 16) = dU^T K, written in w's order (not K^T dU and a transposing copy: 0.82 of the time)
-        gw = matmul(du.reshape(100, c * o).T, _kernel_matrix(g.dtype)).reshape(w.shape)
+    dm = _tiles(g, ((0, 8 * a - h2), (0, 8 * bb - w2)), _output_matrix(g.dtype), 8, a, bb)  # (100, O, A*B*N)
+    products = []
+    if nw:  # dU^T (100, C, O): 5 % faster than dM V^T here
+        du_rows, du = _row_matmul_rows(v, dm.transpose(0, 2, 1), (100, c, o), g.dtype, 1)
+        products.append(du_rows)
     if nx:
-        dv = _stack_matmul(u.transpose(0, 2, 1), dm)  # (100, C, A * B * N)
-        d = _input_matrix(g.dtype)
-        cols = _untile(dv.reshape(10, 10 * c * a, bb, 1, n), d, 4, 1, w2 // 2)  # (10 kh * C * A, W, 1, N)
-        gx = to_nchw(_untile(cols.reshape(10, c, a, w2 // 2, n), d, 4, 1, h2 // 2))  # (C, H, W, N) -> NCHW
+        dv_rows, dv = _row_matmul_rows(u.transpose(0, 2, 1), dm, (100, c, dm.shape[2]), g.dtype, 1)
+        products.append(dv_rows)
+    parallel_for_all(*products)  # both stacks in one split: each thread its share of each
+    gx = gw = db = None
+    beside = ()
+    if nw:  # dw (C * O, 16) = dU^T K, written in w's order (not K^T dU and a transposing copy: 0.82 of the time)
+        gw_rows, gw = matmul_rows(du.reshape(100, c * o).T, _kernel_matrix(g.dtype))
+        beside, gw = (gw_rows,), gw.reshape(w.shape)
+    if nx:  # (the weight gradient's GEMM in the same split)
+        gx = _untiles(dv, _input_matrix(g.dtype), 4, 1, a, bb, n, (h2 // 2, w2 // 2), None, *beside)
+    else:
+        parallel_for_all(*beside)
     if nb:  # a tile's 8 positions along a dim sum to its uses (phase 0, point 1) and (1, 1): 4 of the 100 dM
         db = dm[[11, 16, 61, 66]].sum(axis=(0, 2))
     return gx, gw, db
