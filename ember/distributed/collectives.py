@@ -157,43 +157,66 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     return _finish(work, async_op, list(tensor_list), _copy_rows(buffer, tensor_list))
 
 
-def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
-                           async_op: bool = False) -> Work | None:
-    """Every rank's ``input_tensor``, in rank order, into ``output_tensor`` (concatenated or stacked)."""
-    if (pg := _member(group, "all_gather_into_tensor")) is None:
+def all_gather_single(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                      async_op: bool = False) -> Work | None:
+    """Every rank's ``input_tensor``, in rank order, into ``output_tensor`` (concatenated or stacked); PyTorch
+    2.13's name of ``all_gather_into_tensor``."""
+    if (pg := _member(group, "all_gather_single")) is None:
         return None
-    with Agreement(pg, "all_gather_into_tensor") as agree:
-        check_tensor("all_gather_into_tensor", "input_tensor", input_tensor)
-        check_tensor("all_gather_into_tensor", "output_tensor", output_tensor)
-        _check_flat("all_gather_into_tensor", "output_tensor", output_tensor, input_tensor, pg.size())
+    with Agreement(pg, "all_gather_single") as agree:
+        check_tensor("all_gather_single", "input_tensor", input_tensor)
+        check_tensor("all_gather_single", "output_tensor", output_tensor)
+        _check_flat("all_gather_single", "output_tensor", output_tensor, input_tensor, pg.size())
         agree.array = input_tensor._data
     # Concatenated and stacked outputs have the same memory layout: gather straight into it.
     work = pg.comm.iallgather(input_tensor._data, output_tensor._data)
     return _finish(work, async_op, [output_tensor])
 
 
+def _deprecated(name: str, replacement: str) -> None:
+    from .. import _warnings
+
+    _warnings.warn(f"`torch.distributed.{name}` is deprecated. Please use `torch.distributed.{replacement}` instead.",
+                   FutureWarning)
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                           async_op: bool = False) -> Work | None:
+    """PyTorch's deprecated name of ``all_gather_single`` (it warns, FutureWarning, as PyTorch 2.13's does)."""
+    _deprecated("all_gather_into_tensor", "all_gather_single")
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
+
+
 def _all_gather_base(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
                      async_op: bool = False) -> Work | None:
-    """PyTorch's private, deprecated name of ``all_gather_into_tensor`` (it warns, FutureWarning, as PyTorch's)."""
+    """PyTorch's private, deprecated name of ``all_gather_single`` (it warns, FutureWarning, as PyTorch's)."""
     from .. import _warnings
 
     _warnings.warn("`torch.distributed._all_gather_base` is a private function and will be deprecated. Please use "
                    "`torch.distributed.all_gather_single` instead.", FutureWarning)
-    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
+
+
+def reduce_scatter_single(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM,
+                          group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Reduce ``input`` (``size`` blocks, concatenated or stacked) over the group; rank i gets block i. PyTorch
+    2.13's name of ``reduce_scatter_tensor``."""
+    if (pg := _member(group, "reduce_scatter_single")) is None:
+        return None
+    with Agreement(pg, "reduce_scatter_single", op) as agree:
+        _check_op("reduce_scatter_single", op)
+        check_tensor("reduce_scatter_single", "output", output)
+        check_tensor("reduce_scatter_single", "input", input)
+        _check_flat("reduce_scatter_single", "input", input, output, pg.size())
+        agree.array = output._data
+    return _finish(pg.comm.ireduce_scatter(input._data, output._data, op), async_op, [output])
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM,
                           group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
-    """Reduce ``input`` (``size`` blocks, concatenated or stacked) over the group; rank i gets block i."""
-    if (pg := _member(group, "reduce_scatter_tensor")) is None:
-        return None
-    with Agreement(pg, "reduce_scatter_tensor", op) as agree:
-        _check_op("reduce_scatter_tensor", op)
-        check_tensor("reduce_scatter_tensor", "output", output)
-        check_tensor("reduce_scatter_tensor", "input", input)
-        _check_flat("reduce_scatter_tensor", "input", input, output, pg.size())
-        agree.array = output._data
-    return _finish(pg.comm.ireduce_scatter(input._data, output._data, op), async_op, [output])
+    """PyTorch's deprecated name of ``reduce_scatter_single`` (it warns, FutureWarning, as PyTorch 2.13's does)."""
+    _deprecated("reduce_scatter_tensor", "reduce_scatter_single")
+    return reduce_scatter_single(output, input, op, group, async_op)
 
 
 def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = ReduceOp.SUM,

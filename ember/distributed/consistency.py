@@ -27,8 +27,8 @@ from .reduce_op import ReduceOp
 
 _MAX_DIMS = 32
 _HEADER = 6  # ok, collective, op, root, dtype, ndim; then the shape, padded with -1
-_KINDS = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce", "reduce_scatter",
-          "reduce_scatter_tensor", "gather", "scatter", "all_to_all", "barrier",
+_KINDS = ("all_reduce", "broadcast", "all_gather", "all_gather_single", "reduce", "reduce_scatter",
+          "reduce_scatter_single", "gather", "scatter", "all_to_all", "barrier",
           "all_to_all_single")
 _OPS = tuple(ReduceOp)
 _CODED_DTYPES = (*ALL_DTYPES, bfloat16)

@@ -87,6 +87,18 @@ def is_torchelastic_launched() -> bool:
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node (which device it would bind to): ``LOCAL_RANK``, which ember's launcher
+    sets as torchrun does; else ``fallback_rank``; else a RuntimeError, as in PyTorch. Needs no process group."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context and "
+                       "want the code to run locally instead.")
+
+
 def default_group(op: str = "this function") -> ProcessGroup:
     """The world group; a clear error before ``init_process_group``."""
     if _world is None:

@@ -120,7 +120,7 @@ def test_broadcast_from_every_source(rank, world, process_group):
     expect.done()
 
 
-def test_all_gather_and_all_gather_into_tensor(rank, world, process_group):
+def test_all_gather_and_all_gather_single(rank, world, process_group):
     expect = Expect()
     for dtype in DTYPES:
         outs = [ember.zeros(2, 3, dtype=ember.from_numpy(np.zeros(0, dtype)).dtype) for _ in range(world)]
@@ -128,11 +128,11 @@ def test_all_gather_and_all_gather_into_tensor(rank, world, process_group):
         for r in range(world):
             expect(outs[r], value(r, dtype), f"all_gather[{r}] {dtype.__name__}")
     cat = ember.zeros(2 * world, 3)
-    process_group.all_gather_into_tensor(cat, ember.tensor(value(rank, np.float32)))
-    expect(cat, np.concatenate([value(r, np.float32) for r in range(world)]), "all_gather_into_tensor concat")
+    process_group.all_gather_single(cat, ember.tensor(value(rank, np.float32)))
+    expect(cat, np.concatenate([value(r, np.float32) for r in range(world)]), "all_gather_single concat")
     stacked = ember.zeros(world, 2, 3)
-    process_group.all_gather_into_tensor(stacked, ember.tensor(value(rank, np.float32)), async_op=True).wait()
-    expect(stacked, ALL([value(r, np.float32) for r in range(world)]), "all_gather_into_tensor stacked")
+    process_group.all_gather_single(stacked, ember.tensor(value(rank, np.float32)), async_op=True).wait()
+    expect(stacked, ALL([value(r, np.float32) for r in range(world)]), "all_gather_single stacked")
     expect.done()
 
 
@@ -154,8 +154,8 @@ def test_reduce_scatter_gives_rank_r_block_r_of_the_reduction(rank, world, proce
         for dtype in DTYPES:
             blocks = [ALL([value(r * 10 + b, dtype) for b in range(world)]) for r in range(world)]  # rank r's input
             out = ember.zeros(2, 3, dtype=ember.from_numpy(np.zeros(0, dtype)).dtype)
-            process_group.reduce_scatter_tensor(out, ember.tensor(blocks[rank].reshape(world * 2, 3)), op=op)
-            expect(out, reduced(ALL([blocks[r][rank] for r in range(world)]), op, world), f"reduce_scatter_tensor {op}")
+            process_group.reduce_scatter_single(out, ember.tensor(blocks[rank].reshape(world * 2, 3)), op=op)
+            expect(out, reduced(ALL([blocks[r][rank] for r in range(world)]), op, world), f"reduce_scatter_single {op}")
             out2 = ember.zeros_like(out)
             process_group.reduce_scatter(out2, [ember.tensor(x) for x in blocks[rank]], op=op)
             expect(out2, out.numpy(), f"reduce_scatter {op}")
@@ -307,7 +307,7 @@ def test_local_argument_errors(world, process_group):
         (lambda: dist.broadcast(ember.ones(2)), ValueError, "exactly one of src"),
         (lambda: dist.broadcast(ember.ones(2), src=world), ValueError, "not a rank of the group"),
         (lambda: dist.all_gather([ember.ones(2)] * (world + 1), ember.ones(2)), ValueError, f"list of {world} tensors"),
-        (lambda: dist.all_gather_into_tensor(ember.ones(world + 1, 2), ember.ones(2)), ValueError, "must have shape"),
+        (lambda: dist.all_gather_single(ember.ones(world + 1, 2), ember.ones(2)), ValueError, "must have shape"),
         (lambda: dist.init_process_group("gloo"), ValueError, "twice"),  # a second init
     ]:
         with pytest.raises(exc, match=words):
