@@ -408,3 +408,24 @@ def test_pytorch_2_13_collective_names_and_the_deprecated_ones(world_of_one, old
     assert [str(w.message) for w in ours] == [str(w.message) for w in theirs[:1]]
     assert f"Please use `torch.distributed.{new}` instead" in str(ours[0].message)
     assert ours[0].filename == __file__
+
+
+def test_destroying_the_default_group_twice_raises_pytorchs_assertion_error():
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    environ = dict(os.environ)
+    try:
+        dist.init_process_group("gloo", rank=0, world_size=1, init_method=f"tcp://127.0.0.1:{port}")
+        dist.destroy_process_group()
+        assert not dist.is_initialized()
+        for m in (dist, tdist):  # (PyTorch's without a default group: the same as after a destroy)
+            with pytest.raises(AssertionError, match="Process group cannot be None"):
+                m.destroy_process_group()
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)

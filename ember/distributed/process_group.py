@@ -204,8 +204,12 @@ def _check_matches(mpi_rank: int, mpi_size: int, rank: int, world_size: int) -> 
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
-    """Leave a group (default: the world, after which ``init_process_group`` may be called again)."""
+    """Leave a group (default: the world, after which ``init_process_group`` may be called again). Without a
+    default group (a second call, or before ``init_process_group``), PyTorch's AssertionError."""
     global _world
+    if group is None and _world is None:
+        raise AssertionError("Process group cannot be None: destroy_process_group() found no default process group "
+                             "(it was destroyed already, or init_process_group was never called)")
     pg = resolve(group, "destroy_process_group")
     if pg.comm is not None:
         pg.comm.free()
