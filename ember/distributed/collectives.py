@@ -4,7 +4,8 @@ Each call validates its arguments, agrees with the other ranks on what is being
 called (``consistency.py``: mismatched shapes raise on every rank instead of
 hanging), then starts the MPI operation (``comm.py``). With ``async_op=True`` it
 returns a ``Work`` (``wait()``, ``is_completed()``, ``result()`` = the output
-tensors); otherwise it waits and returns None. Tensors must be contiguous. Ranks
+tensors); otherwise it waits and returns None. Tensors must be contiguous, except the one tensor of
+``all_reduce``, ``broadcast`` and ``reduce`` (a view of any strides: reduced through a contiguous copy). Ranks
 (``src``/``dst``) are global ranks; ``group_src``/``group_dst`` are ranks within
 ``group``. On a rank outside ``group`` a collective does nothing and returns None.
 """
@@ -105,42 +106,58 @@ def _copy_rows(buffer, tensors: list[Tensor]):
     return copy
 
 
+def _staged(tensor: Tensor):
+    """The array an in-place collective works on, and what copies its result into ``tensor`` afterwards: the
+    tensor's own memory when contiguous, else a contiguous copy written back into the view (PyTorch's gloo takes a
+    strided tensor too: a transposed one is right there, a non-dense view such as ``x[:, 0]`` has its base's first
+    elements reduced instead of its own; ember reduces the view's elements)."""
+    data = tensor._data
+    if data.flags.c_contiguous:
+        return data, None
+    staged = xp.ascontiguousarray(data)
+
+    def copy_back():
+        data[...] = staged
+    return staged, copy_back
+
+
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
-    """Reduce ``tensor`` over the group with ``op``; every rank gets the result in ``tensor``."""
+    """Reduce ``tensor`` over the group with ``op``; every rank gets the result in ``tensor`` (any strides)."""
     if (pg := _member(group, "all_reduce")) is None:
         return None
     with Agreement(pg, "all_reduce", op) as agree:
         _check_op("all_reduce", op)
-        check_tensor("all_reduce", "tensor", tensor)
-        agree.array = tensor._data
-    return _finish(pg.comm.iallreduce_(tensor._data, op), async_op, [tensor])
+        check_tensor("all_reduce", "tensor", tensor, any_strides=True)
+        agree.array, copy_back = _staged(tensor)
+    return _finish(pg.comm.iallreduce_(agree.array, op), async_op, [tensor], copy_back)
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
               group_src: int | None = None) -> Work | None:
-    """Copy ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
+    """Copy ``tensor`` of rank ``src`` into ``tensor`` on every rank (any strides)."""
     if (pg := _member(group, "broadcast")) is None:
         return None
     with Agreement(pg, "broadcast") as agree:
         agree.root = _root(pg, src, group_src, "src", "broadcast")
-        check_tensor("broadcast", "tensor", tensor)
-        agree.array = tensor._data
-    return _finish(pg.comm.ibroadcast_(tensor._data, agree.root), async_op, [tensor])
+        check_tensor("broadcast", "tensor", tensor, any_strides=True)
+        agree.array, copy_back = _staged(tensor)
+    return _finish(pg.comm.ibroadcast_(agree.array, agree.root), async_op, [tensor], copy_back)
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,
            async_op: bool = False, group_dst: int | None = None) -> Work | None:
-    """Reduce ``tensor`` over the group into ``tensor`` of rank ``dst``; other ranks' tensors are unchanged."""
+    """Reduce ``tensor`` over the group into ``tensor`` of rank ``dst``; other ranks' tensors are unchanged (any
+    strides)."""
     if (pg := _member(group, "reduce")) is None:
         return None
     with Agreement(pg, "reduce", op) as agree:
         _check_op("reduce", op)
         agree.root = _root(pg, dst, group_dst, "dst", "reduce")
-        check_tensor("reduce", "tensor", tensor)
-        agree.array = tensor._data
+        check_tensor("reduce", "tensor", tensor, any_strides=True)
+        agree.array, copy_back = _staged(tensor)
     written = [tensor] if pg.rank() == agree.root else []
-    return _finish(pg.comm.ireduce_(tensor._data, op, agree.root), async_op, written)
+    return _finish(pg.comm.ireduce_(agree.array, op, agree.root), async_op, written, copy_back if written else None)
 
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
