@@ -429,3 +429,21 @@ def test_destroying_the_default_group_twice_raises_pytorchs_assertion_error():
     finally:
         os.environ.clear()
         os.environ.update(environ)
+
+
+def test_ddp_broadcast_buffers_warns_pytorch_2_13s_deprecation(world_of_one):
+    """PyTorch 2.13 deprecates ``broadcast_buffers`` for ``forward_sync_buffers`` (FutureWarning at the caller's
+    line, PyTorch's text: a torchrun job with ``DDP(m, broadcast_buffers=False)`` prints it on every rank)."""
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DDP(ember.nn.BatchNorm1d(2))  # neither given: no warning
+        DDP(ember.nn.BatchNorm1d(2), forward_sync_buffers=False)
+    with pytest.warns(FutureWarning, match=r"^`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. "
+                                           r"IMPORTANT: unlike `broadcast_buffers=False`") as rec:
+        model = DDP(ember.nn.BatchNorm1d(2), broadcast_buffers=False)
+    assert rec[0].filename == __file__ and model.broadcast_buffers is False
+    with pytest.warns(FutureWarning, match="Both `broadcast_buffers` and `forward_sync_buffers` were specified"):
+        model = DDP(ember.nn.BatchNorm1d(2), broadcast_buffers=False, forward_sync_buffers=True)
+    assert model.broadcast_buffers is True

@@ -38,7 +38,7 @@ import json
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
-from ... import _trace
+from ... import _trace, _warnings
 from ... import distributed as dist
 from ..._backend import xp
 from ...autograd.grad_mode import _GradState
@@ -116,6 +116,14 @@ class DistributedDataParallel(Module):
         if not init_sync:
             raise NotImplementedError("DistributedDataParallel(init_sync=False) is not supported by ember: "
                                       "replicas always start from rank 0's parameters")
+        if broadcast_buffers is not None:  # (PyTorch 2.13's deprecation, its words)
+            _warnings.warn("Both `broadcast_buffers` and `forward_sync_buffers` were specified. `broadcast_buffers` "
+                           "is deprecated and its value is ignored when `forward_sync_buffers` is provided."
+                           if forward_sync_buffers is not None else
+                           "`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. IMPORTANT: unlike "
+                           "`broadcast_buffers=False`, `forward_sync_buffers=False` still syncs buffers at init. If "
+                           "you rely on buffers NOT being synced at init (e.g. rank-local buffers), keep using "
+                           "`broadcast_buffers=False` until `init_sync_buffers` is available.", FutureWarning)
         init_sync_buffers = True if broadcast_buffers is None else bool(broadcast_buffers)
         if forward_sync_buffers is not None:
             broadcast_buffers, init_sync_buffers = bool(forward_sync_buffers), True
