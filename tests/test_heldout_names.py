@@ -369,3 +369,81 @@ def test_cuda_matmul_fp32_precision_refuses_what_pytorch_refuses(value, exc):
         assert m.backends.cuda.matmul.fp32_precision == before
         messages.append(str(err.value))
     assert messages[1] == messages[0]
+
+
+def test_get_node_local_rank_reads_local_rank_then_the_fallback(monkeypatch):
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert dist.get_node_local_rank() == tdist.get_node_local_rank() == 3
+    assert dist.get_node_local_rank(fallback_rank=0) == tdist.get_node_local_rank(fallback_rank=0) == 3
+    monkeypatch.delenv("LOCAL_RANK")
+    assert dist.get_node_local_rank(fallback_rank=1) == tdist.get_node_local_rank(fallback_rank=1) == 1
+    for m in (dist, tdist):
+        with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment. Consider passing fallback_rank"):
+            m.get_node_local_rank()
+
+
+@pytest.mark.parametrize("old,new", [("all_gather_into_tensor", "all_gather_single"),
+                                     ("reduce_scatter_tensor", "reduce_scatter_single")])
+def test_pytorch_2_13_collective_names_and_the_deprecated_ones(world_of_one, old, new):
+    """all_gather_single and reduce_scatter_single are PyTorch 2.13's names; the old names still run and warn
+    FutureWarning with PyTorch's message (PyTorch's warns before it finds no process group: compared here)."""
+    import torch.distributed as tdist
+
+    dist = world_of_one
+    with pytest.warns(FutureWarning) as theirs, pytest.raises(ValueError):
+        getattr(tdist, old)(torch.zeros(3), torch.arange(3.0))
+    out = ember.zeros(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name does not warn
+        assert getattr(dist, new)(out, ember.arange(3.0)) is None
+    assert out.tolist() == [0.0, 1.0, 2.0]
+    out = ember.zeros(3)
+    with pytest.warns(FutureWarning) as ours:
+        assert getattr(dist, old)(out, ember.arange(3.0) + 1) is None
+    assert out.tolist() == [1.0, 2.0, 3.0]
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs[:1]]
+    assert f"Please use `torch.distributed.{new}` instead" in str(ours[0].message)
+    assert ours[0].filename == __file__
+
+
+def test_destroying_the_default_group_twice_raises_pytorchs_assertion_error():
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    environ = dict(os.environ)
+    try:
+        dist.init_process_group("gloo", rank=0, world_size=1, init_method=f"tcp://127.0.0.1:{port}")
+        dist.destroy_process_group()
+        assert not dist.is_initialized()
+        for m in (dist, tdist):  # (PyTorch's without a default group: the same as after a destroy)
+            with pytest.raises(AssertionError, match="Process group cannot be None"):
+                m.destroy_process_group()
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+
+
+def test_ddp_broadcast_buffers_warns_pytorch_2_13s_deprecation(world_of_one):
+    """PyTorch 2.13 deprecates ``broadcast_buffers`` for ``forward_sync_buffers`` (FutureWarning at the caller's
+    line, PyTorch's text: a torchrun job with ``DDP(m, broadcast_buffers=False)`` prints it on every rank)."""
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DDP(ember.nn.BatchNorm1d(2))  # neither given: no warning
+        DDP(ember.nn.BatchNorm1d(2), forward_sync_buffers=False)
+    with pytest.warns(FutureWarning, match=r"^`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. "
+                                           r"IMPORTANT: unlike `broadcast_buffers=False`") as rec:
+        model = DDP(ember.nn.BatchNorm1d(2), broadcast_buffers=False)
+    assert rec[0].filename == __file__ and model.broadcast_buffers is False
+    with pytest.warns(FutureWarning, match="Both `broadcast_buffers` and `forward_sync_buffers` were specified"):
+        model = DDP(ember.nn.BatchNorm1d(2), broadcast_buffers=False, forward_sync_buffers=True)
+    assert model.broadcast_buffers is True

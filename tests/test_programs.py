@@ -35,6 +35,7 @@ CASES = [
     ("ddp-torchrun-sampler-checkpoint-3-ranks", ["ddp_torchrun_checkpoint.py"], 3),
     ("ddp-autocast-bf16", ["ddp_autocast_bf16.py"], 2),
     ("ddp-powersgd-hook", ["ddp_powersgd.py"], 2),
+    ("ddp-metrics-fp16-hook-zero", ["ddp_metrics_zero.py"], 2),
     ("lstm-lm-packed", ["lstm_lm.py"], 1),
     ("lstm-tagger", ["tagger.py"], 1),
     ("transformer", ["transformer_lm.py"], 1),

@@ -20,6 +20,7 @@ from .collectives import (
 from .collectives import (
     all_gather,
     all_gather_into_tensor,
+    all_gather_single,
     all_reduce,
     all_to_all,
     all_to_all_single,
@@ -28,6 +29,7 @@ from .collectives import (
     gather,
     reduce,
     reduce_scatter,
+    reduce_scatter_single,
     reduce_scatter_tensor,
     scatter,
 )
@@ -51,6 +53,7 @@ from .process_group import (
     get_backend,
     get_default_backend_for_device,
     get_global_rank,
+    get_node_local_rank,
     get_process_group_ranks,
     get_rank,
     get_world_size,
@@ -81,7 +84,8 @@ __all__ = [
     "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "send",
     "set_collective_checks",
     "Backend", "get_default_backend_for_device", "new_subgroups", "new_subgroups_by_enumeration", "DeviceMesh",
-    "init_device_mesh", "all_to_all_single", "DistError", "DistStoreError", "HashStore",
+    "init_device_mesh", "all_to_all_single", "DistError", "DistStoreError", "HashStore", "all_gather_single",
+    "reduce_scatter_single", "get_node_local_rank",
 ]
 
 

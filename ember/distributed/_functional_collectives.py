@@ -8,7 +8,7 @@ raise NotImplementedError. ember's collectives finish before returning, so ``wai
 back. The ``*_autograd`` variants are differentiable with the adjoint collective (an all-gather's gradient is
 reduce-scattered, an all-to-all's travels back with the split sizes swapped); the others return a tensor
 without history, as in PyTorch. Each is a ``named_call``: a rank stuck in the collective it runs is reported as
-stuck in the function the program called (``all_gather_single``, not its ``all_gather_into_tensor``).
+stuck in the function the program called (``funcol.all_gather_single``, not the collective it runs).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _gather(array, dim: int, pg: ProcessGroup):
     """Every rank's ``array`` concatenated along ``dim``."""
     moved = xp.ascontiguousarray(xp.moveaxis(array, dim, 0))
     out = xp.empty((pg.size() * moved.shape[0],) + moved.shape[1:], dtype=array.dtype)
-    collectives.all_gather_into_tensor(Tensor._make(out), Tensor._make(moved), group=pg)
+    collectives.all_gather_single(Tensor._make(out), Tensor._make(moved), group=pg)
     return xp.moveaxis(out, 0, dim)
 
 
@@ -63,7 +63,7 @@ def _reduce_scatter(array, op: ReduceOp, dim: int, pg: ProcessGroup):
                          "equal chunks")
     moved = xp.ascontiguousarray(xp.moveaxis(array, dim, 0))
     out = xp.empty((moved.shape[0] // pg.size(),) + moved.shape[1:], dtype=array.dtype)
-    collectives.reduce_scatter_tensor(Tensor._make(out), Tensor._make(moved), op, group=pg)
+    collectives.reduce_scatter_single(Tensor._make(out), Tensor._make(moved), op, group=pg)
     return xp.moveaxis(out, 0, dim)
 
 

@@ -4,7 +4,8 @@ Each call validates its arguments, agrees with the other ranks on what is being
 called (``consistency.py``: mismatched shapes raise on every rank instead of
 hanging), then starts the MPI operation (``comm.py``). With ``async_op=True`` it
 returns a ``Work`` (``wait()``, ``is_completed()``, ``result()`` = the output
-tensors); otherwise it waits and returns None. Tensors must be contiguous. Ranks
+tensors); otherwise it waits and returns None. Tensors must be contiguous, except the one tensor of
+``all_reduce``, ``broadcast`` and ``reduce`` (a view of any strides: reduced through a contiguous copy). Ranks
 (``src``/``dst``) are global ranks; ``group_src``/``group_dst`` are ranks within
 ``group``. On a rank outside ``group`` a collective does nothing and returns None.
 """
@@ -105,42 +106,58 @@ def _copy_rows(buffer, tensors: list[Tensor]):
     return copy
 
 
+def _staged(tensor: Tensor):
+    """The array an in-place collective works on, and what copies its result into ``tensor`` afterwards: the
+    tensor's own memory when contiguous, else a contiguous copy written back into the view (PyTorch's gloo takes a
+    strided tensor too: a transposed one is right there, a non-dense view such as ``x[:, 0]`` has its base's first
+    elements reduced instead of its own; ember reduces the view's elements)."""
+    data = tensor._data
+    if data.flags.c_contiguous:
+        return data, None
+    staged = xp.ascontiguousarray(data)
+
+    def copy_back():
+        data[...] = staged
+    return staged, copy_back
+
+
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
-    """Reduce ``tensor`` over the group with ``op``; every rank gets the result in ``tensor``."""
+    """Reduce ``tensor`` over the group with ``op``; every rank gets the result in ``tensor`` (any strides)."""
     if (pg := _member(group, "all_reduce")) is None:
         return None
     with Agreement(pg, "all_reduce", op) as agree:
         _check_op("all_reduce", op)
-        check_tensor("all_reduce", "tensor", tensor)
-        agree.array = tensor._data
-    return _finish(pg.comm.iallreduce_(tensor._data, op), async_op, [tensor])
+        check_tensor("all_reduce", "tensor", tensor, any_strides=True)
+        agree.array, copy_back = _staged(tensor)
+    return _finish(pg.comm.iallreduce_(agree.array, op), async_op, [tensor], copy_back)
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
               group_src: int | None = None) -> Work | None:
-    """Copy ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
+    """Copy ``tensor`` of rank ``src`` into ``tensor`` on every rank (any strides)."""
     if (pg := _member(group, "broadcast")) is None:
         return None
     with Agreement(pg, "broadcast") as agree:
         agree.root = _root(pg, src, group_src, "src", "broadcast")
-        check_tensor("broadcast", "tensor", tensor)
-        agree.array = tensor._data
-    return _finish(pg.comm.ibroadcast_(tensor._data, agree.root), async_op, [tensor])
+        check_tensor("broadcast", "tensor", tensor, any_strides=True)
+        agree.array, copy_back = _staged(tensor)
+    return _finish(pg.comm.ibroadcast_(agree.array, agree.root), async_op, [tensor], copy_back)
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,
            async_op: bool = False, group_dst: int | None = None) -> Work | None:
-    """Reduce ``tensor`` over the group into ``tensor`` of rank ``dst``; other ranks' tensors are unchanged."""
+    """Reduce ``tensor`` over the group into ``tensor`` of rank ``dst``; other ranks' tensors are unchanged (any
+    strides)."""
     if (pg := _member(group, "reduce")) is None:
         return None
     with Agreement(pg, "reduce", op) as agree:
         _check_op("reduce", op)
         agree.root = _root(pg, dst, group_dst, "dst", "reduce")
-        check_tensor("reduce", "tensor", tensor)
-        agree.array = tensor._data
+        check_tensor("reduce", "tensor", tensor, any_strides=True)
+        agree.array, copy_back = _staged(tensor)
     written = [tensor] if pg.rank() == agree.root else []
-    return _finish(pg.comm.ireduce_(tensor._data, op, agree.root), async_op, written)
+    return _finish(pg.comm.ireduce_(agree.array, op, agree.root), async_op, written, copy_back if written else None)
 
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
@@ -157,43 +174,66 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     return _finish(work, async_op, list(tensor_list), _copy_rows(buffer, tensor_list))
 
 
-def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
-                           async_op: bool = False) -> Work | None:
-    """Every rank's ``input_tensor``, in rank order, into ``output_tensor`` (concatenated or stacked)."""
-    if (pg := _member(group, "all_gather_into_tensor")) is None:
+def all_gather_single(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                      async_op: bool = False) -> Work | None:
+    """Every rank's ``input_tensor``, in rank order, into ``output_tensor`` (concatenated or stacked); PyTorch
+    2.13's name of ``all_gather_into_tensor``."""
+    if (pg := _member(group, "all_gather_single")) is None:
         return None
-    with Agreement(pg, "all_gather_into_tensor") as agree:
-        check_tensor("all_gather_into_tensor", "input_tensor", input_tensor)
-        check_tensor("all_gather_into_tensor", "output_tensor", output_tensor)
-        _check_flat("all_gather_into_tensor", "output_tensor", output_tensor, input_tensor, pg.size())
+    with Agreement(pg, "all_gather_single") as agree:
+        check_tensor("all_gather_single", "input_tensor", input_tensor)
+        check_tensor("all_gather_single", "output_tensor", output_tensor)
+        _check_flat("all_gather_single", "output_tensor", output_tensor, input_tensor, pg.size())
         agree.array = input_tensor._data
     # Concatenated and stacked outputs have the same memory layout: gather straight into it.
     work = pg.comm.iallgather(input_tensor._data, output_tensor._data)
     return _finish(work, async_op, [output_tensor])
 
 
+def _deprecated(name: str, replacement: str) -> None:
+    from .. import _warnings
+
+    _warnings.warn(f"`torch.distributed.{name}` is deprecated. Please use `torch.distributed.{replacement}` instead.",
+                   FutureWarning)
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                           async_op: bool = False) -> Work | None:
+    """PyTorch's deprecated name of ``all_gather_single`` (it warns, FutureWarning, as PyTorch 2.13's does)."""
+    _deprecated("all_gather_into_tensor", "all_gather_single")
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
+
+
 def _all_gather_base(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
                      async_op: bool = False) -> Work | None:
-    """PyTorch's private, deprecated name of ``all_gather_into_tensor`` (it warns, FutureWarning, as PyTorch's)."""
+    """PyTorch's private, deprecated name of ``all_gather_single`` (it warns, FutureWarning, as PyTorch's)."""
     from .. import _warnings
 
     _warnings.warn("`torch.distributed._all_gather_base` is a private function and will be deprecated. Please use "
                    "`torch.distributed.all_gather_single` instead.", FutureWarning)
-    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
+
+
+def reduce_scatter_single(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM,
+                          group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Reduce ``input`` (``size`` blocks, concatenated or stacked) over the group; rank i gets block i. PyTorch
+    2.13's name of ``reduce_scatter_tensor``."""
+    if (pg := _member(group, "reduce_scatter_single")) is None:
+        return None
+    with Agreement(pg, "reduce_scatter_single", op) as agree:
+        _check_op("reduce_scatter_single", op)
+        check_tensor("reduce_scatter_single", "output", output)
+        check_tensor("reduce_scatter_single", "input", input)
+        _check_flat("reduce_scatter_single", "input", input, output, pg.size())
+        agree.array = output._data
+    return _finish(pg.comm.ireduce_scatter(input._data, output._data, op), async_op, [output])
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM,
                           group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
-    """Reduce ``input`` (``size`` blocks, concatenated or stacked) over the group; rank i gets block i."""
-    if (pg := _member(group, "reduce_scatter_tensor")) is None:
-        return None
-    with Agreement(pg, "reduce_scatter_tensor", op) as agree:
-        _check_op("reduce_scatter_tensor", op)
-        check_tensor("reduce_scatter_tensor", "output", output)
-        check_tensor("reduce_scatter_tensor", "input", input)
-        _check_flat("reduce_scatter_tensor", "input", input, output, pg.size())
-        agree.array = output._data
-    return _finish(pg.comm.ireduce_scatter(input._data, output._data, op), async_op, [output])
+    """PyTorch's deprecated name of ``reduce_scatter_single`` (it warns, FutureWarning, as PyTorch 2.13's does)."""
+    _deprecated("reduce_scatter_tensor", "reduce_scatter_single")
+    return reduce_scatter_single(output, input, op, group, async_op)
 
 
 def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = ReduceOp.SUM,

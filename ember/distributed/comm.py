@@ -197,11 +197,23 @@ def world(timeout: float) -> Communicator:
 
 def _mpi_op(op: ReduceOp, dtype):
     name = op.value
+    if name in ("band", "bor", "bxor") and np_kind(dtype) in "fc":
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")  # (PyTorch's words)
     if dtype == xp.bool_:
         if name == "avg":
             raise TypeError("ReduceOp.AVG is not defined for bool tensors")
         name = _BOOL_OPS.get(name, name)
     return getattr(_MPI, _MPI_OP_NAMES[name])
+
+
+def _no_mpi_type(dtype) -> bool:
+    """ml_dtypes' bfloat16 (ember's bfloat16 arrays): no buffer format mpi4py knows and no MPI type."""
+    return type(dtype).__module__.startswith("ml_dtypes") or dtype.type.__module__.startswith("ml_dtypes")
+
+
+def _wire(array):
+    """``array`` as MPI moves it: a bfloat16 array's bits as uint16 (moving data needs no arithmetic)."""
+    return array.view(f"u{array.dtype.itemsize}") if _no_mpi_type(array.dtype) else array
 
 
 def _average_(array, n: int) -> None:
@@ -409,22 +421,40 @@ class Communicator:
         return work
 
     # ------------------------------------------------------------- nonblocking operations
+    def _in_float32(self, array, op: ReduceOp, start: Callable, out=None, result_here: bool = True) -> Work:
+        """A reduction of a bfloat16 ``array`` (no MPI type): ``start(wide, wide_out, op)`` reduces float32 copies,
+        the result is rounded into ``out`` (default ``array``) once; an average divides the rounded sum in
+        bfloat16, as PyTorch's gloo does (where ``result_here``: not on a reduce's other ranks). PyTorch's gloo
+        rounds after each addition: on more than two ranks a sum can differ from it by an ulp of bfloat16."""
+        out = array if out is None else out
+        wide = array.astype(xp.float32)
+        wide_out = wide if out is array else xp.empty(out.shape, xp.float32)
+        work = start(wide, wide_out, ReduceOp.SUM if op is ReduceOp.AVG else op)
+        work.then(lambda: out.__setitem__(Ellipsis, wide_out))
+        return self._reduced(work, op, out) if result_here else work
+
     def iallreduce_(self, array, op: ReduceOp = ReduceOp.SUM) -> Work:
         """Reduce ``array`` over all ranks, result in ``array`` on every rank."""
+        if _no_mpi_type(array.dtype):
+            return self._in_float32(array, op, lambda wide, _, op: self.iallreduce_(wide, op))
         req = self._comm.Iallreduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype))
         return self._reduced(self._work(req, "all_reduce", nbytes=array.nbytes, buffers=(array,)), op, array)
 
     def ibroadcast_(self, array, root: int) -> Work:
         """Copy ``array`` of rank ``root`` into ``array`` on every rank."""
-        return self._work(self._comm.Ibcast(array, root=root), "broadcast",
+        return self._work(self._comm.Ibcast(_wire(array), root=root), "broadcast",
                           nbytes=array.nbytes if self.rank == root else 0, buffers=(array,))
 
     def iallgather(self, send, recv) -> Work:
         """Every rank's ``send`` into ``recv`` (``size`` times as many elements), in rank order."""
-        return self._work(self._comm.Iallgather(send, recv), "all_gather", nbytes=send.nbytes, buffers=(send, recv))
+        return self._work(self._comm.Iallgather(_wire(send), _wire(recv)), "all_gather", nbytes=send.nbytes,
+                          buffers=(send, recv))
 
     def ireduce_(self, array, op: ReduceOp, root: int) -> Work:
         """Reduce ``array`` over all ranks into ``array`` of rank ``root`` (the others' are left as they were)."""
+        if _no_mpi_type(array.dtype):
+            return self._in_float32(array, op, lambda wide, _, op: self.ireduce_(wide, op, root),
+                                    result_here=self.rank == root)
         if self.rank == root:
             req = self._comm.Ireduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype), root=root)
             return self._reduced(self._work(req, "reduce", nbytes=array.nbytes, buffers=(array,)), op, array)
@@ -433,33 +463,40 @@ class Communicator:
 
     def igather(self, send, recv, root: int) -> Work:
         """Every rank's ``send`` into ``recv`` of rank ``root`` (``recv`` is ignored elsewhere)."""
-        return self._work(self._comm.Igather(send, recv if self.rank == root else None, root=root), "gather",
+        return self._work(self._comm.Igather(_wire(send), _wire(recv) if self.rank == root else None, root=root),
+                          "gather",
                           nbytes=send.nbytes, buffers=(send, recv))
 
     def iscatter(self, send, recv, root: int) -> Work:
         """Slice ``i`` of ``send`` on rank ``root`` into ``recv`` of rank ``i``."""
-        return self._work(self._comm.Iscatter(send if self.rank == root else None, recv, root=root), "scatter",
+        return self._work(self._comm.Iscatter(_wire(send) if self.rank == root else None, _wire(recv), root=root),
+                          "scatter",
                           nbytes=send.nbytes if self.rank == root else 0, buffers=(send, recv))
 
     def ireduce_scatter(self, send, recv, op: ReduceOp = ReduceOp.SUM) -> Work:
         """Reduce ``send`` over all ranks; rank ``i`` receives slice ``i`` of the result in ``recv``."""
+        if _no_mpi_type(send.dtype):
+            return self._in_float32(send, op, lambda wide, wide_out, op: self.ireduce_scatter(wide, wide_out, op),
+                                    out=recv)
         req = self._comm.Ireduce_scatter_block(send, recv, op=_mpi_op(op, send.dtype))
         return self._reduced(self._work(req, "reduce_scatter", nbytes=send.nbytes, buffers=(send, recv)), op, recv)
 
     def ialltoall(self, send, recv) -> Work:
         """Slice ``j`` of ``send`` on rank ``i`` goes to slice ``i`` of ``recv`` on rank ``j``."""
-        return self._work(self._comm.Ialltoall(send, recv), "all_to_all", nbytes=send.nbytes, buffers=(send, recv))
+        return self._work(self._comm.Ialltoall(_wire(send), _wire(recv)), "all_to_all", nbytes=send.nbytes,
+                          buffers=(send, recv))
 
     def ialltoallv(self, send, send_counts: list[int], recv, recv_counts: list[int]) -> Work:
         """Block ``j`` of the flat ``send`` on rank ``i`` (``send_counts[j]`` elements, the blocks in rank order)
         goes to block ``i`` of the flat ``recv`` on rank ``j`` (``recv_counts[i]`` elements)."""
         def spec(buf, counts):
             return [buf, (list(counts), [sum(counts[:i]) for i in range(len(counts))])]
-        req = self._comm.Ialltoallv(spec(send, send_counts), spec(recv, recv_counts))
+        req = self._comm.Ialltoallv(spec(_wire(send), send_counts), spec(_wire(recv), recv_counts))
         return self._work(req, "all_to_all", nbytes=send.nbytes, buffers=(send, recv))
 
     def isend(self, array, dst: int, tag: int = 0) -> Work:
-        work = self._work(self._comm.Isend(array, dest=dst, tag=tag), "send", nbytes=array.nbytes, buffers=(array,))
+        work = self._work(self._comm.Isend(_wire(array), dest=dst, tag=tag), "send", nbytes=array.nbytes,
+                          buffers=(array,))
         work.peer = dst
         return work
 
@@ -467,7 +504,7 @@ class Communicator:
         """Receive into ``array`` from ``src`` (any rank if None); ``result()`` is the sender's rank."""
         status = _MPI.Status()
         source = _MPI.ANY_SOURCE if src is None else src
-        work = self._work(self._comm.Irecv(array, source=source, tag=tag), "recv", status, buffers=(array,))
+        work = self._work(self._comm.Irecv(_wire(array), source=source, tag=tag), "recv", status, buffers=(array,))
         work.peer = src
 
         def done():

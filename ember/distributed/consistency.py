@@ -27,8 +27,8 @@ from .reduce_op import ReduceOp
 
 _MAX_DIMS = 32
 _HEADER = 6  # ok, collective, op, root, dtype, ndim; then the shape, padded with -1
-_KINDS = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce", "reduce_scatter",
-          "reduce_scatter_tensor", "gather", "scatter", "all_to_all", "barrier",
+_KINDS = ("all_reduce", "broadcast", "all_gather", "all_gather_single", "reduce", "reduce_scatter",
+          "reduce_scatter_single", "gather", "scatter", "all_to_all", "barrier",
           "all_to_all_single")
 _OPS = tuple(ReduceOp)
 _CODED_DTYPES = (*ALL_DTYPES, bfloat16)
@@ -146,11 +146,15 @@ def _mismatch_message(kind: str, table, ranks: list[int]) -> str:
     )
 
 
-def check_tensor(op: str, name: str, tensor) -> None:
-    """A collective's tensor argument must be a contiguous ember Tensor (of at most 32 dimensions)."""
+def check_tensor(op: str, name: str, tensor, any_strides: bool = False) -> None:
+    """A collective's tensor argument must be a contiguous ember Tensor (of at most 32 dimensions); with
+    ``any_strides``, any writable view (the collective works on a contiguous copy of it)."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{op}: {name} must be an ember Tensor, got {type(tensor).__name__}")
-    if not tensor._data.flags.c_contiguous:
+    if any_strides and not tensor._data.flags.writeable:
+        raise ValueError(f"{op}: {name} is a view whose elements share memory (an expand()ed tensor): its "
+                         "result has nowhere to go; pass a tensor of its own (.clone())")
+    if not tensor._data.flags.c_contiguous and not any_strides:
         raise ValueError(f"{op}: {name} must be contiguous (call .contiguous() first)")
     if tensor._data.ndim > _MAX_DIMS:
         raise ValueError(f"{op}: {name} has {tensor._data.ndim} dimensions; collectives support at most {_MAX_DIMS}")

@@ -87,6 +87,18 @@ def is_torchelastic_launched() -> bool:
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node (which device it would bind to): ``LOCAL_RANK``, which ember's launcher
+    sets as torchrun does; else ``fallback_rank``; else a RuntimeError, as in PyTorch. Needs no process group."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context and "
+                       "want the code to run locally instead.")
+
+
 def default_group(op: str = "this function") -> ProcessGroup:
     """The world group; a clear error before ``init_process_group``."""
     if _world is None:
@@ -192,8 +204,12 @@ def _check_matches(mpi_rank: int, mpi_size: int, rank: int, world_size: int) -> 
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
-    """Leave a group (default: the world, after which ``init_process_group`` may be called again)."""
+    """Leave a group (default: the world, after which ``init_process_group`` may be called again). Without a
+    default group (a second call, or before ``init_process_group``), PyTorch's AssertionError."""
     global _world
+    if group is None and _world is None:
+        raise AssertionError("Process group cannot be None: destroy_process_group() found no default process group "
+                             "(it was destroyed already, or init_process_group was never called)")
     pg = resolve(group, "destroy_process_group")
     if pg.comm is not None:
         pg.comm.free()

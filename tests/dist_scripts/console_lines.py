@@ -34,7 +34,7 @@ elif mode.startswith("stuck"):
         time.sleep(60)
     elif mode == "stuck_all_reduce":
         dist.all_reduce(ember.ones(4))
-    elif mode == "stuck_all_gather_single":  # (runs all_gather_into_tensor)
+    elif mode == "stuck_all_gather_single":  # (runs dist.all_gather_single)
         from ember.distributed import _functional_collectives as funcol
         funcol.all_gather_single(ember.ones(4), 0, dist.group.WORLD)
     elif mode == "stuck_ZeroRedundancyOptimizer.consolidate_state_dict":  # (runs gather_object)

@@ -1,11 +1,11 @@
 """PowerSGD (Vogels et al., 2019): low-rank gradient compression with error feedback, as a DDP communication hook.
 
-Each gradient matrix M (a tensor viewed as rows x the rest) is approximated by P Q^T with rank r:
-``P = M Q`` (all-reduced, then orthogonalised), ``Q = M^T P`` (all-reduced, divided by the world size), so
-``(n + m) * r`` numbers travel instead of ``n * m``. With error feedback, what the approximation missed is added
-to the next step's gradient; with warm start, Q carries over from the previous step. Vectors (biases) and
-matrices too small to be worth compressing are all-reduced as they are. The first ``start_powerSGD_iter``
-iterations use the plain all-reduce.
+Each gradient matrix M (a tensor viewed as rows x the rest, a vector of n numbers as n x 1) is approximated by
+P Q^T with rank r: ``P = M Q`` (all-reduced, then orthogonalised), ``Q = M^T P`` (all-reduced, divided by the
+world size), so ``(n + m) * r`` numbers travel instead of ``n * m``. With error feedback, what the approximation
+missed is added to the next step's gradient; with warm start, Q carries over from the previous step. Matrices too
+small to be worth compressing (biases, unless ``min_compression_rate`` is below 1) are all-reduced as they are.
+The first ``start_powerSGD_iter`` iterations use the plain all-reduce.
 """
 
 from __future__ import annotations
@@ -127,9 +127,11 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         out = g._data
         a = source[offset:offset + out.size].reshape(out.shape)
         offset += out.size
-        if a.ndim < 2:
+        if a.ndim == 0:  # (PyTorch's view(shape[0], -1) fails on a 0-d gradient; ember sends it as it is)
             plain.append((a, out))
             continue
+        # Every gradient is a matrix of its first dimension's rows, a bias of n numbers n x 1, as in PyTorch: with
+        # min_compression_rate below 1 such a bias is compressed too.
         m, m_out = a.reshape(a.shape[0], -1), out.reshape(out.shape[0], -1)
         r = min(*m.shape, state.matrix_approximation_rank)
         if _should_compress(*m.shape, r, state.min_compression_rate):
