@@ -87,3 +87,25 @@ def test_swap_rule_over_48_rows_needs_wide_outputs_and_the_compiled_copy():
     with policy.override(compiled=False):
         assert not L._swapped(rows, np.zeros((384, 128), np.float32))
         assert L._swapped(rows[:48], np.zeros((384, 128), np.float32))
+
+
+@compiled_only
+def test_swap_over_48_rows_leaves_two_threads_their_halves():
+    """At two threads a GEMM large enough for the rows' halves side by side (``linear_forward_halves``) keeps them
+    from 49 rows on; at 48 rows and for the smaller GEMMs the swap is taken as at one thread."""
+    from ember.nn._ops import linear as L
+
+    saved = ember.get_num_threads()
+    try:
+        ember.set_num_threads(2)
+        rows, w = np.zeros((64, 768), np.float32), np.zeros((2304, 768), np.float32)
+        halves = L._side_by_side_fits(rows, rows, w)
+        assert L._swapped(rows, w) == (not halves)
+        assert L._swapped(rows[:48], w)
+        assert L._swapped(np.zeros((64, 128), np.float32), np.zeros((384, 128), np.float32))
+        with policy.override(linear_forward_halves=False):
+            assert L._swapped(rows, w)
+        ember.set_num_threads(1)
+        assert L._swapped(rows, w)
+    finally:
+        ember.set_num_threads(saved)

@@ -274,7 +274,9 @@ def _swapped(rows, w) -> bool:
     m, k = rows.shape
     return (2 <= m <= 64 and k >= 64 and m * w.shape[0] >= 1536 and rows.dtype == _F32 and w.dtype == _F32
             and rows.flags.c_contiguous and w.flags.c_contiguous  # (the layouts measured: BLAS's either way)
-            and (m <= 48 or w.shape[0] >= 128 and policy.use_compiled()))
+            and (m <= 48 or w.shape[0] >= 128 and policy.use_compiled()
+                 # (not where two threads take the rows' halves side by side, as before the swap reached 64 rows)
+                 and not (policy.linear_forward_halves and _side_by_side_fits(rows, rows, w))))
 
 
 def _unswapped(product, b):
