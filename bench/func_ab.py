@@ -77,6 +77,8 @@ def ops() -> dict:
     xp = t(16, 32, 32).requires_grad_()
     tok, pos, h = t(1, 64, 128), t(64, 128), t(1, 64, 384)  # gpt_infer1's embeddings and its qkv output
     tokg = t(1, 64, 128).requires_grad_()
+    table, idx = ember.nn.Embedding(65, 128), ember.tensor(rng.integers(0, 65, (1, 64)))  # gpt_infer1's lookups
+    fc, out, f64 = ember.nn.Linear(128, 512), ember.nn.Linear(512, 128), t(1, 64, 512)  # its MLP's Linear layers
 
     def pooled(pool):
         xp.grad = None
@@ -113,6 +115,10 @@ def ops() -> dict:
         "linear_4x128": (lambda: lin128(x4), True),
         "linear_16x128": (lambda: lin128(x16), True),
         "linear_64x128": (lambda: lin128(x64), True),
+        "linear_fc_64x128": (lambda: fc(x64), True),
+        "linear_out_64x512": (lambda: out(f64), True),
+        "embedding_1x64": (lambda: table(idx), True),
+        "embedding_1x64_recorded": (lambda: table(idx), False),
         "transpose": (lambda: piece.transpose(1, 2), True),
         "view_recorded": (lambda: xg.view(1, 16, 2, 16), False),
         "permute_recorded": (lambda: qg.permute(0, 2, 1, 3), False),

@@ -11,6 +11,7 @@ from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for
 from ..._inference import state as _inference_state
 from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
+from ..._kernels.transpose import transposed_plus
 from ..._parallel import get_num_threads, parallel_rows, side_by_side
 from ..._tensor import Tensor
 from ...autograd.graph import AccumulateGrad, Node, Unread, leaf_slot_to_fill, show_node_as, shown_as
@@ -100,8 +101,10 @@ class Linear(Node):
             rows = _as_rows(x) if x.ndim > 2 else x
             m, k = rows.shape
             # (_swapped's size test first, inline: a Linear of other sizes pays no call for it)
-            if 2 <= m <= 48 and k >= 64 and m * w.shape[0] >= 1536 and _swapped(rows, w):
-                out = gemm(w, rows.T).T.copy()  # (C order: as the product's own layout)
+            if 2 <= m <= 64 and k >= 64 and m * w.shape[0] >= 1536 and _swapped(rows, w):
+                out, added = _unswapped(gemm(w, rows.T), b)  # (C order: as the product's own layout)
+                if added:  # (the bias is in: nothing left to add below)
+                    b = None
             elif policy.linear_forward_halves and rows.dtype == _F32 and m >= 4 and _side_by_side_fits(rows, rows, w):
                 out = _in_halves(rows, w)
             else:
@@ -271,17 +274,40 @@ def _contiguous(a) -> bool:
 
 
 def _swapped(rows, w) -> bool:
-    """Whether ``rows @ w.T`` runs as ``(w @ rows.T).T`` (then copied to C order): float32 products of a few rows
-    (2 to 48) with at least 1,536 outputs and an inner dimension of 64 or more. OpenBLAS's single-precision GEMM
-    (NumPy's; SkylakeX kernels) takes up to 2.7x as long on the transposed weight in that range as with the two
-    operands' roles swapped (4 x 128 by 384: 28 against 13 µs; 16 x 768 by 2304: 1.5 against 0.9 ms), and the same
-    bits: each output is the same dot product, accumulated in the same order. Outside it the swap's copy of the
-    output costs more than it saves, and double precision gained nothing (``policy.swap_small_gemm``: off)."""
+    """Whether ``rows @ w.T`` runs as ``(w @ rows.T).T`` (then copied to C order, ``_unswapped``): float32 products
+    of a few rows (2 to 48; to 64 with the compiled copy and 128 or more output features) with at least 1,536
+    outputs and an inner dimension of 64 or more. OpenBLAS's single-precision GEMM (NumPy's; SkylakeX kernels)
+    takes up to 2.7x as long on the transposed weight in that range as with the two operands' roles swapped (4 x 128
+    by 384: 28 against 13 µs; 16 x 768 by 2304: 1.5 against 0.9 ms; 64 x 128 by 384 with the bias and the compiled
+    copy: 89 against 78), and the same bits: each output is the same dot product, accumulated in the same order.
+    Outside it the swap's copy of the output costs more than it saves (at 96 rows and more; at 64 rows through
+    NumPy's copy, or of fewer than 128 output features: about level, or the swap loses), and double precision
+    gained nothing (``policy.swap_small_gemm``: off)."""
     if not policy.swap_small_gemm or type(rows) is not xp.ndarray or type(w) is not xp.ndarray:
         return False
     m, k = rows.shape
-    return (2 <= m <= 48 and k >= 64 and m * w.shape[0] >= 1536 and rows.dtype == _F32 and w.dtype == _F32
-            and rows.flags.c_contiguous and w.flags.c_contiguous)  # (the layouts measured: BLAS's either way)
+    return (2 <= m <= 64 and k >= 64 and m * w.shape[0] >= 1536 and rows.dtype == _F32 and w.dtype == _F32
+            and rows.flags.c_contiguous and w.flags.c_contiguous  # (the layouts measured: BLAS's either way)
+            and (m <= 48 or w.shape[0] >= 128 and policy.use_compiled()
+                 # (not where two threads take the rows' halves side by side, as before the swap reached 64 rows)
+                 and not (policy.linear_forward_halves and _side_by_side_fits(rows, rows, w))))
+
+
+def _unswapped(product, b):
+    """``(product.T + b, True)`` in C order, for the swapped product ``w @ rows.T`` and a bias ``b`` of one
+    dimension and the product's dtype, by the compiled transposing copy (``_kernels/transpose.py``: 64 x 384 in 7
+    µs, the bias added on the way, where NumPy's copy takes 15 and the bias another pass); ``(product.T, False)``
+    in C order where that cannot run (then the caller adds the bias, as after any GEMM)."""
+    n, m = product.shape
+    if (b is None or type(b) is xp.ndarray and b.ndim == 1 and b.shape[0] == n and b.dtype == product.dtype) \
+            and policy.use_compiled():
+        out = xp.empty((m, n), product.dtype)
+        transposed_plus(product, _NO_BIAS if b is None else b, out)
+        return out, b is not None
+    return product.T.copy(), False
+
+
+_NO_BIAS = xp.empty(0, xp.float32)  # (the kernel's "no bias": the swapped products are float32)
 
 
 _F32 = xp.dtype(xp.float32)

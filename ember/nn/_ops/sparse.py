@@ -22,6 +22,12 @@ class Embedding(Node):
     def forward(self, w, idx, padding_idx, scale_grad_by_freq, sparse=False):
         self.saved, self.num = (idx,), w.shape[0]
         self.padding_idx, self.scale, self.sparse = padding_idx, scale_grad_by_freq, sparse
+        if (w.__class__ is _ndarray and w.ndim == 2 and idx.size * w.shape[1] < policy.min_parallel_pass_elements
+                and not policy.omp):
+            # a lookup no thread split would take: NumPy's take, the same rows (a copy) as the compiled gather's at
+            # less than its dispatch (64 of 128 floats: 0.8 against 2.5 µs with the split's tests; as fast up to
+            # the split's size at one thread)
+            return w.take(idx, 0)
         if compiled_rows(w) and w.flags.c_contiguous:  # split among the threads by lookups
             flat = idx.reshape(-1)
             out = xp.empty((flat.size, w.shape[1]), w.dtype)
@@ -102,6 +108,8 @@ def check_index_dtype(input: Tensor, op: str = "embedding"):
 
 
 # int32/int64 indices viewed as unsigned: a negative index reads as 2**bits plus itself, at least 2**(bits-1)
+_max_of = xp.maximum.reduce
+_ndarray = xp.ndarray
 _UNSIGNED = {xp.dtype(xp.int32): (xp.dtype(xp.uint32), 1 << 31), xp.dtype(xp.int64): (xp.dtype(xp.uint64), 1 << 63)}
 
 
@@ -111,7 +119,7 @@ def _outside(idx, num: int) -> bool:
     instead of a minimum and a maximum (0.9 of 2.2 µs at 64 indices, every GPT step's two lookups)."""
     unsigned = _UNSIGNED.get(idx.dtype)
     if unsigned is not None and num <= unsigned[1]:
-        return bool(idx.view(unsigned[0]).max() >= num)
+        return bool(_max_of(idx.view(unsigned[0]), None) >= num)  # (the ufunc's reduce: ``max``'s Python wrapper)
     return bool(idx.min() < 0 or idx.max() >= num)
 
 
