@@ -173,11 +173,12 @@ class KernelPolicy:
     # (N, C, *in) on the worker; the weight gradient's GEMMs and their sum here). The same GEMMs, rows and channels,
     # so the same bits. Two threads, alternating in one process (``bench/policy_ab.py inter_op``, loaded machine,
     # docs/benchmarks.md 2026-12-07 afternoon): the calling thread's CPU 3-7 % lower, 28 -> 24 hand-offs a WGAN-GP
-    # critic step and 16 -> 14 a per-sample step, all threads' CPU within the noise. ON since 2026-12-07 (the
-    # per-example half was built OFF on 2026-12-06 pending the idle wall-clock A/B, which still decides: False is
-    # the split). (A convolution's weight and input GEMMs each whole on one thread inside ``parallel_for_all``, with
-    # col2im and the copy back still split after, measured no different and was not kept.)
-    inter_op: bool = True
+    # critic step and 16 -> 14 a per-sample step, all threads' CPU within the noise. OFF: the idle wall-clock A/B
+    # (``bench/policy_ab.py inter_op``, 2026-12-07 14:17 UTC, load 1.4, medians of 6 x 3 steps) read WGAN-GP 52.2 ms
+    # off against 55.6 on, per-sample gradients 18.3 / 18.2, ConvTranspose2d 46.1 / 47.0, ResNet-style 78.5 / 79.3.
+    # (A convolution's weight and input GEMMs each whole on one thread inside ``parallel_for_all``, with col2im and
+    # the copy back still split after, measured no different and was not kept.)
+    inter_op: bool = False
     # A Linear's input and weight gradients (``nn/_ops/linear.py``), two GEMMs that OpenBLAS would each thread (each
     # over ``blas_one_thread_mnk``), run at once at two threads: the input gradient on ember's worker, the weight
     # gradient on the calling thread, OpenBLAS held to one thread (``_parallel.side_by_side``), instead of one after
