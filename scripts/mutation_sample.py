@@ -88,11 +88,11 @@ _PRODUCT_DTYPES = [f"tests/test_byte_masks_and_product_dtypes.py::{t}" for t in 
     "test_vecdot_conjugates_its_first_operand_like_torch")]
 
 # a parameter whose slot no longer fits its data: graph.py's leaf_slot_to_fill lends it none; one that fits is lent
-# its slot (Embedding's dense gradient built in it, no second weight-sized array)
+# its slot (Embedding's dense gradient and a Linear's weight gradient built in it, no second weight-sized array)
 _OUTSIDE_THE_STORE = ("tests/test_grad_store.py::"
                       "test_a_parameter_given_data_of_another_shape_gets_its_gradients_outside_the_store")
 _LENT_SLOT = ("tests/test_grad_store.py::"
-              "test_embeddings_dense_gradient_is_built_in_its_slot_without_a_second_weight_sized_array")
+              "test_a_weight_gradient_is_built_in_its_slot_without_a_second_weight_sized_array")
 
 # ops whose forward allocates its result and nothing else: a copy of a result or an input (copy=True, an astype
 # without copy=False) doubles the peak, every value right
