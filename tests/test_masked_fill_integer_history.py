@@ -112,3 +112,25 @@ def test_float_value_history_still_differentiable():
         assert v.grad.item() == 10.0
         x = m.tensor([0.5, 1.5], requires_grad=True)
         assert not x.long().requires_grad and x.long().grad_fn is None and not x.bool().requires_grad
+
+
+SETITEMS = {
+    "x[0] = v[0]": lambda m, i, v: i.__setitem__(0, v[0]),
+    "x[:2] = v[:2]": lambda m, i, v: i.__setitem__(slice(0, 2), v[:2]),
+    "x[...] = v": lambda m, i, v: i.__setitem__(Ellipsis, v),
+}  # (index tensors: PyTorch's index_put_ refuses a float value for an integer tensor, as ember's)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize("name", SETITEMS)
+def test_setitem_of_a_value_requiring_grad_into_an_integer_tensor_records_nothing_as_pytorch(name, dtype):
+    """PyTorch's copy of a value into a tensor without gradients (an integer or bool one) records nothing: the tensor
+    keeps no history, and later ops on it are plain integer ops (a recorded one would be refused above)."""
+    got = []
+    for m in (ember, torch):
+        v = m.tensor([1.5, 2.5, 3.5], requires_grad=True)
+        i = m.zeros(3, dtype=getattr(m, dtype))
+        SETITEMS[name](m, i, v)
+        r = i | True if dtype == "bool" else i + 1
+        got.append((i.requires_grad, i.grad_fn is None, r.tolist(), r.requires_grad, i.sum().requires_grad))
+    assert got[0] == got[1]

@@ -903,7 +903,10 @@ def setitem(x: Tensor, idx, value) -> None:
         if not _inference.state.enabled:  # (a view of it written: refused outside inference mode)
             raise RuntimeError(_inference.INPLACE_OUTSIDE)
     _check_steps(idx)
-    tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
+    # (a value that requires grad written into an integer or bool tensor records nothing: PyTorch's copy into a
+    # dtype without gradients is not differentiable, so x keeps no history)
+    tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad
+                                      and x._data.dtype.kind not in "biu")
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
     if tracked and not _only_basic(raw) and (split := _views_first(x, idx)) is not None:
