@@ -254,6 +254,12 @@ class KernelPolicy:
     # one GEMM per sample: GEMMs of 16-64 columns ran at half speed (a WGAN critic's 4x4 stride-2 convolutions to
     # 8x8 and 4x4, a ResNet's stride-2 3x3 to 8x8), more than the layout copies cost. 0: always (N, C, *spatial).
     batch_last_max_positions: int = 64
+    # Those of them with a 4x4 kernel at stride 2 (a WGAN or DCGAN critic's) compute their forward by Winograd F(m, 2)
+    # on the input's four stride-2 phases (``nn/_ops/conv_phases.py``: 9/16 or 25/64 of the GEMM work, no copy back
+    # to (N, C, H, W)); their backward keeps the batch-last column matrix. False: the im2col forward. Measured one
+    # thread, batch 32, ms of CPU, im2col / this / PyTorch (loaded machine): 32 -> 64 channels to 8 x 8 2.2 / 1.5 /
+    # 1.2 and 64 -> 128 to 4 x 4 1.8 / 1.4 / 1.3.
+    strided_winograd: bool = True
     # The DCGAN transposed convolution (4x4 kernel, stride 2, padding 1) by Winograd F(4, 2) per output phase
     # (``conv_transpose_winograd.py``: 0.39x the GEMM work in each direction); False: col2im / im2col. Only with
     # at least ``_min_channels`` channels in and out and N * C_in * C_out * H * W of at least ``_min_work``:

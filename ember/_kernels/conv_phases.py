@@ -1,0 +1,153 @@
+"""Winograd F(m, 2) on the four stride-2 phases of a 4x4 stride-2 convolution (numba): the weight transform, the
+input transform from the padded batch-last input, and the output transform into (N, O, H, W) with the bias added.
+
+``ember/nn/_ops/conv_phases.py`` says what is computed and why. ``g`` (m + 1 by 2), ``bt`` (m + 1 by m + 1) and
+``at`` (m by m + 1) are the transforms' matrices (G, B^T and A^T); their zero entries are skipped, every other
+coefficient is multiplied in, in a fixed order: the results do not depend on how channels are split among
+threads. The innermost loops run over the batch (contiguous in the batch-last input) or over whole rows of tiles,
+indexing the arrays themselves (no view made per run: the runs are short, 16-64 elements; flat arrays with
+computed offsets measured 5-7x slower, unvectorised).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+
+
+@kernel
+def weight_tiles(w, g, o0, o1, u):
+    """u[p (m + 1) + q, o, (2 a + b) C + c] = sum_j g[q, j] sum_i g[p, i] w[o, c, 2 i + a, 2 j + b] for output
+    channels o0..o1: the F(m, 2) transform (G f G^T) of the 2x2 sub-kernel of phase (a, b), w (O, C, 4, 4). The sum
+    over i first, then over j, each over all channels c at once."""
+    al = g.shape[0]
+    c_ = w.shape[1]
+    t = np.empty((al, 2, c_), w.dtype)  # t[p, j, c] = sum_i g[p, i] w[o, c, 2 i + a, 2 j + b]
+    for o in range(o0, o1):
+        for a in range(2):
+            for b in range(2):
+                k0 = (2 * a + b) * c_
+                for p in range(al):
+                    g0, g1 = g[p, 0], g[p, 1]
+                    for j in range(2):
+                        for c in range(c_):
+                            t[p, j, c] = g0 * w[o, c, a, 2 * j + b] + g1 * w[o, c, 2 + a, 2 * j + b]
+                for p in range(al):
+                    for q in range(al):
+                        g0, g1 = g[q, 0], g[q, 1]
+                        pq = p * al + q
+                        for c in range(c_):
+                            u[pq, o, k0 + c] = g0 * t[p, 0, c] + g1 * t[p, 1, c]
+
+
+@kernel
+def input_tiles(xb, bt, ty_n, tx_n, c0, c1, v):
+    """v[p (m + 1) + q, (2 u + s) C + c, (ty TX + tx) N + n] = sum_l bt[q, l] sum_j bt[p, j] d[j, l] for channels
+    c0..c1, d[j, l] = xb[c, 2 (m ty + j) + u, 2 (m tx + l) + s, n]: the F(m, 2) input tile of phase (u, s) of the
+    padded batch-last input xb (C, Hp, Wp, N) (Hp, Wp at least 2 m TY + 2, 2 m TX + 2). The sum over j (a tile
+    row's rows) first, for a whole row of tiles, then the sum over l."""
+    al = bt.shape[0]
+    m = al - 1
+    c_, n_ = xb.shape[0], xb.shape[3]
+    width = m * tx_n + 1  # one phase's columns that a row of tiles reads
+    e = np.empty((al, width, n_), xb.dtype)
+    for c in range(c0, c1):
+        for u in range(2):
+            for s in range(2):
+                k = (2 * u + s) * c_ + c
+                for ty in range(ty_n):
+                    for p in range(al):  # e[p, col, n] = sum_j bt[p, j] xb[c, 2 (m ty + j) + u, 2 col + s, n]
+                        first = True
+                        for j in range(al):
+                            f = bt[p, j]
+                            if f == 0:
+                                continue
+                            row = 2 * (m * ty + j) + u
+                            if first:
+                                for col in range(width):
+                                    for r in range(n_):
+                                        e[p, col, r] = f * xb[c, row, 2 * col + s, r]
+                            else:
+                                for col in range(width):
+                                    for r in range(n_):
+                                        e[p, col, r] += f * xb[c, row, 2 * col + s, r]
+                            first = False
+                    for p in range(al):
+                        for q in range(al):
+                            pq = p * al + q
+                            first = True
+                            for ll in range(al):
+                                f = bt[q, ll]
+                                if f == 0:
+                                    continue
+                                if first:
+                                    for tx in range(tx_n):
+                                        o = (ty * tx_n + tx) * n_
+                                        for r in range(n_):
+                                            v[pq, k, o + r] = f * e[p, m * tx + ll, r]
+                                else:
+                                    for tx in range(tx_n):
+                                        o = (ty * tx_n + tx) * n_
+                                        for r in range(n_):
+                                            v[pq, k, o + r] += f * e[p, m * tx + ll, r]
+                                first = False
+
+
+@kernel
+def output_tiles(mm, at, bias, tx_n, o0, o1, y):
+    """y[n, o, m ty + i, m tx + j] = sum_p at[i, p] sum_q at[j, q] mm[p (m + 1) + q, o, (ty TX + tx) N + n]
+    (+ bias[o] where bias is not empty) for output channels o0..o1 and the positions inside y (N, O, Ho, Wo): the
+    F(m, 2) output transform of the tile GEMMs' result mm ((m + 1)^2, O, TY TX N). The sum over q first, then over
+    p, each over all tiles at once, into a channel's batch-last plane; then each sample's plane is written in one
+    run."""
+    al = at.shape[1]
+    m = al - 1
+    n_, ho, wo = y.shape[0], y.shape[2], y.shape[3]
+    cols = mm.shape[2]
+    ty_n = cols // (tx_n * n_)
+    r = np.empty((al, m, cols), y.dtype)  # the sums over q
+    z = np.empty((m * ty_n, m * tx_n, n_), y.dtype)  # then over p: one channel's plane, batch-last
+    for o in range(o0, o1):
+        for p in range(al):
+            for j in range(m):
+                first = True
+                for q in range(al):
+                    f = at[j, q]
+                    if f == 0:
+                        continue
+                    pq = p * al + q
+                    if first:
+                        for t in range(cols):
+                            r[p, j, t] = f * mm[pq, o, t]
+                    else:
+                        for t in range(cols):
+                            r[p, j, t] += f * mm[pq, o, t]
+                    first = False
+        for i in range(m):
+            for j in range(m):
+                first = True
+                for p in range(al):
+                    f = at[i, p]
+                    if f == 0:
+                        continue
+                    for ty in range(ty_n):
+                        for tx in range(tx_n):
+                            src = (ty * tx_n + tx) * n_
+                            if first:
+                                for t in range(n_):
+                                    z[m * ty + i, m * tx + j, t] = f * r[p, j, src + t]
+                            else:
+                                for t in range(n_):
+                                    z[m * ty + i, m * tx + j, t] += f * r[p, j, src + t]
+                    first = False
+        for n in range(n_):
+            if bias.shape[0]:
+                b = bias[o]
+                for h in range(ho):
+                    for w in range(wo):
+                        y[n, o, h, w] = z[h, w, n] + b
+            else:
+                for h in range(ho):
+                    for w in range(wo):
+                        y[n, o, h, w] = z[h, w, n]

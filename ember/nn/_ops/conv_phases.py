@@ -1,0 +1,109 @@
+"""The forward of a 4x4 stride-2 convolution with few output positions by Winograd F(m, 2) on its four phases.
+
+A 4x4 stride-2 convolution (a WGAN or DCGAN critic's layers) is, on the four phases of its padded input
+(even/odd rows by even/odd columns, xp[c, 2 h + u, 2 w + s]), a stride-1 convolution of 4 C channels with 2x2
+sub-kernels: out[o, h, w] = sum over c, u, s, i, j of w[o, c, 2 i + u, 2 j + s] xp[c, 2 (h + i) + u, 2 (w + j) + s].
+Winograd F(m, 2) per dim computes m outputs of a 2-tap filter from m + 1 products instead of 2 m, so the layer's
+products become (m + 1)^2 GEMMs U_k (O x 4 C) @ V_k (4 C x tiles * N), k = p (m + 1) + q, with 9/16 (m = 2) or 25/64
+(m = 4) of the im2col GEMM's work, and U, V and the result M are the transforms
+
+    U = G f G^T (the weight), V = B^T d B (the input tiles, (m + 1) x (m + 1) values of one phase), out = A^T M A.
+
+m = 2 (interpolation points 0, 1 and infinity: the transforms add and subtract only) where the output has fewer
+than 8 x 8 positions per sample, m = 4 (points 0, 1, -1, 2 and infinity, the transposed convolution's F(4, 2) of
+``conv_transpose_winograd.py``) from there: its GEMMs of 25 over 64 the work, each with fewer columns.
+Rounding differs from im2col's (the transforms' additions; for m = 4 also their factors 1/2, 1/6, 2, 4 and 8):
+measured against float64, about 1.5-2x PyTorch's float32 error at m = 2 and 10x at m = 4, as its Winograd
+convolutions.
+
+Why: these convolutions compute batch-last (``conv._batch_last``: 16-64 output positions per sample) with one
+GEMM per output row, and their GEMMs alone took more than PyTorch's whole convolution (oneDNN's direct kernels
+near the processor's peak, where OpenBLAS's run at 80-90 % of it). The forward here reads the padded batch-last
+copy of the input (the one the backward's column matrix reads too), and writes its output in PyTorch's layout
+with the bias added (no copy back). The backward keeps the batch-last column matrix and its GEMMs (the weight
+gradient's, the double backward's convolutions): ``ConvNd.backward`` builds that matrix from the kept padded
+input when it needs it (``conv.columns``), with the same copies as the im2col forward, so the gradients of a
+given output gradient are the im2col path's bits.
+
+At two threads the three stages split once each: the input transform by channels with the weight transform by
+output channels beside it, the GEMMs by k, the output transform by output channels; every row computes as alone,
+so the bits do not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._kernels import conv_phases as compiled
+from ..._kernels.policy import policy
+from ..._parallel import Rows, parallel_for_all, run_rows
+from .conv_geometry import out_size
+from .conv_layout import padded_copy
+
+_F = {  # m: (G, B^T, A^T)
+    2: (((1, 0), (1, 1), (0, 1)),
+        ((1, -1, 0), (0, 1, 0), (0, -1, 1)),
+        ((1, 1, 0), (0, 1, 1))),
+    4: (((1 / 2, 0), (-1 / 2, -1 / 2), (-1 / 6, 1 / 6), (1 / 6, 1 / 3), (0, 1)),
+        ((2, -1, -2, 1, 0), (0, -2, -1, 1, 0), (0, 2, -3, 1, 0), (0, -1, 0, 1, 0), (0, 2, -1, -2, 1)),
+        ((1, 1, 1, 1, 0), (0, 1, -1, 2, 0), (0, 1, 1, 4, 0), (0, 1, -1, 8, 1))),
+}
+
+
+def tile(out_sp) -> int:
+    """m of F(m, 2) for an output of ``out_sp`` positions per sample: 4 from 8 x 8 on, else 2."""
+    return 4 if min(out_sp) >= 8 else 2
+
+
+def applies(x, w, b, stride, pads, dilation, groups: int) -> bool:
+    """Whether ``ConvNd``'s forward of x (N, C, H, W) with w (O, C, 4, 4) takes this path: 2-d, 4x4, stride 2,
+    dilation 1, one group, float32/float64 arrays of one dtype (the bias's too), compiled kernels, the policy's
+    ``strided_winograd``, and the padded input covering whole tiles once extended at its end (the tiles read
+    2 m TY + 2 rows: the convolution's read rows and at most m zero rows more)."""
+    if not (policy.strided_winograd and x.ndim == 4 and tuple(w.shape[2:]) == (4, 4) and tuple(stride) == (2, 2)
+            and tuple(dilation) == (1, 1) and groups == 1 and x.dtype in (xp.float32, xp.float64)
+            and w.dtype == x.dtype and (b is None or b.dtype == x.dtype) and type(x) is xp.ndarray
+            and type(w) is xp.ndarray and policy.use_compiled()):
+        return False
+    return all(e >= 0 for e in _extra(x.shape[2:], pads))
+
+
+def _extra(in_sp, pads) -> tuple:
+    """Per dim, the zero positions after the convolution's padding that make its padded input whole tiles (< 0: the
+    padded input reaches past the last tile, which this path does not crop)."""
+    out_sp = out_size([n + lo + hi for n, (lo, hi) in zip(in_sp, pads)], (4, 4), (2, 2), (1, 1))
+    m = tile(out_sp)
+    return tuple(2 * m * -(-o // m) + 2 - (n + lo + hi) for n, o, (lo, hi) in zip(in_sp, out_sp, pads))
+
+
+def forward(x, w, b, pads):
+    """conv2d(x, w, b, stride=2) at per-dim (lo, hi) ``pads``: (out (N, O, Ho, Wo), contiguous, and the padded
+    batch-last input (C, Hp, Wp, N) that the convolution read, for the backward's column matrix: a view of the
+    tiles' input, which may hold zero rows and columns more)."""
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    extra = _extra((h, wd), pads)
+    full = tuple((lo, hi + e) for (lo, hi), e in zip(pads, extra))
+    out_sp = out_size([s + lo + hi for s, (lo, hi) in zip((h, wd), pads)], (4, 4), (2, 2), (1, 1))
+    m = tile(out_sp)
+    al = m + 1
+    g, bt, at = (xp.array(a, x.dtype) for a in _F[m])
+    ty, tx = -(-out_sp[0] // m), -(-out_sp[1] // m)
+    xb, copy, _ = padded_copy(x, full)
+    v = xp.empty((al * al, 4 * c, ty * tx * n), x.dtype)
+    u = xp.empty((al * al, o, 4 * c), x.dtype)
+
+    def inputs(c0: int, c1: int) -> None:
+        if copy is not None:
+            copy(c0, c1)
+        compiled.input_tiles(xb, bt, ty, tx, c0, c1, v)
+
+    parallel_for_all(Rows(inputs, c, xb.size + v.size),
+                     Rows(lambda o0, o1: compiled.weight_tiles(w, g, o0, o1, u), o, u.size))
+    from .conv import _row_matmul  # (conv imports this module)
+
+    mm = _row_matmul(u, v, (al * al, o, v.shape[2]), x.dtype, 1)
+    out = xp.empty((n, o, *out_sp), x.dtype)
+    bias = xp.empty(0, x.dtype) if b is None else xp.ascontiguousarray(b)
+    run_rows(Rows(lambda o0, o1: compiled.output_tiles(mm, at, bias, tx, o0, o1, out), o, mm.size + out.size))
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip((h, wd), pads))
+    return out, xb[:, :padded[0], :padded[1]]
