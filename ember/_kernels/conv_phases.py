@@ -18,55 +18,57 @@ from ._jit import kernel
 
 
 @kernel
-def weight_tiles(w, g, o0, o1, u):
-    """u[p (m + 1) + q, o, (2 a + b) C + c] = sum_j g[q, j] sum_i g[p, i] w[o, c, 2 i + a, 2 j + b] for output
-    channels o0..o1: the F(m, 2) transform (G f G^T) of the 2x2 sub-kernel of phase (a, b), w (O, C, 4, 4). Each
-    filter's taps are first copied tap-major (reading w in order), so that the sum over i, then the sum over j, run
-    over all channels c at once (2x faster than reading w's taps 16 elements apart)."""
+def weight_tiles(w, g, k0, k1, u):
+    """u[k, o, (2 a + b) C + c] = sum_j g[q, j] sum_i g[p, i] w[o, c, 2 i + a, 2 j + b] for the transformed values
+    k = p (m + 1) + q in k0..k1: the F(m, 2) transform (G f G^T) of the 2x2 sub-kernel of phase (a, b), w (O, C, 4,
+    4). Each filter's taps are first copied tap-major (reading w in order), so that the sum over i, then the sum
+    over j, run over all channels c at once (2x faster than reading w's taps 16 elements apart)."""
     al = g.shape[0]
     c_ = w.shape[1]
     taps = np.empty((16, c_), w.dtype)  # taps[4 i + j, c] = w[o, c, i, j]
     t = np.empty((al, 2, c_), w.dtype)  # t[p, j, c] = sum_i g[p, i] w[o, c, 2 i + a, 2 j + b]
-    for o in range(o0, o1):
+    for o in range(w.shape[0]):
         for c in range(c_):
             for i in range(4):
                 for j in range(4):
                     taps[4 * i + j, c] = w[o, c, i, j]
         for a in range(2):
             for b in range(2):
-                k0 = (2 * a + b) * c_
-                for p in range(al):
+                c0 = (2 * a + b) * c_
+                for p in range(k0 // al, (k1 - 1) // al + 1):
                     g0, g1 = g[p, 0], g[p, 1]
                     for j in range(2):
                         r0, r1 = 4 * a + 2 * j + b, 4 * (2 + a) + 2 * j + b
                         for c in range(c_):
                             t[p, j, c] = g0 * taps[r0, c] + g1 * taps[r1, c]
-                for p in range(al):
-                    for q in range(al):
-                        g0, g1 = g[q, 0], g[q, 1]
-                        pq = p * al + q
-                        for c in range(c_):
-                            u[pq, o, k0 + c] = g0 * t[p, 0, c] + g1 * t[p, 1, c]
+                for k in range(k0, k1):
+                    p, q = k // al, k % al
+                    g0, g1 = g[q, 0], g[q, 1]
+                    for c in range(c_):
+                        u[k, o, c0 + c] = g0 * t[p, 0, c] + g1 * t[p, 1, c]
 
 
 @kernel
-def input_tiles(xb, bt, ty_n, tx_n, c0, c1, v):
-    """v[p (m + 1) + q, (2 u + s) C + c, (ty TX + tx) N + n] = sum_l bt[q, l] sum_j bt[p, j] d[j, l] for channels
-    c0..c1, d[j, l] = xb[c, 2 (m ty + j) + u, 2 (m tx + l) + s, n]: the F(m, 2) input tile of phase (u, s) of the
-    padded batch-last input xb (C, Hp, Wp, N) (Hp, Wp at least 2 m TY + 2, 2 m TX + 2). The sum over j (a tile
-    row's rows) first, for a whole row of tiles, then the sum over l."""
+def input_tiles(xb, bt, ty_n, tx_n, k0, k1, v):
+    """v[k, (2 u + s) C + c, (ty TX + tx) N + n] = sum_l bt[q, l] sum_j bt[p, j] d[j, l] for the transformed values
+    k = p (m + 1) + q in k0..k1, d[j, l] = xb[c, 2 (m ty + j) + u, 2 (m tx + l) + s, n]: the F(m, 2) input tile of
+    phase (u, s) of the padded batch-last input xb (C, Hp, Wp, N) (Hp, Wp at least 2 m TY + 2, 2 m TX + 2). The sum
+    over j (a tile row's rows) first, for a whole row of tiles, then the sum over l. The values k0..k1 alone: a
+    thread computes those of its own GEMMs (and the sums over j of their rows p, which a thread beside it may
+    compute too)."""
     al = bt.shape[0]
     m = al - 1
     c_, n_ = xb.shape[0], xb.shape[3]
     width = m * tx_n + 1  # one phase's columns that a row of tiles reads
     e = np.empty((al, width, n_), xb.dtype)
     v4 = v.reshape(v.shape[0], v.shape[1], -1, n_)  # (.., tile, n): every innermost index a loop's own variable
-    for c in range(c0, c1):
+    for c in range(c_):
         for u in range(2):
             for s in range(2):
-                k = (2 * u + s) * c_ + c
+                kc = (2 * u + s) * c_ + c
                 for ty in range(ty_n):
-                    for p in range(al):  # e[p, col, n] = sum_j bt[p, j] xb[c, 2 (m ty + j) + u, 2 col + s, n]
+                    # e[p, col, n] = sum_j bt[p, j] xb[c, 2 (m ty + j) + u, 2 col + s, n], for the rows p of k0..k1
+                    for p in range(k0 // al, (k1 - 1) // al + 1):
                         first = True
                         for j in range(al):
                             f = bt[p, j]
@@ -82,23 +84,22 @@ def input_tiles(xb, bt, ty_n, tx_n, c0, c1, v):
                                     for r in range(n_):
                                         e[p, col, r] += f * xb[c, row, 2 * col + s, r]
                             first = False
-                    for p in range(al):
-                        for q in range(al):
-                            pq = p * al + q
-                            first = True
-                            for ll in range(al):
-                                f = bt[q, ll]
-                                if f == 0:
-                                    continue
-                                if first:
-                                    for tx in range(tx_n):
-                                        for r in range(n_):
-                                            v4[pq, k, ty * tx_n + tx, r] = f * e[p, m * tx + ll, r]
-                                else:
-                                    for tx in range(tx_n):
-                                        for r in range(n_):
-                                            v4[pq, k, ty * tx_n + tx, r] += f * e[p, m * tx + ll, r]
-                                first = False
+                    for pq in range(k0, k1):
+                        p, q = pq // al, pq % al
+                        first = True
+                        for ll in range(al):
+                            f = bt[q, ll]
+                            if f == 0:
+                                continue
+                            if first:
+                                for tx in range(tx_n):
+                                    for r in range(n_):
+                                        v4[pq, kc, ty * tx_n + tx, r] = f * e[p, m * tx + ll, r]
+                            else:
+                                for tx in range(tx_n):
+                                    for r in range(n_):
+                                        v4[pq, kc, ty * tx_n + tx, r] += f * e[p, m * tx + ll, r]
+                            first = False
 
 
 @kernel

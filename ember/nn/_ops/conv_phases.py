@@ -25,9 +25,11 @@ gradient's, the double backward's convolutions): ``ConvNd.backward`` builds that
 input when it needs it (``conv.columns``), with the same copies as the im2col forward, so the gradients of a
 given output gradient are the im2col path's bits.
 
-At two threads the three stages split once each: the input transform by channels with the weight transform by
-output channels beside it, the GEMMs by k, the output transform by output channels; every row computes as alone,
-so the bits do not depend on the thread count.
+At two threads the forward splits twice (two hand-offs to ember's worker, where the im2col forward took one): by the
+(m + 1)^2 GEMMs, each thread transforming its GEMMs' operands (the input tiles and weights of those k) before
+multiplying them, then by output channels for the output transform. The padded batch-last copy before them runs
+on the calling thread below ``policy.min_parallel_pass_elements``, as the im2col forward's. Every value is
+computed as alone, so the bits do not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._kernels import conv_phases as compiled
 from ..._kernels.policy import policy
-from ..._parallel import Rows, parallel_for_all, run_rows
+from ..._parallel import Rows, gemm_block, matmul_blocks, run_rows
 from .conv_geometry import out_size
-from .conv_layout import padded_copy
+from .conv_layout import batch_last_padded
 
 _F = {  # m: (G, B^T, A^T)
     2: (((1, 0), (1, 1), (0, 1)),
@@ -88,20 +90,18 @@ def forward(x, w, b, pads):
     al = m + 1
     g, bt, at = (xp.array(a, x.dtype) for a in _F[m])
     ty, tx = -(-out_sp[0] // m), -(-out_sp[1] // m)
-    xb, copy, _ = padded_copy(x, full)
+    xb = batch_last_padded(x, full)  # (on this thread below ``min_parallel_pass_elements``, as im2col's)
     v = xp.empty((al * al, 4 * c, ty * tx * n), x.dtype)
     u = xp.empty((al * al, o, 4 * c), x.dtype)
+    mm = xp.empty((al * al, o, v.shape[2]), x.dtype)
+    block = gemm_block(o, 4 * c, v.shape[2])  # (kept on one OpenBLAS thread, as ``conv._row_matmul``'s GEMMs)
 
-    def inputs(c0: int, c1: int) -> None:
-        if copy is not None:
-            copy(c0, c1)
-        compiled.input_tiles(xb, bt, ty, tx, c0, c1, v)
+    def products(k0: int, k1: int) -> None:  # the GEMMs k0..k1 and their transformed operands
+        compiled.input_tiles(xb, bt, ty, tx, k0, k1, v)
+        compiled.weight_tiles(w, g, k0, k1, u)
+        matmul_blocks(u[k0:k1], v[k0:k1], mm[k0:k1], block)
 
-    parallel_for_all(Rows(inputs, c, xb.size + v.size),
-                     Rows(lambda o0, o1: compiled.weight_tiles(w, g, o0, o1, u), o, u.size))
-    from .conv import _row_matmul  # (conv imports this module)
-
-    mm = _row_matmul(u, v, (al * al, o, v.shape[2]), x.dtype, 1)
+    run_rows(Rows(products, al * al, u.size + v.size + mm.size, block == 0))
     out = xp.empty((n, o, *out_sp), x.dtype)
     bias = xp.empty(0, x.dtype) if b is None else xp.ascontiguousarray(b)
     run_rows(Rows(lambda o0, o1: compiled.output_tiles(mm, at, bias, tx, o0, o1, out), o, mm.size + out.size))
