@@ -25,11 +25,13 @@ gradient's, the double backward's convolutions): ``ConvNd.backward`` builds that
 input when it needs it (``conv.columns``), with the same copies as the im2col forward, so the gradients of a
 given output gradient are the im2col path's bits.
 
-At two threads the forward splits twice (two hand-offs to ember's worker, where the im2col forward took one): by the
-(m + 1)^2 GEMMs, each thread transforming its GEMMs' operands (the input tiles and weights of those k) before
-multiplying them, then by output channels for the output transform. The padded batch-last copy before them runs
-on the calling thread below ``policy.min_parallel_pass_elements``, as the im2col forward's. Every value is
-computed as alone, so the bits do not depend on the thread count.
+At two threads the forward splits once, by the (m + 1)^2 GEMMs, each thread transforming its GEMMs' operands (the
+input tiles and weights of those k) before multiplying them: one hand-off to ember's worker, as the im2col
+forward's split by output rows. The passes over memory before and after (the padded batch-last copy, the output
+transform, which replaces the copy out) split from ``policy.min_parallel_pass_elements`` on, as those copies do:
+below it they run on the calling thread (a split of the output transform as well measured 34 hand-offs a WGAN-GP
+step instead of 28, at no less CPU). Every value is computed as alone, so the bits do not depend on the thread
+count.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._kernels import conv_phases as compiled
 from ..._kernels.policy import policy
-from ..._parallel import Rows, gemm_block, matmul_blocks, run_rows
+from ..._parallel import Rows, gemm_block, matmul_blocks, parallel_for, run_rows
 from .conv_geometry import out_size
 from .conv_layout import batch_last_padded
 
@@ -104,6 +106,8 @@ def forward(x, w, b, pads):
     run_rows(Rows(products, al * al, u.size + v.size + mm.size, block == 0))
     out = xp.empty((n, o, *out_sp), x.dtype)
     bias = xp.empty(0, x.dtype) if b is None else xp.ascontiguousarray(b)
-    run_rows(Rows(lambda o0, o1: compiled.output_tiles(mm, at, bias, tx, o0, o1, out), o, mm.size + out.size))
+    # a pass over memory as ``to_nchw``'s copy out, which it replaces: split from that pass's threshold on
+    parallel_for(lambda o0, o1: compiled.output_tiles(mm, at, bias, tx, o0, o1, out), o, mm.size + out.size,
+                 policy.min_parallel_pass_elements)
     padded = tuple(s + lo + hi for s, (lo, hi) in zip((h, wd), pads))
     return out, xb[:, :padded[0], :padded[1]]
