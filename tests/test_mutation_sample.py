@@ -178,6 +178,17 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _committed(repo) -> list[str]:
+    """``repo`` made a git repository of one commit holding its files; the git command that works in it."""
+    import subprocess
+
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "m"], check=True)
+    return git
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
 def test_sigterm_removes_the_scratch_worktree_and_kills_the_running_tests(tmp_path):
     """A run stopped with SIGTERM (or started with ``&``, where SIGINT is ignored) must clean up as a normal exit
@@ -202,10 +213,7 @@ def test_sigterm_removes_the_scratch_worktree_and_kills_the_running_tests(tmp_pa
         "        f.write(f'{os.getpid()} {child.pid}')\n"
         f"    os.replace({str(pids)!r} + '.part', {str(pids)!r})\n"
         "    time.sleep(120)\n")
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "m"], check=True)
+    git = _committed(repo)
     runner = ("import importlib.util, sys\n"
               f"spec = importlib.util.spec_from_file_location('ms', {mutation_sample.__file__!r})\n"
               "ms = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ms)\n"
@@ -386,10 +394,7 @@ def test_a_mutant_on_a_covered_line_runs_only_the_tests_that_executed_it(tmp_pat
         "def test_f():\n    _ran('test_f')\n    assert f(1) == 2\n\n\n"
         "def test_g():\n    _ran('test_g')\n    assert g(2) == 4\n\n\n"
         "def test_both():\n    _ran('test_both')\n    assert g(f(0)) == 2\n")
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "m"], check=True)
+    _committed(repo)
     load = ("import importlib.util, sys\n"
             "def load(name, path):\n"
             "    spec = importlib.util.spec_from_file_location(name, path)\n"
