@@ -129,8 +129,12 @@ class _Contexts:
 
     def pytest_runtest_logreport(self, report):
         self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
-        if report.failed or report.nodeid not in self.outcomes:
-            self.outcomes[report.nodeid] = "failed" if report.failed else report.outcome
+        # the call's outcome (an expected failure reads "xfailed": it passes under any mutant), a failure in any
+        # phase, else the setup's (a skip)
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed"
+        elif report.when == "call" or report.nodeid not in self.outcomes:
+            self.outcomes[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
 
     def pytest_runtest_logfinish(self, nodeid, location):
         self.cov.switch_context("")

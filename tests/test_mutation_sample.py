@@ -393,7 +393,10 @@ def test_a_mutant_on_a_covered_line_runs_only_the_tests_that_executed_it(tmp_pat
         f"    with open({str(log)!r}, 'a') as out:\n        out.write(name + '\\n')\n\n\n"
         "def test_f():\n    _ran('test_f')\n    assert f(1) == 2\n\n\n"
         "def test_g():\n    _ran('test_g')\n    assert g(2) == 4\n\n\n"
-        "def test_both():\n    _ran('test_both')\n    assert g(f(0)) == 2\n")
+        "def test_both():\n    _ran('test_both')\n    assert g(f(0)) == 2\n\n\n"
+        # a test that fails in the build would catch every mutant, and an expected failure none: neither is mapped
+        "def test_broken():\n    assert f(0) == 5\n\n\n"
+        "import pytest\n\n\n@pytest.mark.xfail\ndef test_expected_to_fail():\n    assert g(0) == 5\n")
     _committed(repo)
     load = ("import importlib.util, sys\n"
             "def load(name, path):\n"
