@@ -781,22 +781,43 @@ class Selection:
     """The tests to run for each mutant: from a coverage map (scripts/mutation_coverage.py) where it has the
     mutated line or its scope, else the hand map (TARGETS)."""
 
-    def __init__(self, coverage_map: dict | None = None, root: str = ROOT):
-        self.map, self.root = coverage_map, root
+    def __init__(self, coverage_map: dict | None = None, root: str = ROOT, max_seconds: float = 0):
+        self.map, self.root, self.max_seconds = coverage_map, root, max_seconds
         self.indexes: dict[str, object] = {}
         self.defined: dict[str, set[str] | None] = {}
 
     def tests(self, mutant: dict) -> tuple[str, list[str]]:
         """(``coverage``, ``function`` or ``hand``; the tests) for ``mutant`` in the current source; a module in
-        SUBPROCESS_TARGETS adds its hand entries to a coverage or function selection."""
+        SUBPROCESS_TARGETS adds its hand entries to a coverage or function selection. With ``max_seconds``, a
+        selection whose tests took longer in the map's build is cut to that time (the kind then ends in ``-cut``)."""
         hand = TARGETS[mutant["file"]]
         found = self._from_map(mutant) if self.map is not None else None
         if found is None:
             return "hand", list(hand)
         kind, tests = found
+        if self.max_seconds and sum(self.map["seconds"].get(t, 0.0) for t in tests) > self.max_seconds:
+            kind, tests = kind + "-cut", self._cut(tests, hand)
         if mutant["file"] in SUBPROCESS_TARGETS:
             return kind + "+hand", tests + [t for t in hand if t not in tests]
         return kind, tests
+
+    def _cut(self, tests: list[str], hand: list[str]) -> list[str]:
+        """``tests`` cut to ``max_seconds`` of the build's time: those the hand map names first (a test file or
+        node id listed for the module), then the fastest others; in their first order. A line that every test
+        runs (an op's dispatch in graph.py) would otherwise run most of the suite for each survivor."""
+        seconds = self.map["seconds"]
+
+        def named(t: str) -> bool:
+            return any(t == h or t.startswith((h + "::", h + "[")) for h in hand)
+
+        ranked = sorted(tests, key=lambda t: (not named(t), seconds.get(t, 0.0)))
+        kept, total = set(), 0.0
+        for t in ranked:
+            total += seconds.get(t, 0.0)
+            if total > self.max_seconds and kept:
+                break
+            kept.add(t)
+        return [t for t in tests if t in kept]
 
     def _from_map(self, mutant: dict) -> tuple[str, list[str]] | None:
         file = self.map["files"].get(mutant["file"])
@@ -915,6 +936,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a --json file of an earlier run: run its survivors and timeouts again")
     parser.add_argument("--coverage-map", default="",
                         help="a map from scripts/mutation_coverage.py: run the tests that executed each mutated line")
+    parser.add_argument("--max-seconds", type=float, default=0,
+                        help="cut a map's selection whose tests took longer than this in its build (default: no cut)")
     args = parser.parse_args(argv)
 
     if args.rerun:
@@ -937,7 +960,8 @@ def main(argv: list[str] | None = None) -> int:
                 for c in candidates(path, ROOT)]
         random.Random(args.seed).shuffle(pool)
     drawn = _draw(pool, args.sample, args.skip, ROOT)
-    selection = Selection(_coverage_module().load(args.coverage_map) if args.coverage_map else None, ROOT)
+    selection = Selection(_coverage_module().load(args.coverage_map) if args.coverage_map else None, ROOT,
+                          args.max_seconds)
     # SIGTERM (and SIGHUP) end the run as an exception does, through the cleanup below: the scratch worktree
     # removed and the running tests' process group killed (a run started with & ignores SIGINT)
     for stop in (signal.SIGTERM, signal.SIGHUP):

@@ -278,7 +278,7 @@ def helper(x):
 '''
 
 
-def _write_map(tmp_path, source, executed, tests):
+def _write_map(tmp_path, source, executed, tests, seconds=None):
     """A map written as mutation_coverage.collect writes it (``executed``: line -> indices into ``tests``) and
     read back with its load."""
     import gzip
@@ -287,7 +287,7 @@ def _write_map(tmp_path, source, executed, tests):
     packed = mutation_coverage._packed(mutation_coverage.file_map(source, executed))
     out = tmp_path / "map.json.gz"
     with gzip.open(out, "wt", encoding="utf-8") as f:
-        json.dump({"commit": "", "test_files": [], "tests": tests, "seconds": [0.0] * len(tests),
+        json.dump({"commit": "", "test_files": [], "tests": tests, "seconds": seconds or [0.0] * len(tests),
                    "files": {"ember/m.py": packed}}, f)
     return mutation_coverage.load(str(out))
 
@@ -364,6 +364,23 @@ def test_a_module_that_runs_in_ranks_always_adds_its_hand_map(tmp_path, monkeypa
     assert selection.tests(_at(TARGET, "return x * 2", "x * 2")) == ("coverage+hand",
                                                                       ["test_m.py::test_x", "test_hand.py"])
     assert selection.tests(_at(TARGET, "LIMIT = 3", "3")) == ("hand", ["test_hand.py"])
+
+
+def test_a_selection_longer_than_max_seconds_keeps_the_hand_maps_tests_then_the_fastest(tmp_path, monkeypatch):
+    tests = ["test_m.py::test_a", "test_m.py::test_b", "test_hand.py::test_h[1]", "test_m.py::test_c"]
+    lines = TARGET.splitlines()
+    executed = {lines.index("    return x * 2") + 1: {0, 1, 2, 3}}
+    (tmp_path / "test_hand.py").write_text("def test_h():\n    pass\n")
+    selection = _selection(tmp_path, monkeypatch, TARGET, executed, tests)
+    selection.map = _write_map(tmp_path, TARGET, executed, tests, seconds=[5.0, 1.0, 6.0, 2.0])
+    mutant = _at(TARGET, "return x * 2", "x * 2")
+    assert selection.tests(mutant) == ("coverage", tests)  # no limit
+    selection.max_seconds = 14.0
+    assert selection.tests(mutant) == ("coverage", tests)  # within it: 14 s
+    selection.max_seconds = 9.0
+    assert selection.tests(mutant) == ("coverage-cut", [tests[1], tests[2], tests[3]])  # 6 + 1 + 2
+    selection.max_seconds = 1.0
+    assert selection.tests(mutant) == ("coverage-cut", [tests[2]])  # the hand map's first, even past the limit
 
 
 def test_a_mutant_from_an_older_commit_is_found_again_by_its_text():
