@@ -21,6 +21,14 @@ listed apart, with the unmutated time beside it, so that it can be judged.
 The sample is drawn reproducibly (``--seed``) from every candidate expression of the target modules, weighted
 equally per candidate. Equivalent mutants (a change that cannot alter behaviour) count as survivors: read the
 list. A mutant whose file no longer compiles is skipped and not counted.
+
+Which tests run a mutant: with ``--coverage-map FILE`` (built by scripts/mutation_coverage.py: which tests
+executed each line of the targets), the tests that executed the mutated line (``coverage``); for a line no test
+executed in-process (a module's or class's body, run on import; a numba kernel's body, run compiled; a branch no
+test reaches), those that executed its function or class (``function``, the innermost scope with any); else,
+and without a map, the module's hand-kept entries in ``TARGETS`` (``hand``). The modules whose code also runs in
+the ranks DDP tests launch (``SUBPROCESS_TARGETS``) always add their hand entries, as coverage does not see the
+ranks. Each mutant's JSON records its ``selection`` and how many tests it named (``selected``).
 """
 
 from __future__ import annotations
@@ -550,6 +558,11 @@ TARGETS = {
                                       "tests/test_on_ranks.py", "tests/test_distributed_straggler.py"],
 }
 
+# modules whose code also runs in rank processes that tests launch (mpiexec, spawn), where coverage is not measured:
+# their mutants always run the hand map's entries too
+SUBPROCESS_TARGETS = {"ember/distributed/reducer.py", "ember/distributed/lockstep.py",
+                      "ember/utils/data/distributed.py"}
+
 _SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,
           ast.Pow: ast.Mult, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
           ast.NotEq: ast.Eq, ast.And: ast.Or, ast.Or: ast.And, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
@@ -665,11 +678,16 @@ def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None 
     env = dict(os.environ, PYTHONPATH=scratch, PYTHONDONTWRITEBYTECODE="1")
     # the suite's warning filters apply (pyproject.toml: a stray warning fails its test), so a mutant that makes
     # ember warn on a correct program is caught as the suite catches it
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:cacheprovider", *tests]
+    # the tests are read from a file (pytest's @argsfile, one per line): a coverage selection may name thousands
+    with tempfile.NamedTemporaryFile("w", suffix=".args", delete=False, encoding="utf-8") as f:
+        f.write("\n".join(tests) + "\n")
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:cacheprovider", "@" + f.name]
     try:
         out = _run_as_group(cmd, cwd=scratch, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout"
+    finally:
+        os.unlink(f.name)
     # 4 (a test named in TARGETS not found) and 5 (no test collected) say the map is wrong, not that a test failed:
     # counted caught, they would count every mutant of that module caught. But a mutant that breaks the import of a
     # test file (an error while collecting it) leaves its node ids unfound too, and that is a failure it caused:
@@ -680,7 +698,7 @@ def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None 
             info["failed"] = failed[0].split(" - ")[0][:300] if failed else "error collecting"
         return "caught"
     if out.returncode in (4, 5):
-        raise RuntimeError(f"pytest could not run {' '.join(tests)} (exit status {out.returncode}):\n"
+        raise RuntimeError(f"pytest could not run {' '.join(tests)[:2000]} (exit status {out.returncode}):\n"
                            + out.stdout[-2000:] + out.stderr[-2000:])
     if out.returncode == 0:
         return "survived"
@@ -746,33 +764,151 @@ def _check_map(scratch: str, modules: list[str]) -> None:
                            + out.stdout[-2000:] + out.stderr[-2000:])
 
 
+def _coverage_module():
+    """scripts/mutation_coverage.py (imported when a map is used: it imports this module's TARGETS)."""
+    import importlib.util
+
+    name = "mutation_coverage"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), name + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+class Selection:
+    """The tests to run for each mutant: from a coverage map (scripts/mutation_coverage.py) where it has the
+    mutated line or its scope, else the hand map (TARGETS)."""
+
+    def __init__(self, coverage_map: dict | None = None, root: str = ROOT, max_seconds: float = 0):
+        self.map, self.root, self.max_seconds = coverage_map, root, max_seconds
+        self.indexes: dict[str, object] = {}
+        self.defined: dict[str, set[str] | None] = {}
+
+    def tests(self, mutant: dict) -> tuple[str, list[str]]:
+        """(``coverage``, ``function`` or ``hand``; the tests) for ``mutant`` in the current source; a module in
+        SUBPROCESS_TARGETS adds its hand entries to a coverage or function selection. With ``max_seconds``, a
+        selection whose tests took longer in the map's build is cut to that time (the kind then ends in ``-cut``)."""
+        hand = TARGETS[mutant["file"]]
+        found = self._from_map(mutant) if self.map is not None else None
+        if found is None:
+            return "hand", list(hand)
+        kind, tests = found
+        if self.max_seconds and sum(self.map["seconds"].get(t, 0.0) for t in tests) > self.max_seconds:
+            kind, tests = kind + "-cut", self._cut(tests, hand)
+        if mutant["file"] in SUBPROCESS_TARGETS:
+            return kind + "+hand", tests + [t for t in hand if t not in tests]
+        return kind, tests
+
+    def _cut(self, tests: list[str], hand: list[str]) -> list[str]:
+        """``tests`` cut to ``max_seconds`` of the build's time: those the hand map names first (a test file or
+        node id listed for the module), then the fastest others; in their first order. A line that every test
+        runs (an op's dispatch in graph.py) would otherwise run most of the suite for each survivor."""
+        seconds = self.map["seconds"]
+
+        def named(t: str) -> bool:
+            return any(t == h or t.startswith((h + "::", h + "[")) for h in hand)
+
+        ranked = sorted(tests, key=lambda t: (not named(t), seconds.get(t, 0.0)))
+        kept, total = set(), 0.0
+        for t in ranked:
+            total += seconds.get(t, 0.0)
+            if total > self.max_seconds and kept:
+                break
+            kept.add(t)
+        return [t for t in tests if t in kept]
+
+    def _from_map(self, mutant: dict) -> tuple[str, list[str]] | None:
+        file = self.map["files"].get(mutant["file"])
+        if file is None:
+            return None
+        path = mutant["file"]
+        if path not in self.indexes:
+            self.indexes[path] = _coverage_module().SourceIndex(Path(self.root, path).read_text(encoding="utf-8"))
+        index, line = self.indexes[path], mutant["line"]
+        key = index.key.get(line)
+        # a line run on import (a module's or class's body) has no test of its own: its scope's tests are next
+        if key is not None and not index.runs_at_definition[line] and key in file["lines"]:
+            tests = self._existing(file["lines"][key])
+            if tests:
+                return "coverage", tests
+        for scope in _coverage_module()._scopes_of(index.owner[line]):
+            tests = self._existing(file["scopes"].get(scope, []))
+            if tests:
+                return "function", tests
+        return None
+
+    def _existing(self, tests: list[str]) -> list[str]:
+        """``tests`` less those whose file or test function is no longer there (a map built on an older commit):
+        pytest would stop on an unfound node id."""
+        return [t for t in tests if self._defined(t)]
+
+    def _defined(self, test: str) -> bool:
+        path, _, name = test.partition("::")
+        if path not in self.defined:
+            try:
+                tree = ast.parse(Path(self.root, path).read_text(encoding="utf-8"))
+            except (OSError, SyntaxError):
+                self.defined[path] = None
+            else:
+                self.defined[path] = {n.name for n in ast.walk(tree)
+                                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        names = self.defined[path]
+        return names is not None and all(part.split("[")[0] in names for part in name.split("::"))
+
+
+def relocate(mutant: dict, source: str) -> dict | None:
+    """``mutant`` (from a run on an older commit) moved to where its text now is: its line if the text is still
+    there, else the nearest line with the same text at the same column, else the nearest line holding the text
+    (its column updated); None when no line holds it."""
+    lines = source.splitlines()
+    line, col, end, before = mutant["line"], mutant["col"], mutant["end"], mutant["before"]
+    width = end - col
+    if 0 < line <= len(lines) and lines[line - 1][col:end] == before:
+        return mutant
+    same = [i + 1 for i, text in enumerate(lines) if text[col:end] == before]
+    if same:
+        return dict(mutant, line=min(same, key=lambda i: abs(i - line)))
+    anywhere = [(i + 1, text.find(before)) for i, text in enumerate(lines) if before in text]
+    if not anywhere:
+        return None
+    found, at = min(anywhere, key=lambda item: abs(item[0] - line))
+    return dict(mutant, line=found, col=at, end=at + width)
+
+
 class Limits:
-    """Tells a hang from a slow machine: the unmutated tests' time per module, measured when first needed."""
+    """Tells a hang from a slow machine: the unmutated time of each selection of tests, measured when first
+    needed (a coverage selection is the tests of one line, so two mutants share a baseline only when they run
+    the same tests)."""
 
     def __init__(self, scratch: str, timeout: float, factor: float):
         self.scratch, self.timeout, self.factor = scratch, timeout, factor
-        self.baseline: dict[str, float] = {}
+        self.baseline: dict[tuple[str, ...], float | None] = {}
 
-    def unmutated_seconds(self, path: str) -> float | None:
-        """Seconds the unmutated tests of ``path`` take now (the scratch copy must hold no mutant); None when
-        they do not pass within ``factor`` times the limit (a mutant of it that ran past the limit is then
-        *unjudged*: listed, not counted)."""
-        if path not in self.baseline:
+    def unmutated_seconds(self, tests: list[str]) -> float | None:
+        """Seconds ``tests`` take unmutated now (the scratch copy must hold no mutant); None when they do not
+        pass within ``factor`` times the limit (a mutant they ran past the limit on is then *unjudged*: listed,
+        not counted)."""
+        key = tuple(tests)
+        if key not in self.baseline:
             started = time.monotonic()
-            outcome = run_tests(self.scratch, TARGETS[path], self.timeout * self.factor)
+            outcome = run_tests(self.scratch, tests, self.timeout * self.factor)
             # unmutated tests that fail or run past the factor times --timeout: nothing to judge a timeout by
-            self.baseline[path] = time.monotonic() - started if outcome == "survived" else None
-        return self.baseline[path]
+            self.baseline[key] = time.monotonic() - started if outcome == "survived" else None
+        return self.baseline[key]
 
-    def judge(self, mutant: dict, original: str) -> str:
-        """Run the mutant (already written); a run past the limit is retried with a limit from the baseline."""
-        outcome = run_tests(self.scratch, TARGETS[mutant["file"]], self.timeout, mutant)
+    def judge(self, mutant: dict, original: str, tests: list[str] | None = None) -> str:
+        """Run the mutant (already written) under ``tests`` (default: its module's hand map); a run past the limit
+        is retried with a limit from those tests' unmutated time."""
+        tests = TARGETS[mutant["file"]] if tests is None else tests
+        outcome = run_tests(self.scratch, tests, self.timeout, mutant)
         if outcome != "timeout":
             return outcome
         path = os.path.join(self.scratch, mutant["file"])
         mutated = Path(path).read_text(encoding="utf-8")
         Path(path).write_text(original, encoding="utf-8")
-        seconds = self.unmutated_seconds(mutant["file"])
+        seconds = self.unmutated_seconds(tests)
         Path(path).write_text(mutated, encoding="utf-8")
         if seconds is None:
             return "unjudged"
@@ -781,7 +917,7 @@ class Limits:
         mutant["limit_s"] = round(limit, 1)
         if limit <= self.timeout:  # it already ran past the factor times the unmutated time
             return "timeout"
-        return run_tests(self.scratch, TARGETS[mutant["file"]], limit, mutant)
+        return run_tests(self.scratch, tests, limit, mutant)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -798,19 +934,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default="", help="write the results here too")
     parser.add_argument("--rerun", default="",
                         help="a --json file of an earlier run: run its survivors and timeouts again")
+    parser.add_argument("--coverage-map", default="",
+                        help="a map from scripts/mutation_coverage.py: run the tests that executed each mutated line")
+    parser.add_argument("--max-seconds", type=float, default=0,
+                        help="cut a map's selection whose tests took longer than this in its build (default: no cut)")
     args = parser.parse_args(argv)
 
     if args.rerun:
         with open(args.rerun, encoding="utf-8") as f:
             earlier = json.load(f)
-        pool = [{k: m[k] for k in ("file", "line", "col", "end", "before", "after")}
-                for m in earlier["mutants"] if m["outcome"] != "caught"]
+        pool = []
+        for m in earlier["mutants"]:
+            if m["outcome"] == "caught":
+                continue
+            mutant = {k: m[k] for k in ("file", "line", "col", "end", "before", "after")}
+            # its line numbers are those of the earlier run's commit: found again by its text
+            moved = relocate(mutant, Path(ROOT, mutant["file"]).read_text(encoding="utf-8"))
+            if moved is None:
+                print(f"not found in the current source: {m['file']}:{m['line']}: {m['before']!r}")
+                continue
+            pool.append(moved)
         args.seed, args.skip, args.sample = earlier["seed"], 0, len(pool)
     else:
         pool = [c for path in TARGETS if args.only in path and os.path.exists(os.path.join(ROOT, path))
                 for c in candidates(path, ROOT)]
         random.Random(args.seed).shuffle(pool)
     drawn = _draw(pool, args.sample, args.skip, ROOT)
+    selection = Selection(_coverage_module().load(args.coverage_map) if args.coverage_map else None, ROOT,
+                          args.max_seconds)
     # SIGTERM (and SIGHUP) end the run as an exception does, through the cleanup below: the scratch worktree
     # removed and the running tests' process group killed (a run started with & ignores SIGINT)
     for stop in (signal.SIGTERM, signal.SIGHUP):
@@ -823,10 +974,12 @@ def main(argv: list[str] | None = None) -> int:
         _precompile(scratch, sorted({m["file"] for m in drawn}))
         limits = Limits(scratch, args.timeout, args.hang_factor)
         for mutant in drawn:
+            kind, tests = selection.tests(mutant)
+            mutant["selection"], mutant["selected"] = kind, len(tests)
             original = _apply(scratch, mutant)
             try:
                 began = time.monotonic()
-                mutant["outcome"] = limits.judge(mutant, original)
+                mutant["outcome"] = limits.judge(mutant, original, tests)
                 mutant["seconds"] = round(time.monotonic() - began, 1)
             finally:
                 with open(os.path.join(scratch, mutant["file"]), "w", encoding="utf-8") as f:
@@ -845,7 +998,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     survivors = [m for m in results if m["outcome"] == "survived"]
     for m in survivors:
-        print(f"survived: {m['file']}:{m['line']}: {m['before']!r} -> {m['after']!r}")
+        print(f"survived: {m['file']}:{m['line']}: {m['before']!r} -> {m['after']!r} "
+              f"({m['selection']}: {m['selected']} tests)")
     timeouts = [m for m in results if m["outcome"] == "timeout"]
     for m in timeouts:
         print(f"timeout (caught; unmutated tests {m['unmutated_s']} s, limit {m['limit_s']} s): "

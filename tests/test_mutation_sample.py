@@ -60,7 +60,7 @@ def _judge(tmp_path, monkeypatch, unmutated_s, outcomes):
     monkeypatch.setattr(mutation_sample, "run_tests", fake_run)
     limits = mutation_sample.Limits(str(tmp_path), timeout=150, factor=4)
     if unmutated_s is not None:
-        limits.baseline[path] = unmutated_s
+        limits.baseline[tuple(mutation_sample.TARGETS[path])] = unmutated_s
     mutant = {"file": path}
     return limits.judge(mutant, "original\n"), asked, mutant
 
@@ -178,6 +178,17 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _committed(repo) -> list[str]:
+    """``repo`` made a git repository of one commit holding its files; the git command that works in it."""
+    import subprocess
+
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "m"], check=True)
+    return git
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
 def test_sigterm_removes_the_scratch_worktree_and_kills_the_running_tests(tmp_path):
     """A run stopped with SIGTERM (or started with ``&``, where SIGINT is ignored) must clean up as a normal exit
@@ -202,10 +213,7 @@ def test_sigterm_removes_the_scratch_worktree_and_kills_the_running_tests(tmp_pa
         "        f.write(f'{os.getpid()} {child.pid}')\n"
         f"    os.replace({str(pids)!r} + '.part', {str(pids)!r})\n"
         "    time.sleep(120)\n")
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "m"], check=True)
+    git = _committed(repo)
     runner = ("import importlib.util, sys\n"
               f"spec = importlib.util.spec_from_file_location('ms', {mutation_sample.__file__!r})\n"
               "ms = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ms)\n"
@@ -238,3 +246,202 @@ def test_sigterm_removes_the_scratch_worktree_and_kills_the_running_tests(tmp_pa
             script.wait()
         script.stdout.close()
         subprocess.run([*git, "worktree", "prune"], check=False)
+
+
+# -- the coverage map and the selection of tests -------------------------------------------------------------------
+
+spec = importlib.util.spec_from_file_location("mutation_coverage",
+                                              os.path.join(ROOT, "scripts", "mutation_coverage.py"))
+mutation_coverage = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mutation_coverage)
+
+TARGET = '''"""A target."""
+LIMIT = 3
+
+
+class Box:
+    kind = "box"
+
+    def size(self, a, b):
+        total = a + b
+        if total > LIMIT:
+            return total - 1
+        return total
+
+    def label(self,
+              suffix="!"):
+        return self.kind + suffix
+
+
+def helper(x):
+    return x * 2
+'''
+
+
+def _write_map(tmp_path, source, executed, tests, seconds=None):
+    """A map written as mutation_coverage.collect writes it (``executed``: line -> indices into ``tests``) and
+    read back with its load."""
+    import gzip
+    import json
+
+    packed = mutation_coverage._packed(mutation_coverage.file_map(source, executed))
+    out = tmp_path / "map.json.gz"
+    with gzip.open(out, "wt", encoding="utf-8") as f:
+        json.dump({"commit": "", "test_files": [], "tests": tests, "seconds": seconds or [0.0] * len(tests),
+                   "files": {"ember/m.py": packed}}, f)
+    return mutation_coverage.load(str(out))
+
+
+def _selection(tmp_path, monkeypatch, source, executed, tests):
+    """A Selection over ``source`` (now at ember/m.py) from a map of ``executed``; every test in ``tests`` defined
+    in test_m.py, and the hand map of ember/m.py ``["test_hand.py"]``."""
+    (tmp_path / "ember").mkdir(exist_ok=True)
+    (tmp_path / "ember" / "m.py").write_text(source)
+    names = sorted({t.split("::")[1].split("[")[0] for t in tests})
+    (tmp_path / "test_m.py").write_text("".join(f"def {n}():\n    pass\n\n\n" for n in names))
+    monkeypatch.setattr(mutation_sample, "TARGETS", {"ember/m.py": ["test_hand.py"]})
+    cmap = _write_map(tmp_path, TARGET, executed, tests)
+    return mutation_sample.Selection(cmap, root=str(tmp_path))
+
+
+def _at(source, text, before):
+    """A mutant of ``before`` on the line of ``source`` that holds ``text``."""
+    for n, line in enumerate(source.splitlines(), 1):
+        if text in line:
+            col = line.index(before)
+            return {"file": "ember/m.py", "line": n, "col": col, "end": col + len(before), "before": before}
+    raise AssertionError(text)
+
+
+def test_a_covered_line_selects_the_tests_that_executed_it_after_it_moved(tmp_path, monkeypatch):
+    tests = ["test_m.py::test_small", "test_m.py::test_big[1]", "test_m.py::test_big[2]", "test_m.py::test_label"]
+    lines = TARGET.splitlines()
+    at = {text: lines.index(text) + 1 for text in lines}
+    executed = {at["        total = a + b"]: {0, 1, 2}, at["        if total > LIMIT:"]: {0, 1, 2},
+                at["            return total - 1"]: {1, 2}, at["        return total"]: {0},
+                at["        return self.kind + suffix"]: {3}}
+    # the file since: lines added above (everything moved by three) and the small branch's text changed
+    moved = TARGET.replace('LIMIT = 3\n', 'LIMIT = 3\n\n\nOTHER = 4\n').replace("        return total\n",
+                                                                               "        return total + 0\n")
+    selection = _selection(tmp_path, monkeypatch, moved, executed, tests)
+    assert selection.tests(_at(moved, "return total - 1", "total - 1")) == ("coverage", tests[1:3])
+    # every line of a statement has its tests (a multi-line one is traced on some of its lines only)
+    assert selection.tests(_at(moved, "if total > LIMIT", "total > LIMIT")) == ("coverage", tests[:3])
+    # a line whose text changed: its function's tests (every test that ran a line of Box.size)
+    assert selection.tests(_at(moved, "return total + 0", "total + 0")) == ("function", tests[:3])
+    # a default argument runs when the class body does, on import: the function's tests
+    assert selection.tests(_at(moved, 'suffix="!"', '"!"')) == ("function", tests[3:])
+    # a class attribute, run on import: the class's tests (its methods')
+    assert selection.tests(_at(moved, 'kind = "box"', '"box"')) == ("function", tests)
+    # a module-level line, and a function no test ran: the hand map
+    assert selection.tests(_at(moved, "LIMIT = 3", "3")) == ("hand", ["test_hand.py"])
+    assert selection.tests(_at(moved, "return x * 2", "x * 2")) == ("hand", ["test_hand.py"])
+    # without a map: the hand map
+    assert mutation_sample.Selection(None, str(tmp_path)).tests(_at(moved, "total - 1", "total - 1")) == (
+        "hand", ["test_hand.py"])
+
+
+def test_the_same_text_twice_in_a_scope_is_keyed_by_its_occurrence(tmp_path, monkeypatch):
+    source = "def f(a):\n    if a:\n        a = a + 1\n    else:\n        a = a + 1\n    return a\n"
+    index = mutation_coverage.SourceIndex(source)
+    assert (index.key[3], index.key[5]) == ("f|0|a = a + 1", "f|1|a = a + 1")
+    assert index.scope[3] == "f" and not index.runs_at_definition[3] and index.runs_at_definition[1]
+
+
+def test_tests_no_longer_defined_are_left_out_of_a_selection(tmp_path, monkeypatch):
+    lines = TARGET.splitlines()
+    executed = {lines.index("    return x * 2") + 1: {0, 1}}
+    selection = _selection(tmp_path, monkeypatch, TARGET, executed, ["test_m.py::test_kept", "test_m.py::test_x"])
+    (tmp_path / "test_m.py").write_text("def test_kept():\n    pass\n")
+    assert selection.tests(_at(TARGET, "return x * 2", "x * 2")) == ("coverage", ["test_m.py::test_kept"])
+
+
+def test_a_module_that_runs_in_ranks_always_adds_its_hand_map(tmp_path, monkeypatch):
+    lines = TARGET.splitlines()
+    executed = {lines.index("    return x * 2") + 1: {0}}
+    selection = _selection(tmp_path, monkeypatch, TARGET, executed, ["test_m.py::test_x"])
+    monkeypatch.setattr(mutation_sample, "SUBPROCESS_TARGETS", {"ember/m.py"})
+    assert selection.tests(_at(TARGET, "return x * 2", "x * 2")) == ("coverage+hand",
+                                                                      ["test_m.py::test_x", "test_hand.py"])
+    assert selection.tests(_at(TARGET, "LIMIT = 3", "3")) == ("hand", ["test_hand.py"])
+
+
+def test_a_selection_longer_than_max_seconds_keeps_the_hand_maps_tests_then_the_fastest(tmp_path, monkeypatch):
+    tests = ["test_m.py::test_a", "test_m.py::test_b", "test_hand.py::test_h[1]", "test_m.py::test_c"]
+    lines = TARGET.splitlines()
+    executed = {lines.index("    return x * 2") + 1: {0, 1, 2, 3}}
+    (tmp_path / "test_hand.py").write_text("def test_h():\n    pass\n")
+    selection = _selection(tmp_path, monkeypatch, TARGET, executed, tests)
+    selection.map = _write_map(tmp_path, TARGET, executed, tests, seconds=[5.0, 1.0, 6.0, 2.0])
+    mutant = _at(TARGET, "return x * 2", "x * 2")
+    assert selection.tests(mutant) == ("coverage", tests)  # no limit
+    selection.max_seconds = 14.0
+    assert selection.tests(mutant) == ("coverage", tests)  # within it: 14 s
+    selection.max_seconds = 9.0
+    assert selection.tests(mutant) == ("coverage-cut", [tests[1], tests[2], tests[3]])  # 6 + 1 + 2
+    selection.max_seconds = 1.0
+    assert selection.tests(mutant) == ("coverage-cut", [tests[2]])  # the hand map's first, even past the limit
+
+
+def test_a_mutant_from_an_older_commit_is_found_again_by_its_text():
+    old = {"file": "m.py", "line": 2, "col": 8, "end": 13, "before": "a + b", "after": "a - b"}
+    source = "x = 1\n\n\ny = 2\nz = a + b\nw = (a + b)\n"
+    assert mutation_sample.relocate(old, source) == dict(old, line=5, col=4, end=9)
+    assert mutation_sample.relocate(old, "x = 1\n    pp= a + b\n") == old
+    assert mutation_sample.relocate(dict(old, line=6), "x = 1\n" * 4 + "\nq = 1 + b + a\n        a + b\n") == dict(
+        old, line=7)
+    assert mutation_sample.relocate(old, "x = 1\n") is None
+
+
+def test_a_mutant_on_a_covered_line_runs_only_the_tests_that_executed_it(tmp_path):
+    """The whole way: the map built by running a synthetic repository's tests under coverage, then a mutant of
+    one function run by the sampler with that map: only the test that executed its line runs (each test logs
+    its name), and it catches the mutant."""
+    import json
+    import subprocess
+    import sys
+
+    repo, log = tmp_path / "repo", tmp_path / "ran.log"
+    (repo / "ember").mkdir(parents=True)
+    (repo / "ember" / "__init__.py").write_text("")
+    (repo / "ember" / "m.py").write_text("def f(a):\n    return a + 1\n\n\ndef g(a):\n    return a * 2\n")
+    (repo / "test_m.py").write_text(
+        "from ember.m import f, g\n\n\ndef _ran(name):\n"
+        f"    with open({str(log)!r}, 'a') as out:\n        out.write(name + '\\n')\n\n\n"
+        "def test_f():\n    _ran('test_f')\n    assert f(1) == 2\n\n\n"
+        "def test_g():\n    _ran('test_g')\n    assert g(2) == 4\n\n\n"
+        "def test_both():\n    _ran('test_both')\n    assert g(f(0)) == 2\n\n\n"
+        # a test that fails in the build would catch every mutant, and an expected failure none: neither is mapped
+        "def test_broken():\n    assert f(0) == 5\n\n\n"
+        "import pytest\n\n\n@pytest.mark.xfail\ndef test_expected_to_fail():\n    assert g(0) == 5\n")
+    _committed(repo)
+    load = ("import importlib.util, sys\n"
+            "def load(name, path):\n"
+            "    spec = importlib.util.spec_from_file_location(name, path)\n"
+            "    module = importlib.util.module_from_spec(spec)\n    sys.modules[name] = module\n"
+            "    spec.loader.exec_module(module)\n    return module\n"
+            f"ms = load('mutation_sample', {mutation_sample.__file__!r})\n"
+            f"mc = load('mutation_coverage', {mutation_coverage.__file__!r})\n"
+            f"ms.ROOT = mc.ROOT = {str(repo)!r}\n"
+            "ms.TARGETS = mc.TARGETS = {'ember/m.py': ['test_m.py']}\n")
+    folder = tmp_path / "map"
+    built = subprocess.run([sys.executable, "-c", load + f"sys.exit(mc.main(['--folder', {str(folder)!r}, 'test_m.py']))"],
+                           cwd=repo, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    cmap = mutation_coverage.load(str(folder / "map.json.gz"))
+    assert cmap["files"]["ember/m.py"]["lines"] == {"f|0|return a + 1": ["test_m.py::test_f", "test_m.py::test_both"],
+                                                    "g|0|return a * 2": ["test_m.py::test_g", "test_m.py::test_both"]}
+    log.unlink()
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"seed": 0, "mutants": [
+        {"file": "ember/m.py", "line": 6, "col": 11, "end": 16, "before": "a * 2", "after": "a / 2",
+         "outcome": "survived"}]}))
+    result = tmp_path / "result.json"
+    run = subprocess.run([sys.executable, "-c", load + f"sys.exit(ms.main(['--rerun', {str(earlier)!r}, '--json', "
+                          f"{str(result)!r}, '--coverage-map', {str(folder / 'map.json.gz')!r}]))"],
+                         cwd=repo, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    mutant = json.loads(result.read_text())["mutants"][0]
+    assert (mutant["outcome"], mutant["selection"], mutant["selected"]) == ("caught", "coverage", 2)
+    # test_f never ran; -x stopped at test_g, the first of the two that executed g's line
+    assert log.read_text().split() == ["test_g"]
