@@ -1,8 +1,8 @@
-"""Every compiled kernel of the activations and normalisations (ReLU's gradient, LeakyReLU, GELU, SiLU, BatchNorm's
-channel kernels, LayerNorm's and RMSNorm's row kernels) against the NumPy path it replaces and against PyTorch, on
-the shapes where a kernel's loops or a dispatch's conditions are at their edges: empty, one element, one row, one
-feature or channel, size-1 dims, a 0-d tensor, a transposed (non-contiguous) input; float32 and float64; and every
-subset of the inputs requiring a gradient (the kernels skip what is not needed).
+"""Every compiled kernel of the activations and normalisations (ReLU's and hardtanh's gradients, LeakyReLU, GELU,
+SiLU, BatchNorm's channel kernels, LayerNorm's and RMSNorm's row kernels) against the NumPy path it replaces and
+against PyTorch, on the shapes where a kernel's loops or a dispatch's conditions are at their edges: empty, one
+element, one row, one feature or channel, size-1 dims, a 0-d tensor, a transposed (non-contiguous) input; float32
+and float64; and every subset of the inputs requiring a gradient (the kernels skip what is not needed).
 
 Each case also runs with the kernels' loops interpreted (``kernel.py``: the same code, run by Python on the NumPy
 arrays): numba's compiled code does not check indices, so a kernel that reads or writes past an array (an output
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(not policy.use_compiled(), reason="numba is not 
 # small arrays reach the kernels (and thread splits): min_compiled_elements gates ReLU's gradient kernel
 _LOW = {"min_compiled_elements": 0, "min_parallel_elements": 4, "min_elementwise_elements": 4}
 
-_KERNELS = [(k_act, "relu_grad"), (k_act, "leaky_relu"), (k_act, "gelu_erf"), (k_act, "gelu_erf64"), (k_act, "silu"),
+_KERNELS = [(k_act, "relu_grad"), (k_act, "hardtanh_grad"), (k_act, "leaky_relu"), (k_act, "gelu_erf"), (k_act, "gelu_erf64"), (k_act, "silu"),
             (k_bn, "forward"), (k_bn, "backward"), (k_norm, "layer_norm"), (k_norm, "layer_norm_grad")]
 
 
@@ -90,6 +90,7 @@ _F = lambda m: m.nn.functional  # noqa: E731
 POINTWISE = {
     # name -> (op, the kernels its compiled path runs, the dtypes they take)
     "relu": (lambda m, x: _F(m).relu(x), {"relu_grad"}, (np.float32, np.float64)),
+    "hardtanh": (lambda m, x: _F(m).hardtanh(x, -1.0, 1.5), {"hardtanh_grad"}, (np.float32, np.float64)),
     "leaky_relu": (lambda m, x: _F(m).leaky_relu(x, 0.1), {"leaky_relu"}, (np.float32, np.float64)),
     "leaky_relu_steep": (lambda m, x: _F(m).leaky_relu(x, 1.5), {"leaky_relu"}, (np.float32, np.float64)),
     "gelu": (lambda m, x: _F(m).gelu(x), {"gelu_erf", "gelu_erf64"}, (np.float32, np.float64)),
@@ -128,6 +129,8 @@ def test_pointwise_compiled_and_numpy_paths_match_torch(monkeypatch, name, shape
     if name == "relu":  # ReLU's forward is one NumPy call; its backward takes the kernel on 1-d pieces of
         # arrays that share a memory order (the incoming gradient is C-contiguous)
         expected = need and dtype in dtypes and x.ndim > 0 and not fortran
+    elif name == "hardtanh":  # its backward takes the kernel from the saved input, as ReLU's from its result
+        expected = need and dtype in dtypes and not fortran
     elif name.startswith("leaky_relu"):
         expected = dtype in dtypes and not fortran
     else:  # GELU (exact): float32 and float64, SiLU: float32, in any layout

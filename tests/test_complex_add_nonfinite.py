@@ -74,3 +74,29 @@ OPERATORS = {"s + t": lambda s, t: s + t, "t + s": lambda s, t: t + s, "s - t": 
 def test_the_operators_too(expression):
     results = [_pairs(OPERATORS[expression](1 + 2j, _operand(m, "real", "float32"))) for m in (ember, torch)]
     assert all(_same(g, w) for gz, wz in zip(*results, strict=True) for g, w in zip(gz, wz)), results
+
+
+
+# the four complex zeros, and -0 + 1j (whose real part only a -0.0 addend keeps negative)
+SIGNED_ZEROS = [complex(r, i) for r in (0.0, -0.0) for i in (0.0, -0.0)] + [complex(-0.0, 1.0)]
+_ZERO_CASES = [(call, number) for call in sorted(CALLS) if call.startswith("add")
+               for number in (*SIGNED_ZEROS[:4], 0.0, -0.0)
+               if isinstance(number, complex) or call != "add_"]  # (in place: into a complex x)
+
+
+def _signs(r) -> list:
+    return [(math.copysign(1, z.real), math.copysign(1, z.imag)) for z in map(complex, r.detach().reshape(-1).tolist())]
+
+
+@pytest.mark.parametrize("alpha", [1, 2, 1j])
+@pytest.mark.parametrize("precision", ["complex64", "complex128"])
+@pytest.mark.parametrize(("call", "number"), _ZERO_CASES, ids=[f"{c}-{n!r}" for c, n in _ZERO_CASES])
+def test_complex_sums_give_pytorchs_signed_zeros(call, number, precision, alpha):
+    """The sign of each zero part of add's ``a + alpha * b`` as PyTorch's: the product's ``0 * b`` terms are
+    summed, so an addend of -0.0 is -0 + 0j and keeps a -0.0 real part ((-0 + 1j) + -0.0 is -0 + 1j), where
+    -0.0 / (1 + 0j) is 0 + 0j. (sub and rsub, which PyTorch computes as ``a + (-alpha) * b``, differ from it in
+    ember at some signed zeros: not yet matched.)"""
+    keywords = {} if alpha == 1 else {"alpha": alpha}
+    want, got = (_signs(CALLS[call](m, number, m.tensor(SIGNED_ZEROS, dtype=getattr(m, precision)), **keywords))
+                 for m in (torch, ember))
+    assert got == want

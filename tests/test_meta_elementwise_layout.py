@@ -33,6 +33,8 @@ CASES = {
     "strided_slice": lambda m: _m(m, 4, 6)[:, ::2] + 1,
     "comparison": lambda m: _m(m, 3, 4).t() > 0,
     "isnan": lambda m: _m(m, 3, 4).t().isnan(),
+    "isposinf": lambda m: m.isposinf(_m(m, 3, 4).t()),
+    "isneginf": lambda m: _m(m, 2, 3, 4).permute(0, 2, 1).isneginf(),
     "logical_not": lambda m: m.logical_not(_m(m, 3, 4).t()),
     "bitwise_and": lambda m: (_m(m, 3, 4).t() > 0) & (_m(m, 3, 4) > 0).t(),
     "where": lambda m: m.where(_m(m, 3, 4).t() > 0, _m(m, 3, 4).t(), 0.0),
