@@ -909,6 +909,10 @@ def setitem(x: Tensor, idx, value) -> None:
                                       and x._data.dtype.kind not in "biu")
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
+    if tracked and x._requires_grad and x._data.dtype.kind in "biu" and _indexes_a_view(x, raw):
+        # an integer or bool x with a history (filled in place from a value that requires grad): PyTorch writes
+        # through a view of it, whose making records an integer result, which its autograd refuses (``y[0]``'s)
+        raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")
     if tracked and not _only_basic(raw) and (split := _views_first(x, idx)) is not None:
         # PyTorch's order: index_put_ into the view its basic parts make, recorded as CopySlices around it
         return setitem(getitem(x, split[0]), _indexes_after_views(raw, idx), value)
