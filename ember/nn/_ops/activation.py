@@ -71,8 +71,8 @@ class Pointwise(Node):
 
     def forward(self, x, fn, params):
         need = self.needs_input_grad is not None
-        if need and x.__class__ is xp.ndarray and x.ndim > 1:
-            self.input_strides = (x.strides, x.itemsize)
+        if need and x.__class__ is xp.ndarray and x.ndim > 1 and not (x.flags.c_contiguous and 1 not in x.shape):
+            self.input_strides = (x.strides, x.itemsize)  # (a row-major input, the common case: None)
         if need and self.selected_from_input is not None and self.saves_input and \
                 self.selected_from_input(None, x, *params):
             need = False  # (backward reads the saved input)
@@ -136,12 +136,17 @@ class Pointwise(Node):
         (``unary.backward_layout``): its TensorIterator's for the gradient ``g`` and the input, in
         ``backward_operands``' order; "contiguous": row-major (rrelu's in training, ``grad * noise``)."""
         order = self.backward_operands
-        if self.input_strides is None or order is None or gx.__class__ is not xp.ndarray:
+        if order is None or gx.__class__ is not xp.ndarray or gx.ndim < 2:
             return gx
         if order == "contiguous":
             return xp.ascontiguousarray(gx)
-        strides, itemsize = self.input_strides
-        strides = tuple(s // itemsize * gx.itemsize for s in strides)
+        if self.input_strides is None:  # (a row-major input without size-1 dimensions)
+            if g.__class__ is not xp.ndarray or g.flags.c_contiguous and gx.flags.c_contiguous:
+                return gx  # (row-major operands: TensorIterator's row-major result, NumPy's)
+            strides = tuple(s * gx.itemsize for s in contiguous_strides(gx.shape))
+        else:
+            strides, itemsize = self.input_strides
+            strides = tuple(s // itemsize * gx.itemsize for s in strides)
         if order == "g(x+1)":  # (softsign's grad / (1 + |x|): the divisor laid out as ``|x|``, then ``1 + |x|``)
             for operands in ((), (0,)):
                 made = iterator_strides((xp.lib.stride_tricks.as_strided(gx, gx.shape, strides), *operands), gx.shape)
