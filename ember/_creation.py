@@ -189,14 +189,16 @@ def _as_array(data, dtype=None):
         try:
             types = _leaf_types(data) if isinstance(data, (list, tuple)) else None
             if types is not None and _holds_leaf(data, Tensor, types):
-                arr = xp.array(_unwrap(data))
+                if 0 in _first_shape(data, tensors_are_numbers=True):
+                    raise ValueError  # (nothing stored, no tensor read, as PyTorch's: the empty tensor below)
+                arr = xp.array(_unwrap(data, npdt))
             else:
                 arr = xp.asarray(data)
         except ValueError:  # NumPy's "inhomogeneous shape": name the sequence as PyTorch does
             if not isinstance(data, (list, tuple)):
                 raise
             shape = _first_shape(data)
-            if 0 not in shape:
+            if 0 not in _first_shape(data, tensors_are_numbers=True):
                 ragged = _ragged(data, shape)
                 if ragged is None:
                     raise
@@ -329,10 +331,12 @@ def _is_sequence(x) -> bool:
     return isinstance(x, (list, tuple, Tensor, xp.ndarray)) and getattr(x, "ndim", 1) > 0
 
 
-def _first_shape(data) -> list[int]:
-    """The shape of nested sequences as PyTorch reads it: along the first elements."""
+def _first_shape(data, tensors_are_numbers: bool = False) -> list[int]:
+    """The shape of nested sequences as PyTorch reads it: along the first elements. ``tensors_are_numbers``: a
+    tensor among them ends the walk, as PyTorch's sizes stop at one (``[tensor([])]`` is of shape (1,), its one
+    element then refused by ``_unwrap``)."""
     shape, x = [], data
-    while _is_sequence(x):
+    while _is_sequence(x) and not (tensors_are_numbers and isinstance(x, Tensor)):
         shape.append(len(x))
         if not len(x):
             break
@@ -486,12 +490,23 @@ def warn_if_read_only(data) -> None:
         _warnings.warn_once(_READ_ONLY_ARRAY_WARNING)
 
 
-def _unwrap(data):
-    """Nested lists with the tensors in them as scalars: PyTorch reads a tensor inside a list as a number."""
+def _unwrap(data, npdt=None):
+    """Nested lists with the tensors in them as scalars: PyTorch reads a tensor inside a list as a number, whatever
+    its dimensions, through the Python number protocol of the dtype it stores it in (``npdt``, or as inferred):
+    an integer or bool dtype through ``__index__`` (a floating or complex tensor, or one of more or fewer elements
+    than one, is its TypeError), a floating one through ``__float__`` (a complex value with an imaginary part is
+    its RuntimeError), a complex one or an inferred one as one element (else ValueError)."""
     if isinstance(data, (list, tuple)):
-        return [_unwrap(x) for x in data]
+        return [_unwrap(x, npdt) for x in data]
     if isinstance(data, Tensor):
-        if data._data.size != 1:
+        kind = None if npdt is None else np_kind(npdt)
+        if kind is not None and kind in "iub":
+            data.__index__()
+        elif kind is not None and kind != "c":
+            data._python_number("double")
+            if data._data.dtype.kind == "c":  # (its real part, the imaginary part 0: no NumPy ComplexWarning)
+                return data._data.real.reshape(())
+        elif data._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return data._data.reshape(())
     return data

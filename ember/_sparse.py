@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import math
 
+from . import _dtype
 from ._backend import xp
 from ._kernels import embedding as compiled
 from ._kernels.policy import policy
 from ._layout import Layout, sparse_coo, strided
 from ._parallel import parallel_for
+from ._size import c_type_name
 from ._tensor import Tensor, _fill
 
 _SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
@@ -362,8 +364,16 @@ class SparseTensor(Tensor):
         """``src``'s entries, size and coalesced flag, its values cast to this tensor's dtype: PyTorch's copy
         between sparse tensors (what ``load_state_dict`` does to a sparse buffer). A dense ``src`` is PyTorch's
         RuntimeError."""
+        src = copy_arguments(src, non_blocking)
+        if self._requires_grad:  # (PyTorch's in-place check comes before its dense/sparse one)
+            from .autograd import is_grad_enabled
+            from .ops.indexing import _leaf_in_place
+
+            if is_grad_enabled():  # (a sparse tensor is always a leaf: ember's never join a graph)
+                raise RuntimeError(f"a {_leaf_in_place()}")
         if not isinstance(src, SparseTensor):
             raise dense_sparse_copy_error(self, src)
+        refuse_values_requiring_grad("copy_ from a sparse tensor", src)
         c = src._data
         self._data = SparseCOO(c.indices.copy(), c.values.astype(self._data.dtype), c.shape, c.coalesced)
         self._bump_version()
@@ -478,13 +488,40 @@ class SparseTensor(Tensor):
         return other
 
 
-def dense_sparse_copy_error(x: Tensor, src) -> RuntimeError:
+def dense_sparse_copy_error(x: Tensor, src: Tensor) -> RuntimeError:
     """PyTorch's error for ``copy_`` from a dense tensor into a sparse one, or the other way round."""
+    return RuntimeError(f"copy_() between dense and sparse Tensors is not implemented! Found self type = "
+                        f"{_type_string(x)} and src type = {_type_string(src)}")
+
+
+_LEGACY_TYPED = frozenset({"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"})
+
+
+def _type_string(x: Tensor) -> str:
+    """PyTorch's name of ``x``'s type in its messages (``DeprecatedTypeProperties::toString``): the legacy tensor
+    type where its dtype has one (``torch.sparse.FloatTensor``), else ``[Sparse]CPU<ScalarType>Type``
+    (``CPUBoolType``, ``SparseCPUComplexFloatType``)."""
     from ._legacy import type_
 
-    kind = type_(src) if isinstance(src, Tensor) else type(src).__name__
-    return RuntimeError(f"copy_() between dense and sparse Tensors is not implemented! Found self type = "
-                        f"{type_(x)} and src type = {kind}")
+    name = x.dtype.name
+    if name in _LEGACY_TYPED:
+        return type_(x)
+    return f"{'Sparse' if x.is_sparse else ''}CPU{_dtype.SCALAR_TYPE_NAMES[name]}Type"
+
+
+def copy_arguments(src, non_blocking) -> Tensor:
+    """``copy_``'s arguments as PyTorch's parser reads them: ``src`` a tensor, or a number, which it wraps as a
+    0-d tensor (a bool as bool, an int as int64, any other number as float64 or complex128); anything else (a
+    list, None, a NumPy array) and a ``non_blocking`` that is no bool are its TypeError."""
+    if non_blocking.__class__ is not bool:
+        raise TypeError(f"copy_(): argument 'non_blocking' must be bool, not {c_type_name(non_blocking)}")
+    if isinstance(src, Tensor):
+        return src
+    if isinstance(src, (bool, int, float, complex, xp.number, xp.bool_)) and not isinstance(src, xp.ndarray):
+        dtype = (xp.bool_ if src.__class__ is bool else xp.int64 if isinstance(src, (int, xp.integer))
+                 else xp.complex128 if isinstance(src, (complex, xp.complexfloating)) else xp.float64)
+        return Tensor._make(xp.asarray(src, dtype=dtype))
+    raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {c_type_name(src)}")
 
 
 def _check_coo(indices, values, size) -> tuple:

@@ -54,7 +54,10 @@ USES = {
     "view": lambda m, y: y.view(3), "clone": lambda m, y: y.clone(), "neg": lambda m, y: y.long().neg(),
     "cumsum": lambda m, y: y.cumsum(0), "cat": lambda m, y: m.cat([y, y]), "t": lambda m, y: y[None].t(),
     "int": lambda m, y: y.int(), "float": lambda m, y: y.float(), "div": lambda m, y: y / 2,
-    "eq": lambda m, y: y == 1, "add_": lambda m, y: y.add_(True if y.dtype == m.bool else 1),
+    "eq": lambda m, y: y == 1, "lt_number": lambda m, y: y < 2, "ne_tensor": lambda m, y: y != m.tensor([1, 2, 3]),
+    "add_float": lambda m, y: y + 1.5, "mul_int_tensor": lambda m, y: y * m.tensor([1, 2, 3]),
+    "sum_float": lambda m, y: y.sum(dtype=m.float32), "prod": lambda m, y: y.prod(),
+    "logical_and": lambda m, y: y.logical_and(y), "bitwise_and": lambda m, y: y & y, "add_": lambda m, y: y.add_(True if y.dtype == m.bool else 1),
     "masked_fill_ again": lambda m, y: y.masked_fill_(m.tensor([True, False, False]), 0),
     "index_fill": lambda m, y: m.tensor([1, 2]).index_fill(0, m.tensor([0]), m.tensor(1.5, requires_grad=True)),
     "index_fill bool": lambda m, y: m.tensor([True]).index_fill(0, m.tensor([0]), m.tensor(1.5, requires_grad=True)),
@@ -70,13 +73,9 @@ def _use(m, fill, use):
     return r.tolist(), str(r.dtype).split(".")[-1], r.requires_grad, type(r.grad_fn).__name__
 
 
-# a bool one promoted to an integer dtype by the op (y + 1, y.sum()): PyTorch's node refuses its Long result, while
-# ember's promotion casts the bool tensor first and the cast to an integer dtype records nothing (a difference left)
-_PROMOTED = {"add", "mul", "sum", "cumsum"}
-
-
-@pytest.mark.parametrize("fill,use", [(f, u) for f in FILLS for u in USES
-                                      if not (f.startswith("bool") and u in _PROMOTED)])
+# (a bool one promoted to an integer dtype by the op, y + 1, y.sum(): PyTorch's node refuses its Long result, as
+# ember's, whose promotion's cast keeps the tensor's flag for the op's node to refuse)
+@pytest.mark.parametrize("fill,use", [(f, u) for f in FILLS for u in USES])
 def test_ops_on_an_integer_tensor_with_history(fill, use):
     assert _use(ember, fill, use) == _use(torch, fill, use)
 
@@ -133,4 +132,27 @@ def test_setitem_of_a_value_requiring_grad_into_an_integer_tensor_records_nothin
         SETITEMS[name](m, i, v)
         r = i | True if dtype == "bool" else i + 1
         got.append((i.requires_grad, i.grad_fn is None, r.tolist(), r.requires_grad, i.sum().requires_grad))
+    assert got[0] == got[1]
+
+
+# writes into an integer or bool tensor with a history: through a view of it (y[0] = 7, y[1:] = ...) PyTorch makes
+# the view first, an integer result its autograd refuses; into the tensor itself (y[:], y[...], an index tensor, a
+# mask) it records; an in-place op whose result cannot be cast into a bool y is that error, before the refusal
+WRITES = ["y[0] = 7", "y[0] = True", "y[1:] = m.tensor([1, 0])", "y[:] = 1", "y[...] = 1", "y[m.tensor([0])] = 1",
+          "y[m.tensor([True, False, True])] = 1", "y += 1", "y.add_(1)", "y.mul_(2)", "y *= True",
+          "y.add_(m.tensor([1, 0, 1]))", "y.long() + 1", "y[None]"]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+@pytest.mark.parametrize("statement", WRITES)
+def test_writes_into_an_integer_tensor_with_history(statement, dtype):
+    got = []
+    for m in (ember, torch):
+        y = m.zeros(3, dtype=getattr(m, dtype)).masked_fill_(m.tensor([True, False, True]),
+                                                              m.tensor(1.0, requires_grad=True))
+        try:
+            exec(statement, {"m": m, "y": y})
+            got.append((y.tolist(), y.requires_grad, type(y.grad_fn).__name__))
+        except RuntimeError as e:
+            got.append(("RuntimeError", str(e)))
     assert got[0] == got[1]

@@ -222,7 +222,7 @@ def test_a_backward_that_raised_in_a_node_leaves_its_saved_tensors_packed(fails_
             try:
                 y.sum().backward(retain_graph=True)
                 record.append((len(calls), x.grad.tolist()))
-            except (ValueError, RuntimeError):  # (the formula's: NumPy's ValueError where PyTorch's is a RuntimeError)
+            except (ValueError, RuntimeError):  # (the post-hook's ValueError; the formula's RuntimeError, as PyTorch's)
                 record.append((len(calls), "raised"))
             fail[0] = False
         got.append(record)

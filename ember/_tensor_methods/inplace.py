@@ -213,8 +213,13 @@ class InplaceMethods:
         return ops.inplace.apply_(self, callable)
 
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
-        if src.__class__ is not self.__class__:  # (ember's own code copies arrays in: ops.inplace.copy_)
+        if src.__class__ is not self.__class__ or non_blocking.__class__ is not bool:
+            # (ember's own code copies arrays in: ops.inplace.copy_); a number is wrapped as PyTorch's parser
+            # wraps it, anything else is its TypeError
+            from .._sparse import copy_arguments
+
             refuse_numpy_array("copy_", src, "other", 1)
+            src = copy_arguments(src, non_blocking)
         return ops.inplace.copy_(self, src, non_blocking)
 
     @number_parameters(mean="float", std="float")

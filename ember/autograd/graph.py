@@ -50,6 +50,7 @@ _view_labels: dict = {}  # view op class -> its label in PyTorch's in-place erro
 _next_seq = _sequence.__next__  # (a bound C method: no lookup of the builtin ``next`` per recorded op)
 _new_object = object.__new__
 _ndarray = xp.ndarray
+_ARRAY_OR_SCALAR = (xp.ndarray, xp.generic)
 
 
 def _refuse_array(cls: type) -> None:
@@ -365,7 +366,8 @@ class Node:
             out = lowp.narrow(out, mixed_low)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
-        if needs is not None and out.__class__ is _ndarray and out.dtype.kind in "biu":
+        if needs is not None and isinstance(out, _ARRAY_OR_SCALAR) and out.dtype.kind in "biu":
+            # (a NumPy scalar too: ``prod()`` of every element of an integer tensor gives one)
             _refuse_integer_history(inputs, out.dtype)
             node.integer_output = True
         if cls.diagonal_jacobian and not cls.own_layout and (

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._backend import xp
+from .._size import broadcast_mismatch
 from .._tensor import Tensor
 from .lowp import to_float32
 
@@ -40,12 +41,15 @@ def active():
 class _Packed:
     """What a node keeps for one saved array while hooks are active: the pack hook's result and its unpacker."""
 
-    __slots__ = ("value", "unpack", "transposed", "widened")
+    __slots__ = ("value", "unpack", "transposed", "widened", "shape", "leaf")
 
-    def __init__(self, value: Any, unpack: Callable, transposed: bool = False, widened: bool = False) -> None:
+    def __init__(self, value: Any, unpack: Callable, transposed: bool = False, widened: bool = False,
+                 shape: tuple = (), leaf: bool = False) -> None:
         # transposed: what was packed is the array's transpose, as PyTorch's node saves it (``weight.t()``);
-        # widened: forward saved a float32 copy of the half-precision tensor packed (lowp.py)
+        # widened: forward saved a float32 copy of the half-precision tensor packed (lowp.py); shape: the packed
+        # tensor's; leaf: it was a leaf that requires grad (PyTorch's unpacked one is made to require grad again)
         self.value, self.unpack, self.transposed, self.widened = value, unpack, transposed, widened
+        self.shape, self.leaf = shape, leaf
 
 
 def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type, order: tuple[int, ...] = (),
@@ -62,13 +66,14 @@ def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type, ord
         a = saved[k]
         if isinstance(a, xp.ndarray) and type(a) is not unread:
             t = given.get(k) if given else None
+            leaf = t is not None and t._requires_grad and t._grad_fn is None
             if k in transposed:
                 packed[k] = _Packed(pack(Tensor._make((a if t is None else t._data).T)), unpack, True,
-                                    t is not None and a is not t._data)
+                                    t is not None and a is not t._data, a.shape[::-1], leaf)
             elif t is not None:
-                packed[k] = _Packed(pack(t), unpack, widened=a is not t._data)
+                packed[k] = _Packed(pack(t), unpack, widened=a is not t._data, shape=t._data.shape, leaf=leaf)
             else:
-                packed[k] = _Packed(pack(Tensor._make(a)), unpack)
+                packed[k] = _Packed(pack(Tensor._make(a)), unpack, shape=a.shape)
     return tuple(packed)
 
 
@@ -94,16 +99,35 @@ def pack_order(cls: type) -> tuple[int, ...]:
 def unpack_saved(saved: tuple, widen: bool = True) -> tuple:
     """The arrays back from ``pack_saved``'s result (each unpack hook must return a tensor); ``widen``: as forward
     saved them (float32 where it saved a float32 copy of a half-precision tensor), else as the tensors packed."""
-    out = []
+    out, unpacked = [], []
     for item in saved:
         if type(item) is _Packed:
             t = item.unpack(item.value)
             if not isinstance(t, Tensor):
-                raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got {type(t).__name__}")
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                                f"{type(t).__name__}")
+            unpacked.append((t, item))
             data = t._data.T if item.transposed else t._data
             item = to_float32([data], data.dtype)[0] if item.widened and widen and data.dtype.itemsize == 2 else data
         out.append(item)
+    for t, item in unpacked:  # (once all are unpacked: PyTorch's formula fails after its engine unpacked each)
+        _check_unpacked(t, item)
     return tuple(out)
+
+
+def _check_unpacked(t: Tensor, item: _Packed) -> None:
+    """PyTorch's errors for an unpacked tensor unlike the one packed, where ember's formula would meet NumPy's
+    instead: PyTorch checks neither shape nor dtype, but its unpacked leaf is made to require grad again (an
+    integer or bool one: that RuntimeError), and a shape that does not broadcast with the one saved fails in the
+    formula (a pointwise one's RuntimeError, its wording here; another formula's, matmul's say, words it its own
+    way). A shape that broadcasts is used as PyTorch's formula uses it."""
+    if item.leaf and t._data.dtype.kind in "iub":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    shape = t._data.shape
+    if shape != item.shape:
+        mismatch = broadcast_mismatch([item.shape, shape])
+        if mismatch is not None:
+            raise RuntimeError(mismatch)
 
 
 class saved_tensors_hooks:

@@ -86,7 +86,7 @@ def _accumulated_as(x: Tensor, dtype) -> tuple[Tensor, _dtype.dtype | None]:
         x = promoted(x, dtype)
         asked = x.dtype
     if x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
-        return cast(x, _dtype.int64), asked
+        return promoted(x, _dtype.int64), asked  # (a tensor with a history keeps it: the node refuses it)
     return x, None
 
 

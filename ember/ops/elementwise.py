@@ -188,7 +188,15 @@ def promoted(t: Tensor, dtype: _dtype.dtype) -> Tensor:
     if not (t._requires_grad and t.__class__ is Tensor and t._data.__class__ is xp.ndarray and dtype._category >= 2
             and _graph._GradState.enabled
             and (_graph._dual_level is None or _graph._dual_level.get(t) is None)):
-        return cast(t, dtype)  # (nothing to stand in for; forward AD's tangent and a meta tensor: ToCopy's)
+        out = cast(t, dtype)  # (nothing to stand in for; forward AD's tangent and a meta tensor: ToCopy's)
+        if dtype._category < 2 and t._requires_grad and out is not t and t._data.dtype.kind in "biu" and \
+                _graph._GradState.enabled:
+            # an integer or bool tensor with a history (filled in place from a value that requires grad) read in
+            # another integer dtype (a bool one in ``b + 1``, ``b.sum()``): PyTorch's op computes on it as it is and
+            # its node refuses the integer result it would record ("Autograd not support dtype: Long"); the cast,
+            # which records nothing, keeps the flag so that the op's ``Node.apply`` refuses it so
+            out._requires_grad = True
+        return out
     data = t._data
     if data.dtype.kind == "c" and dtype.np.kind != "c":  # (ToCopy's rule: PyTorch's warning, the real part kept)
         from .._warnings import warn_once

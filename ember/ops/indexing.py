@@ -211,12 +211,44 @@ class BasicIndex(Node):
 _ALL = slice(None)
 
 
+_UNSET_END = 9223372036854775807  # (PyTorch's end of a slice without one: INT64_MAX)
+
+
+def _as_unsigned(n: int) -> int:
+    """A saved int as PyTorch's ``_saved_<name>`` reads it: a negative one as unsigned 64-bit (-1: 2**64 - 1)."""
+    return n + 2 ** 64 if n < 0 else n
+
+
+def _one_step(node: BasicIndex) -> tuple[int, object]:
+    """(the dim, the part) of the one step a slicing or selecting node takes (ember records ``x[1:3, 2]`` as two
+    nodes, as PyTorch: each ``idx`` holds one step among whole slices and an Ellipsis), its dim counted in the
+    node's input, as PyTorch's node saves it."""
+    idx = node.idx if node.idx.__class__ is tuple else (node.idx,)
+    step = max(k for k, part in enumerate(idx) if part.__class__ is int or part.__class__ is slice and (
+        part != _ALL or len(idx) == 1))
+    if Ellipsis in idx[:step]:  # (the dims after the step, each a whole slice's, counted from the end)
+        return len(node.shape) - (len(idx) - step), idx[step]
+    return step, idx[step]
+
+
 class SliceBackward0(BasicIndex):
-    """``x[:2]``, ``narrow``, ``tensor_split``'s pieces: the node under PyTorch's name."""
+    """``x[:2]``, ``narrow``, ``tensor_split``'s pieces: the node under PyTorch's name, its saved attributes (the
+    slice as given: a missing start 0, end INT64_MAX, step 1; a negative one read as unsigned, as PyTorch's)."""
+
+    _saved_dim = property(lambda self: _one_step(self)[0])
+    _saved_start = property(lambda self: _as_unsigned(_one_step(self)[1].start or 0))
+    _saved_end = property(lambda self: _as_unsigned(
+        _UNSET_END if _one_step(self)[1].stop is None else _one_step(self)[1].stop))
+    _saved_step = property(lambda self: _one_step(self)[1].step or 1)
+    _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
 
 
 class SelectBackward0(BasicIndex):
-    """``x[0]``, ``select``."""
+    """``x[0]``, ``select``: its saved attributes as PyTorch's (a negative index read as unsigned)."""
+
+    _saved_dim = property(lambda self: _one_step(self)[0])
+    _saved_index = property(lambda self: _as_unsigned(_one_step(self)[1]))
+    _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
 
 
 class UnsqueezeBackward0(BasicIndex):
@@ -909,6 +941,10 @@ def setitem(x: Tensor, idx, value) -> None:
                                       and x._data.dtype.kind not in "biu")
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
+    if tracked and x._requires_grad and x._data.dtype.kind in "biu" and _indexes_a_view(x, raw):
+        # an integer or bool x with a history (filled in place from a value that requires grad): PyTorch writes
+        # through a view of it, whose making records an integer result, which its autograd refuses (``y[0]``'s)
+        raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")
     if tracked and not _only_basic(raw) and (split := _views_first(x, idx)) is not None:
         # PyTorch's order: index_put_ into the view its basic parts make, recorded as CopySlices around it
         return setitem(getitem(x, split[0]), _indexes_after_views(raw, idx), value)

@@ -206,6 +206,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op, method: str, tensor_refusal: bo
             raise ew.operand_type_error(other)
         refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
+        if x._data.dtype.kind in "biu":  # (PyTorch's TensorIterator refuses a result it cannot write into x before
+            check_result_cast(x, other)  # its node refuses an integer result: ``b += 1`` of a bool b with a history)
         mixed = other.__class__ is not float and isinstance(other, Tensor) and other._data.dtype != x._data.dtype
         snap = _snapshot(x)
         return _rebase(x, op(snap, other), tracked, (other,) if mixed else (), snap, lambda t: op(t, other))

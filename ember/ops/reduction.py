@@ -19,7 +19,7 @@ from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
-from ..autograd.saved_attributes import input_sizes, not_saved, saved_tensor
+from ..autograd.saved_attributes import held_tensor, input_sizes, not_saved, saved_tensor
 from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, check_dtype_argument, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex
 from .unary import sign_array
@@ -308,7 +308,8 @@ class MaxMinDim(Node):
     # PyTorch's names: the indices as returned (a tensor over the same memory), the input's shape
     _saved_dim = property(lambda self: self.dim)  # (non-negative: PyTorch's reads a negative dim as unsigned)
     _saved_keepdim = property(lambda self: self.keepdim)
-    _saved_indices = property(lambda self: Tensor._make(self.indices))
+    # (the indices: PyTorch's saved variable, released with the graph: its error after a backward that freed it)
+    _saved_indices = property(lambda self: held_tensor(self, self.indices))
     _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
 
     def forward(self, x, dim, keepdim, largest):
@@ -320,6 +321,8 @@ class MaxMinDim(Node):
         if not keepdim:
             values, idx = values.squeeze(dim), idx.squeeze(dim)
         self.indices = idx.astype(xp.int64)
+        # (PyTorch's node saves the indices: released after backward, a second one through it is its error)
+        self.saved = (self.indices,)
         return values
 
     def backward(self, g):

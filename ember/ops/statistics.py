@@ -259,11 +259,13 @@ class NanmedianNode(KthvalueNode):
 
 
 def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
-    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index of its last
-    occurrence, as PyTorch's CPU kernel; the gradient goes to that element. A row holding NaN is PyTorch's too: its
-    kernel sorts the row with ``std::sort`` by ``<``, which NaN breaks (``_mode_index``), and counts each NaN
-    apart. (Beyond 16 elements, PyTorch's introsort does not keep equal values in order: the index it gives for a
-    row without NaN may then be another occurrence than the last.)"""
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index PyTorch's CPU
+    kernel gives it; the gradient goes to that element. That kernel sorts each row's (value, index) pairs with
+    libstdc++'s ``std::sort`` by value and takes the last pair of the value's run: for a row of up to 16 elements
+    (an insertion sort, which keeps equal values in order) the value's last occurrence; for a longer one, where
+    introsort's partitions reorder equal values, the same sort run here step for step (``_mode_index``, in Python:
+    a row of 10^5 elements costs about half a second). A row holding NaN too (NaN breaks ``<``; each NaN counts
+    apart)."""
     a = x._data
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
@@ -285,15 +287,23 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     best = xp.take_along_axis(s, xp.argmax(last - first, axis=-1)[..., None], -1)  # first max: the smallest
     hits = rows == best
     idx = xp.asarray(n - 1 - xp.argmax(hits[..., ::-1], axis=-1), dtype=xp.int64)  # (an array: written below)
-    if np_kind(a.dtype) == "f" and idx.size:
+    if idx.size and (n > _INSERTION_SORTED or np_kind(a.dtype) == "f"):
         flat_rows, flat_idx = rows.reshape(-1, n), idx.reshape(-1)
-        for r in xp.flatnonzero(xp.isnan(flat_rows).any(axis=1)):  # (rare: one row at a time)
-            flat_idx[r] = _mode_index(flat_rows[r].astype(xp.float64).tolist())
+        # (rows of more than 16 elements whose value occurs more than once, and rows holding NaN: one at a time)
+        redo = (hits.reshape(-1, n).sum(axis=1) > 1) if n > _INSERTION_SORTED else xp.zeros(len(flat_idx), bool)
+        if np_kind(a.dtype) == "f":
+            redo |= xp.isnan(flat_rows).any(axis=1)
+        wide = flat_rows.astype(xp.float64) if np_kind(a.dtype) == "f" else flat_rows
+        for r in xp.flatnonzero(redo):
+            flat_idx[r] = _mode_index(wide[r].tolist())
     idx = xp.expand_dims(idx, d)
     values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
     if not keepdim:
         idx = idx.squeeze(d)
     return _Mode._make((values, Tensor._make(meta_results((x._data,), idx))))
+
+
+_INSERTION_SORTED = 16  # (libstdc++'s std::sort insertion-sorts a range of up to this many elements: stable)
 
 
 def _mode_index(row: list) -> int:

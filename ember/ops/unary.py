@@ -14,7 +14,7 @@ from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
 from .._memory_format import empty_result, half_number
-from .._meta import kept_layout
+from .._meta import iterator_layout
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._size import c_type_name, int_argument
@@ -148,7 +148,8 @@ class Tanh(Node):
 
     def backward(self, g):
         out = conj_if_complex(self.saved[0])
-        return (reading(g * (1 - out * out), self.saved[0]),)  # (PyTorch's tanh_backward saves the output)
+        # (PyTorch's tanh_backward saves the output; its TensorIterator of (grad, output) lays the gradient out)
+        return (reading(backward_layout(g * (1 - out * out), (g, out)), self.saved[0]),)
 
 
 @torch_named("SigmoidBackward0")
@@ -168,7 +169,7 @@ class Sigmoid(Node):
 
     def backward(self, g):
         out = conj_if_complex(self.saved[0])
-        return (g * out * (1 - out),)
+        return (backward_layout(g * out * (1 - out), (g, out)),)  # (sigmoid_backward's operands: grad, output)
 
 
 def refuse_relu(x) -> None:
@@ -237,8 +238,8 @@ class Relu(Node):
         # one compiled pass (the same bits) for float arrays of one dtype; it pays threads from a smaller size
         fast = (out.size >= policy.min_compiled_elements and g.dtype == out.dtype
                 and g.dtype in (xp.float32, xp.float64) and policy.use_compiled())
-        if not fast and out.size < policy.min_elementwise_elements:  # (one chunk: the reference, in out's layout)
-            return (kept_layout(selected_gradient(g, out != 0), out),)
+        if not fast and out.size < policy.min_elementwise_elements:  # (one chunk: the reference)
+            return (backward_layout(selected_gradient(g, out != 0), (out, g)),)
         gx = xp.empty_like(out, dtype=g.dtype)
 
         def grad(go, o, d):
@@ -253,7 +254,17 @@ class Relu(Node):
         least = policy.min_parallel_pass_elements if fast else None
         parallel_flat(grad, g, out, gx, min_elements=least,
                       kern=compiled.relu_grad if fast else None, flat=fast and out.ndim > 0)
-        return (gx,)
+        return (backward_layout(gx, (out, g)),)  # (threshold_backward's operands: the output, then grad)
+
+
+def backward_layout(gx, operands):
+    """A pointwise node's input gradient ``gx`` in the layout PyTorch's backward kernel gives it: its
+    TensorIterator's for ``operands`` (the gradient and the saved tensor, in that kernel's order), a copy only where
+    that differs from ``gx``'s (a transposed input with a row-major gradient, a broadcast ``y.sum()`` gradient).
+    Plain arrays only (a recorded one, under create_graph, as computed)."""
+    if gx.__class__ is not xp.ndarray or any(a.__class__ is not xp.ndarray or a.shape != gx.shape for a in operands):
+        return gx
+    return iterator_layout(gx, operands)
 
 
 class PiecewiseLinearGrad(Node):

@@ -21,7 +21,7 @@ from ..._backend import xp
 from ..._kernels import activation as compiled
 from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
-from ..._meta import kept_layout, strides_like
+from ..._meta import contiguous_strides, iterator_strides, kept_layout, strides_like
 from ..._parallel import multiply, parallel_blocks, parallel_flat, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
@@ -52,6 +52,12 @@ class Pointwise(Node):
     # multiplying by f': +0.0 where f' is 0 whatever g (``autograd.selected``; a product gives -0.0 or NaN).
     # ``selected``, below, is the one place that forms such a gradient
     selects_gradient = False
+    # PyTorch's backward kernel's two operands in its TensorIterator's order, which lays the gradient out (the
+    # first whose strides tell two dimensions apart decides; a broadcast gradient's, ``y.sum()``'s, tell nothing):
+    # "gx" (grad_output, self: ``hardtanh_backward``'s, ``gelu_backward``'s), "xg" (self first:
+    # ``threshold_backward``'s, ``leaky_relu_backward``'s), None: the gradient as computed
+    backward_operands: str | None = "gx"
+    input_strides = None  # (forward's input's strides, in bytes, and item size: the gradient's layout)
 
     # ``selected_from_input(g, x, *params)``: a selecting node's gradient in one compiled pass from the saved input
     # (the same bits as ``selected_product`` of f'), or None where that kernel would not run on such arrays (``g``
@@ -65,6 +71,8 @@ class Pointwise(Node):
 
     def forward(self, x, fn, params):
         need = self.needs_input_grad is not None
+        if need and x.__class__ is xp.ndarray and x.ndim > 1 and not (x.flags.c_contiguous and 1 not in x.shape):
+            self.input_strides = (x.strides, x.itemsize)  # (a row-major input, the common case: None)
         if need and self.selected_from_input is not None and self.saves_input and \
                 self.selected_from_input(None, x, *params):
             need = False  # (backward reads the saved input)
@@ -120,8 +128,33 @@ class Pointwise(Node):
             return (unary.piecewise_linear_grad(g, self.derivative(), _input_of(self, g),
                                                 selects=self.selects_gradient),)
         if self.selects_gradient:
-            return (self.selected(g),)
-        return (multiply(g, self.derivative()),)  # split among the intra-op threads
+            return (self.laid_out(self.selected(g), g),)
+        return (self.laid_out(multiply(g, self.derivative()), g),)  # split among the intra-op threads
+
+    def laid_out(self, gx, g):
+        """The input's gradient ``gx`` (a plain array) in the layout PyTorch's backward kernel gives it
+        (``unary.backward_layout``): its TensorIterator's for the gradient ``g`` and the input, in
+        ``backward_operands``' order; "contiguous": row-major (rrelu's in training, ``grad * noise``)."""
+        order = self.backward_operands
+        if order is None or gx.__class__ is not xp.ndarray or gx.ndim < 2:
+            return gx
+        if order == "contiguous":
+            return xp.ascontiguousarray(gx)
+        if self.input_strides is None:  # (a row-major input without size-1 dimensions)
+            if g.__class__ is not xp.ndarray or g.flags.c_contiguous and gx.flags.c_contiguous:
+                return gx  # (row-major operands: TensorIterator's row-major result, NumPy's)
+            strides = tuple(s * gx.itemsize for s in contiguous_strides(gx.shape))
+        else:
+            strides, itemsize = self.input_strides
+            strides = tuple(s // itemsize * gx.itemsize for s in strides)
+        if order == "g(x+1)":  # (softsign's grad / (1 + |x|): the divisor laid out as ``|x|``, then ``1 + |x|``)
+            for operands in ((), (0,)):
+                made = iterator_strides((xp.lib.stride_tricks.as_strided(gx, gx.shape, strides), *operands), gx.shape)
+                strides = tuple(s * gx.itemsize for s in (contiguous_strides(gx.shape) if made is None else made))
+            order = "gx"
+        # a stand-in of the input's strides (never read: only its layout orders the dimensions)
+        x = xp.lib.stride_tricks.as_strided(gx, gx.shape, strides)
+        return unary.backward_layout(gx, (g, x) if order == "gx" else (x, g))
 
     def selected(self, g):
         """A selecting node's gradient: ``selected_product`` of f' (or g f' where ``passes``), in one compiled pass
@@ -169,7 +202,9 @@ class SmoothPointwise(Pointwise):
     constant_saved = ()
 
     def backward(self, g):  # (f'(x) recorded under create_graph: the rerun forward's)
-        return (self.selected(g) if self.selects_gradient else multiply(g, self.derivative()),)
+        if type(g) is RecordedArray:
+            return (self.selected(g) if self.selects_gradient else multiply(g, self.derivative()),)
+        return (self.laid_out(self.selected(g) if self.selects_gradient else multiply(g, self.derivative()), g),)
 
 
 def _saved_param(position: int) -> property:
@@ -216,14 +251,15 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
     return torch_named(name)(type(own, (base,), namespace))
 
 
-_LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False, saved=("negative_slope",))
+_LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False, saved=("negative_slope",), backward_operands="xg")
 _GELU = node_named("GeluBackward0", saved=("approximate",))
 _SILU = node_named("SiluBackward0", saved=())
 _SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
 # (hardtanh's node, whose one-pass gradient is defined with it, below)
 # PyTorch's CPU forward also returns exp(-|x|) (``_logsigmoid``'s ``e``), which its node saves: made again from the
 # saved input when read, rather than kept
-_LOG_SIGMOID = node_named("LogSigmoidBackward0", saved=(), contiguous_result=True, _saved_buffer=property(
+_LOG_SIGMOID = node_named("LogSigmoidBackward0", saved=(), contiguous_result=True, backward_operands=None,
+                          _saved_buffer=property(
     lambda node: Tensor._make(xp.exp(-xp.abs(saved_value(node, 1)._data)))))
 
 

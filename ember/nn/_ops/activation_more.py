@@ -45,16 +45,20 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 _HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=(), selects_gradient=True,
                           backward_op_without_derivative="hardsigmoid_backward")  # (PyTorch's has no derivative)
 _MISH = node_named("MishBackward0", saved=())
-_SOFTSIGN = node_named("DivBackward0", own="Softsign")
+_SOFTSIGN = node_named("DivBackward0", own="Softsign", backward_operands="g(x+1)")
 _TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
 _SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False, selects_gradient=True)
 _HARDSHRINK = node_named("HardshrinkBackward0", smooth=False, selects_gradient=True)
 _THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False,
-                        selects_gradient=True)
+                        selects_gradient=True, backward_operands="xg")
 _CELU = node_named("CeluBackward0", saved=("alpha",), derivative_from_result=staticmethod(exp_linear_grad_from_result))
 # PyTorch's node saves the slopes drawn (``noise``: 1 above zero); in eval it draws none, and saves the
 # uninitialised buffer it allocated for them (of the input's shape and dtype)
+# its result row-major (PyTorch's allocates it contiguous); its gradient leaky_relu_backward's in eval (the input's
+# order first), grad * noise (row-major) in training
 _RRELU = node_named("RreluWithNoiseBackward0", smooth=False, saved=("lower", "upper", "training"),
+                    contiguous_result=True,
+                    backward_operands=property(lambda node: "contiguous" if node.params[2] else "xg"),
                     _saved_noise=property(lambda node: Tensor._make(
                         node.params[3] if node.params[2] else xp.empty(node.output_meta[0][0],
                                                                         node.output_meta[0][1]))))
