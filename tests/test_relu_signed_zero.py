@@ -64,3 +64,24 @@ def test_relu_threaded_paths_keep_the_sign_of_zero(name, dtype, compiled, thread
     ember.set_num_threads(2)
     with policy.override(compiled=compiled):
         _assert_bits_as_pytorchs(name, _values(1 << 17, False), dtype)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("n", [1 << 14, 3 << 15])
+def test_relu_one_chunk_compiled_pass_keeps_the_sign_of_zero(n, transposed, dtype, compiled):
+    """One thread, one chunk of at least ``policy.min_compiled_elements`` (a CIFAR ResNet's activations): the
+    compiled pass for contiguous float32/float64 inputs, NumPy's maximum otherwise; the same bits either way, and
+    the gradient through it as PyTorch's."""
+    with policy.override(compiled=compiled):
+        _assert_bits_as_pytorchs("relu", _values(n, transposed), dtype)
+        if dtype in ("float32", "float64"):
+            x = _values(n, transposed)
+            grads = []
+            for m in (ember, torch):
+                t = m.tensor(x, dtype=getattr(m, dtype), requires_grad=True)
+                m.relu(t).backward(m.tensor(np.arange(x.size, dtype=np.float64).reshape(x.shape) - x.size / 2,
+                                            dtype=getattr(m, dtype)))
+                grads.append(t.grad.numpy())
+            np.testing.assert_array_equal(grads[0], grads[1])
