@@ -726,3 +726,91 @@ def test_a_view_of_a_no_grad_view_in_grad_mode_takes_the_fast_path_once_its_labe
     with pytest.raises(RuntimeError) as got:
         second.mul_(ember.ones(3, 8, requires_grad=True))
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", ["no_grad", "no_grad, input requires grad", "grad mode, nothing requires grad",
+                                  "recorded", "parameters recorded", "inference_mode", "transposed input", "2-d",
+                                  "two normalized dims", "one row"])
+def test_layer_norm_without_its_node_is_applys(monkeypatch, case, dtype):
+    """``LayerNorm`` where nothing records (``records_nothing``) calls its compiled kernel without the node: the same
+    bits, shape, strides and fields (no ``grad_fn``, ``requires_grad`` False, its own version counter, no base) as
+    ``LayerNorm.apply`` gives, and PyTorch's values; where something records, or in inference mode, or for a
+    non-row-major input, the node runs (its forward called) as before."""
+    from ember.nn._ops import norm as N
+
+    shape = {"2-d": (6, 16), "one row": (1, 16), "two normalized dims": (2, 3, 4, 4)}.get(case, (2, 5, 16))
+    norm = shape[-2:] if case == "two normalized dims" else shape[-1:]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape).astype(dtype)
+    wa, ba = (rng.standard_normal(norm).astype(dtype) for _ in range(2))
+    x = ember.tensor(a, requires_grad=case in ("no_grad, input requires grad", "recorded"))
+    if case == "transposed input":
+        x = ember.tensor(np.ascontiguousarray(a.swapaxes(0, 1))).transpose(0, 1)
+    w = ember.nn.Parameter(ember.tensor(wa), requires_grad=case == "parameters recorded")
+    b = ember.nn.Parameter(ember.tensor(ba), requires_grad=case == "parameters recorded")
+    ctx = (ember.no_grad() if case.startswith("no_grad") else ember.inference_mode() if case == "inference_mode"
+           else ember.enable_grad())
+    calls = []
+    forward = N.LayerNorm.forward
+    monkeypatch.setattr(N.LayerNorm, "forward", lambda self, *a, **k: calls.append(1) or forward(self, *a, **k))
+    with ctx:
+        made = N.LayerNorm.apply(x, w, b, k=len(norm), eps=1e-5, accumulate=None)
+        calls.clear()
+        got = ember.nn.functional.layer_norm(x, norm, w, b, 1e-5)
+    node_runs = case in ("recorded", "parameters recorded", "inference_mode", "transposed input")
+    assert bool(calls) == node_runs
+    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
+    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
+    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
+    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not x._vc
+    for s in SLOTS:
+        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
+            assert getattr(got, s) == getattr(made, s), s
+    tx = torch.tensor(a, requires_grad=x.requires_grad)
+    if case == "transposed input":
+        tx = torch.tensor(np.ascontiguousarray(a.swapaxes(0, 1))).transpose(0, 1)
+    with torch.no_grad() if case.startswith("no_grad") else torch.enable_grad():
+        tw, tb = (torch.tensor(v, requires_grad=case == "parameters recorded") for v in (wa, ba))
+        ref = torch.nn.functional.layer_norm(tx, norm, tw, tb, 1e-5)
+    assert_close(got, ref, atol=1e-5, rtol=1e-5)
+    assert got.stride() == ref.stride() and got.requires_grad == ref.requires_grad
+    if case.startswith("no_grad"):  # (a module's call takes it too: its parameters require grad)
+        m = ember.nn.LayerNorm(norm, dtype=ember.float32 if dtype == np.float32 else ember.float64)
+        with ember.no_grad():
+            m(x)
+        assert not calls
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode", "recorded"])
+def test_views_of_a_non_contiguous_tensor_kept_layouts_are_pytorchs(mode):
+    """``view`` of a non-contiguous tensor keeps its layout answer per (shape, strides, new shape, item size)
+    (``_view_layout``): asked twice (the second from what was kept), a view NumPy strides as PyTorch does, one whose
+    size-1 dimension PyTorch strides otherwise, and one no strides allow (PyTorch's error) each give PyTorch's
+    strides, offset, values and error both times."""
+    from ember.ops import shape as S
+
+    a = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    cases = [(lambda t: t[:, :, 1:2], (6, 1)), (lambda t: t[:, :, 1:2], (3, 2, 1)), (lambda t: t[:, :, :2], (1, 2, 3, 2)), (lambda t: t[:, :, :2], (2, 6)),
+             (lambda t: t[:, :, 1:3], (2, 1, 3, 2, 1))]
+    for _ in range(2):
+        for piece, shape in cases:
+            results = []
+            for fw in (ember, torch):
+                x = fw.tensor(a, requires_grad=mode == "recorded")
+                with fw.no_grad() if mode == "no_grad" else fw.enable_grad():
+                    try:
+                        v = piece(x).view(*shape)
+                        results.append((v.stride(), v.storage_offset(), v.detach().numpy().copy(), v.requires_grad))
+                    except RuntimeError as err:
+                        results.append(str(err).split(" (")[0].split(".")[0])
+            if isinstance(results[1], str):
+                assert results[0] == results[1]
+            else:
+                assert results[0][:2] == results[1][:2] and results[0][3] == results[1][3]
+                np.testing.assert_array_equal(results[0][2], results[1][2])
+    # (kept: PyTorch's strides where NumPy's differ at a size-1 dimension, True where they are NumPy's, None for no
+    # view)
+    assert S._view_layouts[((2, 3, 1), (48, 16, 4), (6, 1), 4)] == (16, 4)
+    assert S._view_layouts[((2, 3, 2), (48, 16, 4), (2, 1, 3, 2, 1), 4)] is True
+    assert S._view_layouts[((2, 3, 2), (48, 16, 4), (2, 6), 4)] is None

@@ -1134,6 +1134,22 @@ def node_at(cls: type, edge: tuple, array) -> Node:
     return node
 
 
+def records_nothing(*tensors: Tensor) -> bool:
+    """Whether ``Node.apply`` on ``tensors`` (the op's tensor inputs: plain ``Tensor``s or parameters over NumPy
+    arrays) records nothing and does nothing to its forward's array but wrap it as a new tensor: grad mode off or no
+    input requiring grad, and none of a DTensor's dispatch, forward AD, meta tensors, inference mode or a
+    FlopCounterMode's observer. An op whose forward is a kernel call then calls it without the node (LayerNorm
+    under ``no_grad``: the node, its inputs' loop and its forward's tests are half of a small LayerNorm's cost)."""
+    if (_dual_level is not None or _meta_made[0] or _inference_active[0] or _dtensor_dispatch is not None
+            or _op_observer is not None):
+        return False
+    if _GradState.enabled:
+        for t in tensors:
+            if t._requires_grad:
+                return False
+    return True
+
+
 def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     """``src``'s view over the array ``make(arg)`` (a NumPy view of ``src._data``: its ``reshape``, ``transpose``
     or a slicing ``__getitem__``; ``cls``: the view node ``apply`` would run), made as ``Node.apply`` makes that

@@ -25,7 +25,7 @@ from ..._kernels.policy import policy
 from ..._parallel import chunks_for, parallel_for, parallel_kernel, parallel_rows
 from ..._size import c_type_name
 from ..._tensor import Tensor
-from ...autograd.graph import Node, shown_as, torch_named, version_checked
+from ...autograd.graph import Node, records_nothing, shown_as, torch_named, version_checked
 from ...autograd.recorded import is_recorded
 from ...autograd.saved_attributes import checked_argument, saved_tensor, saved_value
 from ...ops.activation import col_sums, row_sums
@@ -603,6 +603,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             and x.shape[x.ndim - len(normalized_shape):] == normalized_shape
             and weight._data.shape == normalized_shape and bias._data.shape == normalized_shape
             and weight._data.dtype == x.dtype and bias._data.dtype == x.dtype and x.dtype.kind == "f"):
+        if (input.__class__ is Tensor and x.__class__ is xp.ndarray and x.size and x.flags.c_contiguous
+                and (x.dtype is _F32 or x.dtype is _F64) and records_nothing(input, weight, bias)
+                and policy.use_compiled()):
+            return _unrecorded_layer_norm(x, weight._data, bias._data, len(normalized_shape), eps)
         out = LayerNorm.apply(input, weight, bias, k=len(normalized_shape), eps=eps, accumulate=None)
         node = out._grad_fn
         if node is not None:  # (version_checked's work: PyTorch saves the input and bias; the node keeps the
@@ -619,6 +623,18 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps, accumulate=accumulate), input,
                           bias)
     return out
+
+
+def _unrecorded_layer_norm(x, w, b, k: int, eps: float) -> Tensor:
+    """``LayerNorm.apply`` where it records nothing (``records_nothing``) of a non-empty row-major float32/float64
+    input ``x`` with a weight and bias of its dtype: its forward's compiled kernel (``_forward_compiled``: the same
+    call, so the same bits) without the node."""
+    x2 = x.reshape(math.prod(x.shape[:x.ndim - k]), math.prod(x.shape[x.ndim - k:]))
+    return Tensor._make(_compiled_norm_rows(x2, w, b, eps, True, False)[0].reshape(x.shape))
+
+
+_F32 = xp.dtype(xp.float32)
+_F64 = xp.dtype(xp.float64)
 
 
 class RMSNorm(Node):
