@@ -200,8 +200,8 @@ def _mpi_op(op: ReduceOp, dtype):
     if name in ("band", "bor", "bxor") and np_kind(dtype) in "fc":
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")  # (PyTorch's words)
     if dtype == xp.bool_:
-        if name == "avg":
-            raise TypeError("ReduceOp.AVG is not defined for bool tensors")
+        if name == "avg":  # (the collectives refuse it first, with PyTorch's words)
+            raise RuntimeError("result type Float can't be cast to the desired output type Bool")
         name = _BOOL_OPS.get(name, name)
     return getattr(_MPI, _MPI_OP_NAMES[name])
 

@@ -20,9 +20,11 @@ def _peer(op: str, tensor: Tensor, group: ProcessGroup | None, rank: int | None,
     if pg is None:
         return None, -1
     check_tensor(op, "tensor", tensor)
-    peer = _root(pg, rank, group_rank, what, op)
+    peer = _root(pg, rank, group_rank, what, op, out_of_range=ValueError)
     if peer == pg.rank():
-        raise ValueError(f"{op}: {what}={pg.ranks[peer]} is this rank itself; a rank cannot message itself")
+        role = "destination" if what == "dst" else "source"
+        raise ValueError(f"Invalid {role} rank: {role} rank should not be the same as the rank of the current "
+                         f"process. ({op}: {what}={pg.ranks[peer]} is this rank itself; a rank cannot message itself)")
     return pg, peer
 
 

@@ -44,7 +44,8 @@ class ProcessGroup:
     def group_rank(self, global_rank: int, what: str, op: str) -> int:
         """Translate a global rank given as ``what`` (e.g. "src") into this group's numbering."""
         if global_rank not in self.ranks:
-            raise ValueError(f"{op}: {what}={global_rank} is not a rank of the group (its ranks: {self.ranks})")
+            raise ValueError(f"Global rank {global_rank} is not part of group {self} ({op}: {what}={global_rank} is "
+                             f"not a rank of the group; its ranks: {self.ranks})")
         return self.ranks.index(global_rank)
 
     def __repr__(self) -> str:
