@@ -26,6 +26,7 @@ FAMILIES = {  # file: the world sizes it runs at
     "rank_collectives.py": (2, 3),
     "rank_funcol_vs_torch.py": (2, 3),
     "rank_errors_vs_torch.py": (2, 3),
+    "rank_p2p_vs_torch.py": (2, 3),
     "rank_dist_nn.py": (2, 3),
     "rank_object_collectives.py": (2, 3),
     "rank_comm_hooks.py": (3,),

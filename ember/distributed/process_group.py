@@ -305,6 +305,18 @@ def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
     return group.ranks[group_rank]
 
 
+def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
+    """The rank in ``group`` of global rank ``global_rank`` (the world group: ``global_rank`` itself). A group
+    that is not a ProcessGroup (None included) and a rank the group lacks raise ValueError, as in PyTorch."""
+    if group is not None and group is GroupMember.WORLD:
+        return global_rank
+    if not isinstance(group, ProcessGroup):
+        raise ValueError(f"Group {group} is not registered, please create group with torch.distributed.new_group API")
+    if global_rank not in group.ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return group.ranks.index(global_rank)
+
+
 class Backend(str):
     """``torch.distributed.Backend``: the backend names as constants (``Backend.GLOO == "gloo"``);
     ``Backend("GLOO")`` is the name in lower case. ember runs ``"mpi"`` and ``"gloo"`` (one CPU engine)."""
