@@ -25,6 +25,8 @@ FAMILIES = {  # file: the world sizes it runs at
     "rank_lockstep.py": (3,),
     "rank_collectives.py": (2, 3),
     "rank_funcol_vs_torch.py": (2, 3),
+    "rank_errors_vs_torch.py": (2, 3),
+    "rank_p2p_vs_torch.py": (2, 3),
     "rank_dist_nn.py": (2, 3),
     "rank_object_collectives.py": (2, 3),
     "rank_comm_hooks.py": (3,),
@@ -38,7 +40,8 @@ FAMILIES = {  # file: the world sizes it runs at
     "rank_dtensor_vs_torch.py": (2,),
     "rank_fsdp.py": (2,),
 }
-JOB_TIMEOUT_S = 240  # the launcher's --timeout for one job (every family of one world size)
+JOB_TIMEOUT_S = 300  # the launcher's --timeout for one job (every family of one world size; the 2-rank job ran past 240 s
+# at load 7 once the PyTorch-comparison families of errors and batch_isend_irecv joined it)
 _runs: dict = {}
 
 

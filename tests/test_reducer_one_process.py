@@ -21,7 +21,7 @@ import ember
 from ember.distributed import lockstep
 from ember.distributed.reducer import Reducer
 
-ITERATION, BUCKETS, LAYOUT, NONFINITE, WAIT_US, STEP_US, GRAPH_CHANGED = range(lockstep.FIELDS)
+ITERATION, BUCKETS, LAYOUT, NONFINITE, WAIT_US, STEP_US, GRAPH_CHANGED, QUEUED_US = range(lockstep.FIELDS)
 
 
 class Recorder:
@@ -213,7 +213,7 @@ def test_the_lockstep_rows_carry_the_iteration_the_buckets_and_the_previous_step
     assert [int(row[ITERATION]) for row in rows] == [1, 2, 3]
     assert all(int(row[BUCKETS]) == len(r.buckets) and int(row[LAYOUT]) == r.layout for row in rows)
     assert not any(int(row[NONFINITE]) or int(row[GRAPH_CHANGED]) for row in rows)
-    assert int(rows[0][STEP_US]) == 0 and int(rows[0][WAIT_US]) == 0
+    assert int(rows[0][STEP_US]) == 0 and int(rows[0][WAIT_US]) == 0 and int(rows[0][QUEUED_US]) == 0
     for k in (1, 2):  # the forward-to-forward time, in microseconds, within what was measured around it
         shortest, longest = spans[k][0] - spans[k - 1][1], spans[k][1] - spans[k - 1][0]
         assert 20_000 <= shortest * 1e6 - 1 <= int(rows[k][STEP_US]) <= longest * 1e6 + 1, (k, rows[k], spans)

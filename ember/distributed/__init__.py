@@ -43,7 +43,7 @@ from .object_collectives import (
     monitored_barrier,
     scatter_object_list,
 )
-from .p2p import irecv, isend, recv, send
+from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .process_group import (
     Backend,
     GroupMember,
@@ -53,6 +53,7 @@ from .process_group import (
     get_backend,
     get_default_backend_for_device,
     get_global_rank,
+    get_group_rank,
     get_node_local_rank,
     get_process_group_ranks,
     get_rank,
@@ -85,7 +86,7 @@ __all__ = [
     "set_collective_checks",
     "Backend", "get_default_backend_for_device", "new_subgroups", "new_subgroups_by_enumeration", "DeviceMesh",
     "init_device_mesh", "all_to_all_single", "DistError", "DistStoreError", "HashStore", "all_gather_single",
-    "reduce_scatter_single", "get_node_local_rank",
+    "reduce_scatter_single", "get_node_local_rank", "P2POp", "batch_isend_irecv", "get_group_rank",
 ]
 
 

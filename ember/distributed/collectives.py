@@ -13,10 +13,12 @@ tensors); otherwise it waits and returns None. Tensors must be contiguous, excep
 from __future__ import annotations
 
 from .._backend import xp
+from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor
 from .comm import Work
 from .consistency import Agreement, check_tensor
 from .process_group import ProcessGroup, resolve
+from .process_group import group as _group
 from .reduce_op import ReduceOp
 
 
@@ -25,20 +27,41 @@ def _member(group: ProcessGroup | None, op: str) -> ProcessGroup | None:
     return pg if pg.comm is not None else None
 
 
-def _root(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, op: str) -> int:
-    """The root as a rank within ``pg``, from a global rank or a group rank (exactly one of them)."""
+def _root(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, op: str,
+          out_of_range: type[Exception] = RuntimeError) -> int:
+    """The root as a rank within ``pg``, from a global rank or a group rank (exactly one of them).
+
+    A root outside the group's ranks is PyTorch's gloo RuntimeError ("invalid root rank") where PyTorch passes it
+    on unchecked (a group rank; a global rank of the default group, whose numbering is the group's), and its
+    ValueError where PyTorch's translation of a global rank into a subgroup's refuses it. Point-to-point messages
+    pass ``out_of_range=ValueError``: PyTorch's gloo waits forever on a send to a rank that does not exist, so
+    there is no error type of its to match, and ember keeps its argument error."""
     if (rank is None) == (group_rank is None):
         raise ValueError(f"{op}: give exactly one of {what}= (global rank) and group_{what}= (rank in the group)")
-    if rank is not None:
+    if rank is not None and (rank in pg.ranks or pg is not _group.WORLD):
         return pg.group_rank(rank, what, op)
-    if not 0 <= group_rank < pg.size():
-        raise ValueError(f"{op}: group_{what}={group_rank} is out of range for a group of {pg.size()}")
-    return group_rank
+    root = rank if rank is not None else group_rank
+    if not 0 <= root < pg.size():
+        raise out_of_range(f"ProcessGroupGloo::{_GLOO_NAMES.get(op, op)}: invalid root rank: {root} ({op}: "
+                           f"{what if rank is not None else 'group_' + what}={root} is out of range for a group "
+                           f"of {pg.size()})")
+    return root
 
 
-def _check_op(op: str, reduce_op) -> None:
+# the names PyTorch's gloo errors give the collectives
+_GLOO_NAMES = {"all_gather_single": "allgather", "reduce_scatter_single": "reduce_scatter"}
+
+
+def _check_op(op: str, reduce_op, tensor: Tensor | None = None) -> None:
+    """``reduce_op`` must be a ReduceOp; ``AVG`` of an integer or bool ``tensor`` is PyTorch's RuntimeError (its gloo
+    averages in floating point and cannot write the mean into the tensor's dtype) rather than a truncated mean."""
     if not isinstance(reduce_op, ReduceOp):
         raise TypeError(f"{op}: op must be an ember.distributed.ReduceOp, got {reduce_op!r}")
+    if reduce_op is ReduceOp.AVG and tensor is not None and isinstance(tensor, Tensor) \
+            and not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{SCALAR_TYPE_NAMES[tensor.dtype.name]} ({op}: ReduceOp.AVG of a {tensor.dtype} tensor; "
+                           "reduce with ReduceOp.SUM and divide in floating point)")
 
 
 def _check_list(op: str, name: str, tensors, like: Tensor, size: int, any_shape: bool = False) -> None:
@@ -54,13 +77,21 @@ def _check_list(op: str, name: str, tensors, like: Tensor, size: int, any_shape:
 
 
 def _check_flat(op: str, big_name: str, big: Tensor, small: Tensor, size: int) -> None:
-    """``big`` holds ``size`` ``small``s: shape (size * d0, ...) or (size, *small.shape), same dtype."""
+    """``big`` holds ``size`` ``small``s: shape (size * d0, ...) or (size, *small.shape), same dtype. Otherwise
+    PyTorch's gloo RuntimeError: "invalid tensor size" or "invalid tensor type" (all_gather), its failed check
+    "outputShape[0] * worldSize == inputShape[0]" (reduce_scatter), with the shapes ember expects."""
     s = small._data.shape
     allowed = [(size,) + s] + ([(size * s[0],) + s[1:]] if s else [])
-    if big._data.shape not in allowed or big._data.dtype != small._data.dtype:
-        raise ValueError(f"{op}: {big_name} has shape {list(big.shape)} and dtype {big.dtype}; with {size} ranks "
-                         f"and {small.dtype} tensors of shape {list(s)} it must have shape "
-                         f"{' or '.join(str(list(a)) for a in allowed)} and the same dtype")
+    if big._data.shape in allowed and big._data.dtype == small._data.dtype:
+        return
+    if op.startswith("reduce_scatter"):
+        words = (f"Check failed: outputShape[0] * worldSize == inputShape[0] "
+                 f"({(s[0] if s else 1) * size} vs. {big._data.shape[0] if big._data.ndim else 1})")
+    else:
+        words = "invalid tensor size" if big._data.shape not in allowed else "invalid tensor type"
+    raise RuntimeError(f"ProcessGroupGloo::{_GLOO_NAMES.get(op, op)}: {words} ({op}: {big_name} has shape "
+                       f"{list(big.shape)} and dtype {big.dtype}; with {size} ranks and {small.dtype} tensors of shape "
+                       f"{list(s)} it must have shape {' or '.join(str(list(a)) for a in allowed)} and the same dtype)")
 
 
 def _agree_rooted(pg: ProcessGroup, op: str, rank: int | None, group_rank: int | None, what: str, tensor: Tensor,
@@ -127,7 +158,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
     if (pg := _member(group, "all_reduce")) is None:
         return None
     with Agreement(pg, "all_reduce", op) as agree:
-        _check_op("all_reduce", op)
+        _check_op("all_reduce", op, tensor)
         check_tensor("all_reduce", "tensor", tensor, any_strides=True)
         agree.array, copy_back = _staged(tensor)
     return _finish(pg.comm.iallreduce_(agree.array, op), async_op, [tensor], copy_back)
@@ -152,7 +183,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, 
     if (pg := _member(group, "reduce")) is None:
         return None
     with Agreement(pg, "reduce", op) as agree:
-        _check_op("reduce", op)
+        _check_op("reduce", op, tensor)
         agree.root = _root(pg, dst, group_dst, "dst", "reduce")
         check_tensor("reduce", "tensor", tensor, any_strides=True)
         agree.array, copy_back = _staged(tensor)
@@ -221,7 +252,7 @@ def reduce_scatter_single(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
     if (pg := _member(group, "reduce_scatter_single")) is None:
         return None
     with Agreement(pg, "reduce_scatter_single", op) as agree:
-        _check_op("reduce_scatter_single", op)
+        _check_op("reduce_scatter_single", op, output)
         check_tensor("reduce_scatter_single", "output", output)
         check_tensor("reduce_scatter_single", "input", input)
         _check_flat("reduce_scatter_single", "input", input, output, pg.size())
@@ -242,7 +273,7 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = Redu
     if (pg := _member(group, "reduce_scatter")) is None:
         return None
     with Agreement(pg, "reduce_scatter", op) as agree:
-        _check_op("reduce_scatter", op)
+        _check_op("reduce_scatter", op, output)
         check_tensor("reduce_scatter", "output", output)
         _check_list("reduce_scatter", "input_list", input_list, output, pg.size())
         agree.array = output._data

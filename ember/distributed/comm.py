@@ -36,7 +36,7 @@ from functools import partial
 
 from .._backend import xp
 from .._dtype import np_kind
-from . import _records, watchdog
+from . import _records, _waits, watchdog
 from .reduce_op import ReduceOp
 
 INSTALL_HINT = "ember.distributed needs mpi4py and an MPI library: pip install mpi4py mpich"
@@ -200,8 +200,8 @@ def _mpi_op(op: ReduceOp, dtype):
     if name in ("band", "bor", "bxor") and np_kind(dtype) in "fc":
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")  # (PyTorch's words)
     if dtype == xp.bool_:
-        if name == "avg":
-            raise TypeError("ReduceOp.AVG is not defined for bool tensors")
+        if name == "avg":  # (the collectives refuse it first, with PyTorch's words)
+            raise RuntimeError("result type Float can't be cast to the desired output type Bool")
         name = _BOOL_OPS.get(name, name)
     return getattr(_MPI, _MPI_OP_NAMES[name])
 
@@ -280,7 +280,12 @@ class Work:
         limit = self._comm.timeout if timeout is None else _seconds(timeout)
         self._comm.waiting = (self.seq, self.name)
         try:
-            self._poll(limit)
+            if not self._test():  # blocked: count the wait (the straggler rule reads it, _waits.py)
+                began = _waits.begin()
+                try:
+                    self._poll(limit)
+                finally:
+                    _waits.end(began)
         finally:
             self._comm.waiting = None
         self._complete()

@@ -3,8 +3,8 @@
 Every backward has one small table, one row per rank::
 
     [iteration, number of buckets, bucket layout hash, non-finite flag,
-     previous backward's wait for the all-reduces (us), previous iteration's time (us),
-     graph-changed flag]
+     previous iteration's wait in communication (us), previous iteration's time (us),
+     graph-changed flag, previous iteration's wait for a core outside communication (us)]
 
 A rank zeroes the table and writes only its own row; a SUM all-reduce of the
 table, started right behind the last bucket's gradients (nonblocking, so it
@@ -23,7 +23,9 @@ reads the same table and so reaches the same verdict:
   raises PyTorch's error together.
 
 The timing columns are not checks: they let every rank see every rank's
-waiting, which is how a straggler is noticed (``straggler.py``).
+waiting, which is how a straggler is noticed (``straggler.py``): the time it
+spent blocked in communication, and the time it was ready to run its own work
+while the operating system ran other processes (``_waits.py``).
 
 One table per backward, not one per bucket: a model with many buckets still pays
 for one small extra collective a step.
@@ -35,8 +37,8 @@ import zlib
 
 from .._backend import xp
 
-FIELDS = 7
-_ITERATION, _BUCKETS, _LAYOUT, _NONFINITE, _WAIT_US, _STEP_US, _GRAPH_CHANGED = range(FIELDS)
+FIELDS = 8
+_ITERATION, _BUCKETS, _LAYOUT, _NONFINITE, _WAIT_US, _STEP_US, _GRAPH_CHANGED, _QUEUED_US = range(FIELDS)
 
 
 def new_table(world: int):
@@ -51,10 +53,10 @@ def layout_hash(buckets: list) -> int:
 
 
 def stamp(table, rank: int, iteration: int, buckets: int, layout: int, nonfinite: bool, wait_us: int = 0,
-          step_us: int = 0, graph_changed: bool = False) -> None:
+          step_us: int = 0, graph_changed: bool = False, queued_us: int = 0) -> None:
     """Write this rank's row (and zeros for every other rank)."""
     table[...] = 0
-    table[rank] = (iteration, buckets, layout, int(nonfinite), wait_us, step_us, int(graph_changed))
+    table[rank] = (iteration, buckets, layout, int(nonfinite), wait_us, step_us, int(graph_changed), queued_us)
 
 
 def has_nonfinite(grads) -> bool:
@@ -111,5 +113,11 @@ def graph_changed_ranks(table) -> list[int]:
 
 
 def timings(table) -> tuple[list[int], list[int]]:
-    """Every rank's (wait for the all-reduces, iteration time) of its previous iteration, in microseconds."""
+    """Every rank's (wait in communication, iteration time) of its previous iteration, in microseconds."""
     return [int(v) for v in table[:, _WAIT_US]], [int(v) for v in table[:, _STEP_US]]
+
+
+def queued(table) -> list[int]:
+    """Every rank's wait for a core outside communication in its previous iteration, in microseconds: the time the
+    operating system kept it from its own work."""
+    return [int(v) for v in table[:, _QUEUED_US]]

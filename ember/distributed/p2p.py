@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from .collectives import _member, _root
 from .comm import Work
 from .consistency import check_tensor
-from .process_group import ProcessGroup
+from .process_group import ProcessGroup, get_global_rank, get_group_rank, resolve
 
 
 def _peer(op: str, tensor: Tensor, group: ProcessGroup | None, rank: int | None, group_rank: int | None,
@@ -20,9 +20,11 @@ def _peer(op: str, tensor: Tensor, group: ProcessGroup | None, rank: int | None,
     if pg is None:
         return None, -1
     check_tensor(op, "tensor", tensor)
-    peer = _root(pg, rank, group_rank, what, op)
+    peer = _root(pg, rank, group_rank, what, op, out_of_range=ValueError)
     if peer == pg.rank():
-        raise ValueError(f"{op}: {what}={pg.ranks[peer]} is this rank itself; a rank cannot message itself")
+        role = "destination" if what == "dst" else "source"
+        raise ValueError(f"Invalid {role} rank: {role} rank should not be the same as the rank of the current "
+                         f"process. ({op}: {what}={pg.ranks[peer]} is this rank itself; a rank cannot message itself)")
     return pg, peer
 
 
@@ -69,3 +71,44 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
         return -1
     work.wait()
     return work.result()
+
+
+class P2POp:
+    """``torch.distributed.P2POp``: one ``isend`` or ``irecv`` for ``batch_isend_irecv`` to start, with its tensor,
+    its peer (a global rank ``peer`` or a group rank ``group_peer``, exactly one), group and tag. As PyTorch's, it
+    holds both ranks: ``peer`` global, ``group_peer`` in the group."""
+
+    def __init__(self, op, tensor: Tensor, peer: int | None = None, group: ProcessGroup | None = None,
+                 tag: int = 0, group_peer: int | None = None) -> None:
+        if op is not isend and op is not irecv:
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
+                             "``torch.distributed.irecv``.")
+        check_tensor("P2POp", "tensor", tensor)
+        self.op = op
+        self.tensor = tensor
+        self.group = resolve(group, "P2POp")
+        if group_peer is not None and peer is not None:
+            raise ValueError("Can't specify both group_rank and global_rank")
+        if group_peer is None and peer is None:
+            raise ValueError("Must specify global_rank or group_rank")
+        self.peer = peer if peer is not None else get_global_rank(self.group, group_peer)
+        self.group_peer = group_peer if group_peer is not None else get_group_rank(self.group, peer)
+        self.tag = tag
+
+
+def batch_isend_irecv(p2p_op_list: list[P2POp]) -> list[Work]:
+    """Start every send and receive of ``p2p_op_list`` (P2POps of one group), in order; the Works to wait on.
+
+    PyTorch's gloo starts them one by one too (it has no coalescing): each is ``isend``/``irecv`` with the op's
+    group rank, so the messages pair with the peers' in the order each rank lists them, per tag."""
+    if not isinstance(p2p_op_list, list) or not all(isinstance(op, P2POp) for op in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type ``torch.distributed.P2POp``.")
+    if not all(op.group is p2p_op_list[0].group for op in p2p_op_list):
+        raise ValueError("All ops need to use the same group.")
+    works = []
+    for p2p in p2p_op_list:
+        peer = {"group_dst": p2p.group_peer} if p2p.op is isend else {"group_src": p2p.group_peer}
+        work = p2p.op(p2p.tensor, group=p2p.group, tag=p2p.tag, **peer)
+        if work is not None:
+            works.append(work)
+    return works

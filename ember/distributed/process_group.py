@@ -44,7 +44,8 @@ class ProcessGroup:
     def group_rank(self, global_rank: int, what: str, op: str) -> int:
         """Translate a global rank given as ``what`` (e.g. "src") into this group's numbering."""
         if global_rank not in self.ranks:
-            raise ValueError(f"{op}: {what}={global_rank} is not a rank of the group (its ranks: {self.ranks})")
+            raise ValueError(f"Global rank {global_rank} is not part of group {self} ({op}: {what}={global_rank} is "
+                             f"not a rank of the group; its ranks: {self.ranks})")
         return self.ranks.index(global_rank)
 
     def __repr__(self) -> str:
@@ -302,6 +303,18 @@ def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
     if not 0 <= group_rank < group.size():
         raise ValueError(f"Group rank {group_rank} is not part of group {group}")
     return group.ranks[group_rank]
+
+
+def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
+    """The rank in ``group`` of global rank ``global_rank`` (the world group: ``global_rank`` itself). A group
+    that is not a ProcessGroup (None included) and a rank the group lacks raise ValueError, as in PyTorch."""
+    if group is not None and group is GroupMember.WORLD:
+        return global_rank
+    if not isinstance(group, ProcessGroup):
+        raise ValueError(f"Group {group} is not registered, please create group with torch.distributed.new_group API")
+    if global_rank not in group.ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return group.ranks.index(global_rank)
 
 
 class Backend(str):

@@ -20,8 +20,9 @@ class ReduceOp(enum.Enum, metaclass=_ReduceOpMeta):
 
     ``SUM``, ``PRODUCT``, ``MIN``, ``MAX`` and the bitwise ``BAND``/``BOR``/``BXOR`` (integer
     and bool tensors) are MPI's operations. ``AVG`` is ``SUM`` divided by the group size
-    after the reduction (PyTorch offers it on NCCL only; ember on every backend); on
-    integer tensors the division truncates toward zero. On bool tensors ``SUM``/``MAX``
+    after the reduction; on integer and bool tensors it is PyTorch's gloo RuntimeError
+    ("result type Float can't be cast to the desired output type Long"): the mean is not
+    written back truncated (the collectives' calls refuse it). On bool tensors ``SUM``/``MAX``
     act as logical or and ``PRODUCT``/``MIN`` as logical and. ``ReduceOp.RedOpType`` is the
     members' type, as PyTorch's (here ``ReduceOp`` itself).
     """

@@ -43,7 +43,6 @@ times it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from .. import _trace as trace
@@ -52,7 +51,7 @@ from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
 from ..autograd.grad_store import GradStore, build_stores, set_first_grad, zero_grads
-from . import lockstep
+from . import _waits, lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
 from .straggler import StragglerMonitor
@@ -166,9 +165,10 @@ class Reducer:
                                             for b in self.buckets] + [find_unused_parameters, static_graph])
         self._table_work = None  # the table's all-reduce in flight
         self.stragglers = StragglerMonitor(self.world, self.comm.rank)
-        self._forward_at: float | None = None  # when the previous DDP forward began (perf_counter)
+        self._forward_at: tuple[int, int, int, int] | None = None  # _waits.snapshot() at the previous DDP forward
         self._step_us = 0  # the previous iteration's time, forward to forward
-        self._wait_us = 0  # how long the previous backward waited for the all-reduces
+        self._wait_us = 0  # how long the previous iteration waited in communication (any, on this thread)
+        self._queued_us = 0  # ... and, outside communication, for a core while other processes ran
         self._nonfinite = False  # some bucket of this backward held NaN or inf (on this rank)
         self._where: dict[int, tuple[Bucket, int]] = {}
         self._index = {id(p): i for i, p in enumerate(params)}  # (the position PyTorch's errors name)
@@ -252,9 +252,11 @@ class Reducer:
     def prepare_for_backward(self) -> None:
         """Called by DDP's forward: the next backward is to be synchronised."""
         self.iteration += 1
-        now = time.perf_counter()
+        now = _waits.snapshot()
         if self._forward_at is not None:
-            self._step_us = int((now - self._forward_at) * 1e6)
+            step, blocked, queued_in_waits, queued = (a - b for a, b in zip(now, self._forward_at))
+            self._step_us, self._wait_us = step // 1000, blocked // 1000
+            self._queued_us = max(queued - queued_in_waits, 0) // 1000
         self._forward_at = now
         for bucket, ready in zip(self.buckets, self._ready):
             bucket.pending = len(bucket.params)
@@ -363,7 +365,8 @@ class Reducer:
             self._next_launch += 1
             if self._next_launch == len(self.buckets):
                 lockstep.stamp(self.table, self.comm.rank, self.iteration, len(self.buckets), self.layout,
-                               self._nonfinite, self._wait_us, self._step_us, bool(self._graph_changed))
+                               self._nonfinite, self._wait_us, self._step_us, bool(self._graph_changed),
+                               self._queued_us)
                 self._table_work = self.comm.iallreduce_(self.table, ReduceOp.SUM)
                 if self._counts_used():  # (a joined rank used nothing)
                     self._used_counts = self._used.copy() if from_params else xp.zeros_like(self._used)
@@ -551,7 +554,7 @@ class Reducer:
                 f"the graph changed on rank(s) {changed}{here}. Every rank raises this; pass "
                 "find_unused_parameters=True instead of static_graph=True when the parameters used vary.)")
         if not joined:
-            self.stragglers.observe(*lockstep.timings(self.table))
+            self.stragglers.observe(*lockstep.timings(self.table), lockstep.queued(self.table))
         bad = lockstep.nonfinite_ranks(self.table)
         if not bad or self.nonfinite_policy == "off" or joined:
             return True
@@ -564,10 +567,8 @@ class Reducer:
         return False
 
     def _wait_all(self) -> None:
-        """Wait for every all-reduce (each bounded by the process group's timeout); the time it takes is this
-        rank's wait for the others (and for the last buckets' transfer), reported with the next backward."""
+        """Wait for every all-reduce (each bounded by the process group's timeout)."""
         started = trace.start()
-        waiting_since = time.perf_counter()
         for bucket in self._in_flight:
             self._wait(bucket.work, f"the all-reduce of gradient bucket {bucket.index}")
             trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
@@ -585,7 +586,6 @@ class Reducer:
                 bucket.future = None
                 trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
         self._wait(self._table_work, "the all-reduce of the lockstep table")
-        self._wait_us = int((time.perf_counter() - waiting_since) * 1e6)
         trace.finish("wait all-reduces", "ddp", started)
 
     def _wait(self, work, what: str) -> None:

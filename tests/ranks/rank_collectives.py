@@ -28,7 +28,8 @@ def value(r, dtype, shape=(2, 3)):
 def reduced(stack, op, world):
     if op is ReduceOp.AVG:
         total = stack.sum(0)
-        return total / world if stack.dtype.kind == "f" else (np.trunc(total / world)).astype(stack.dtype)
+        assert stack.dtype.kind == "f", "AVG of integers is PyTorch's error (test_avg_of_integers_is_pytorchs_error)"
+        return total / world
     fn = {ReduceOp.SUM: np.sum, ReduceOp.PRODUCT: np.prod, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min}[op]
     return fn(stack, axis=0).astype(stack.dtype)
 
@@ -81,6 +82,8 @@ def test_all_reduce_every_op_and_dtype_blocking_and_async(rank, world, process_g
     for dtype in DTYPES:
         stack = ALL([value(r, dtype) for r in range(world)])
         for op in OPS:
+            if op is ReduceOp.AVG and dtype == np.int64:
+                continue  # PyTorch's error (test_avg_of_integers_is_pytorchs_error)
             t = ember.tensor(value(rank, dtype))
             version = t._version
             expect.true(process_group.all_reduce(t, op=op) is None, "all_reduce returns None")
@@ -228,7 +231,7 @@ def test_bfloat16_tensors_in_every_kind_of_collective(rank, world, process_group
 def test_reduce_scatter_gives_rank_r_block_r_of_the_reduction(rank, world, process_group):
     expect = Expect()
     for op in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MIN):
-        for dtype in DTYPES:
+        for dtype in DTYPES if op is not ReduceOp.AVG else (np.float32, np.float64):
             blocks = [ALL([value(r * 10 + b, dtype) for b in range(world)]) for r in range(world)]  # rank r's input
             out = ember.zeros(2, 3, dtype=ember.from_numpy(np.zeros(0, dtype)).dtype)
             process_group.reduce_scatter_single(out, ember.tensor(blocks[rank].reshape(world * 2, 3)), op=op)
@@ -384,9 +387,10 @@ def test_local_argument_errors(world, process_group):
         (lambda: dist.all_reduce(ember.ones(2), op=ReduceOp.BAND), RuntimeError,  # (PyTorch's gloo: the same)
          "Cannot use ReduceOp.BAND with non-integral dtype"),
         (lambda: dist.broadcast(ember.ones(2)), ValueError, "exactly one of src"),
-        (lambda: dist.broadcast(ember.ones(2), src=world), ValueError, "not a rank of the group"),
+        (lambda: dist.broadcast(ember.ones(2), src=world), RuntimeError, f"invalid root rank: {world}"),
         (lambda: dist.all_gather([ember.ones(2)] * (world + 1), ember.ones(2)), ValueError, f"list of {world} tensors"),
-        (lambda: dist.all_gather_single(ember.ones(world + 1, 2), ember.ones(2)), ValueError, "must have shape"),
+        (lambda: dist.all_gather_single(ember.ones(world + 1, 2), ember.ones(2)), RuntimeError,
+         "invalid tensor size.*must have shape"),
         (lambda: dist.init_process_group("gloo"), ValueError, "twice"),  # a second init
     ]:
         with pytest.raises(exc, match=words):

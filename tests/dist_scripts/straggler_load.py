@@ -1,0 +1,42 @@
+"""DDP training whose steps are CPU work, for running beside busy processes that compete for the cores.
+
+    straggler_load.py OUT_DIR SLOW_RANK STEPS WORK_MS     (SLOW_RANK -1: a balanced run)
+
+Each step burns WORK_MS of this thread's CPU time (three times as much on rank SLOW_RANK): the same work on a busy
+machine, only spread over more wall time while the operating system runs the other processes. Each rank writes
+OUT_DIR/R.json: the warnings it got and the trace's straggler events.
+"""
+
+import json
+import os
+import sys
+import time
+import warnings
+
+import ember
+import ember.distributed as dist
+import ember.nn as nn
+from ember.diagnostics import trace
+from ember.nn.parallel import DistributedDataParallel
+
+out, slow, steps, work_ms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+ember.manual_seed(0)
+model = DistributedDataParallel(nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 2)))
+optimizer = ember.optim.SGD(model.parameters(), lr=0.01)
+burn = work_ms / 1e3 * (3 if rank == slow else 1)
+with warnings.catch_warnings(record=True) as caught, trace.record() as recording:
+    warnings.simplefilter("always")
+    for _ in range(steps):
+        loss = model(ember.randn(4, 8)).pow(2).mean()
+        until = time.thread_time() + burn
+        while time.thread_time() < until:  # CPU work: its wall time grows with the machine's load
+            pass
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+with open(os.path.join(out, f"{rank}.json"), "w") as f:
+    json.dump({"warnings": [str(w.message) for w in caught],
+               "events": [e["args"] for e in recording.spans("ddp", "straggler")]}, f)
+dist.destroy_process_group()
