@@ -186,12 +186,11 @@ def _as_array(data, dtype=None):
     if isinstance(data, xp.ndarray):
         arr = data
     else:
+        types = _leaf_types(data) if isinstance(data, (list, tuple)) else None
+        numbers = _unwrap(data, _dtype.from_np(npdt) if npdt is not None else _promoted_leaf_dtype(data)) \
+            if types is not None and _holds_leaf(data, Tensor, types) else None  # (its errors are PyTorch's)
         try:
-            types = _leaf_types(data) if isinstance(data, (list, tuple)) else None
-            if types is not None and _holds_leaf(data, Tensor, types):
-                arr = xp.array(_unwrap(data))
-            else:
-                arr = xp.asarray(data)
+            arr = xp.asarray(data) if numbers is None else xp.array(numbers)
         except ValueError:  # NumPy's "inhomogeneous shape": name the sequence as PyTorch does
             if not isinstance(data, (list, tuple)):
                 raise
@@ -486,15 +485,33 @@ def warn_if_read_only(data) -> None:
         _warnings.warn_once(_READ_ONLY_ARRAY_WARNING)
 
 
-def _unwrap(data):
-    """Nested lists with the tensors in them as scalars: PyTorch reads a tensor inside a list as a number."""
-    if isinstance(data, (list, tuple)):
-        return [_unwrap(x) for x in data]
-    if isinstance(data, Tensor):
-        if data._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return data._data.reshape(())
-    return data
+def _unwrap(data, dtype: _dtype.dtype):
+    """Nested lists with the tensors in them read as PyTorch stores them into a tensor of ``dtype``. The shape
+    comes from the lists' first elements (a tensor there is not looked into), so a tensor where that shape has a
+    number is read as one: by ``operator.index`` for an integer or bool dtype (only a one-element integer or bool
+    tensor, PyTorch's TypeError otherwise), by ``float`` for a real floating one (a complex tensor's real part where
+    its imaginary part is 0, PyTorch's RuntimeError otherwise), by ``complex`` for a complex one; ``float`` and
+    ``complex`` give their once-per-process warning for a tensor that requires grad (``torch.tensor([loss_a,
+    loss_b])`` takes the numbers out of the graph). A tensor where the shape has a sequence is iterated, as a list
+    would be (``[[1, 2], torch.tensor([3, 4])]``)."""
+    read = complex if dtype.is_complex else float if dtype.is_floating_point else operator.index
+    depth, x = 0, data
+    while x.__class__ is list or x.__class__ is tuple or isinstance(x, (list, tuple, xp.ndarray)):
+        depth += 1  # (an empty sequence is a dimension of size 0, and the last)
+        if not len(x):
+            break
+        x = x[0]
+
+    def walk(x, dim: int):
+        if dim == depth:
+            return read(x) if isinstance(x, Tensor) else x
+        if isinstance(x, Tensor):
+            x = list(x)  # (a 0-d tensor: PyTorch's TypeError, "iteration over a 0-d tensor")
+        if isinstance(x, (list, tuple)):
+            return [walk(v, dim + 1) for v in x]
+        return x  # (a number where a sequence belongs: NumPy's ragged error, which _ragged words as PyTorch)
+
+    return walk(data, 0)
 
 
 def _finish(array, requires_grad: bool, device=None) -> Tensor:

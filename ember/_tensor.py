@@ -563,12 +563,18 @@ class Tensor(
             array = array.astype("uint8")  # (PyTorch's workaround from before it had bool tensors, kept)
         return from_numpy(array)
 
-    def _python_number(self):
+    def _python_number(self, c_type: str | None = None):
         """The one element, for ``float(t)``, ``int(t)``: more elements are PyTorch's ValueError (``item()``'s
-        is a RuntimeError)."""
+        is a RuntimeError). Read as a real ``c_type`` (``float``'s "double", ``int``'s "int64_t"), a complex element
+        gives its real part where its imaginary part is 0, and PyTorch's RuntimeError naming the type otherwise."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        value = self.item()
+        if c_type is not None and isinstance(value, complex):
+            if value.imag:
+                raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+            return value.real
+        return value
 
     def _warn_scalar_of_grad_tensor(self) -> None:
         """PyTorch warns, once per process, when ``float(t)`` or ``complex(t)`` reads a tensor that requires grad
@@ -578,10 +584,10 @@ class Tensor(
 
     def __float__(self) -> float:
         self._warn_scalar_of_grad_tensor()
-        return float(self._python_number())
+        return float(self._python_number("double"))
 
     def __int__(self) -> int:
-        return int(self._python_number())
+        return int(self._python_number("int64_t"))
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
