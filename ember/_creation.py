@@ -182,13 +182,15 @@ def _as_array(data, dtype=None):
     if isinstance(data, Tensor):
         arr = data._data
         return via_float32(arr, npdt).astype(npdt) if npdt is not None and arr.dtype != npdt else arr
-    types = None  # (nested lists' leaf types: read once, for the tests below)
+    types = inferred = None  # (nested lists' leaf types, and their dtype: read once, for the tests below)
     if isinstance(data, xp.ndarray):
         arr = data
     else:
         types = _leaf_types(data) if isinstance(data, (list, tuple)) else None
-        numbers = _unwrap(data, _dtype.from_np(npdt) if npdt is not None else _promoted_leaf_dtype(data)) \
-            if types is not None and _holds_leaf(data, Tensor, types) else None  # (its errors are PyTorch's)
+        numbers = None
+        if types is not None and _holds_leaf(data, Tensor, types):  # (its errors are PyTorch's: not caught below)
+            inferred = _promoted_leaf_dtype(data) if npdt is None else None
+            numbers = _unwrap(data, _dtype.from_np(npdt) if npdt is not None else inferred)
         try:
             arr = xp.asarray(data) if numbers is None else xp.array(numbers)
         except ValueError:  # NumPy's "inhomogeneous shape": name the sequence as PyTorch does
@@ -218,7 +220,7 @@ def _as_array(data, dtype=None):
             _check_integer_range(arr, npdt)
         return via_float32(arr, npdt).astype(npdt, copy=False)
     if isinstance(data, (list, tuple)) and _holds_leaf(data, (xp.ndarray, xp.generic, Tensor), types):
-        return arr.astype(_dtype.to_np(_promoted_leaf_dtype(data)), copy=False)
+        return arr.astype(_dtype.to_np(inferred or _promoted_leaf_dtype(data)), copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
         if np_kind(arr.dtype) == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
             return arr.astype(_dtype.get_default_dtype().np, copy=False)
@@ -495,6 +497,13 @@ def _unwrap(data, dtype: _dtype.dtype):
     loss_b])`` takes the numbers out of the graph). A tensor where the shape has a sequence is iterated, as a list
     would be (``[[1, 2], torch.tensor([3, 4])]``)."""
     read = complex if dtype.is_complex else float if dtype.is_floating_point else operator.index
+    same_kind = "fc" if dtype.is_complex else "f" if dtype.is_floating_point else "iub"
+
+    def number(x: Tensor):
+        a = x._data
+        if a.size == 1 and not x._requires_grad and np_kind(a.dtype) in same_kind:
+            return a.reshape(())  # (what ``read`` gives, without a Python number per element)
+        return read(x)
     depth, x = 0, data
     while x.__class__ is list or x.__class__ is tuple or isinstance(x, (list, tuple, xp.ndarray)):
         depth += 1  # (an empty sequence is a dimension of size 0, and the last)
@@ -504,7 +513,7 @@ def _unwrap(data, dtype: _dtype.dtype):
 
     def walk(x, dim: int):
         if dim == depth:
-            return read(x) if isinstance(x, Tensor) else x
+            return number(x) if isinstance(x, Tensor) else x
         if isinstance(x, Tensor):
             x = list(x)  # (a 0-d tensor: PyTorch's TypeError, "iteration over a 0-d tensor")
         if isinstance(x, (list, tuple)):
