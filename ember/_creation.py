@@ -182,18 +182,23 @@ def _as_array(data, dtype=None):
     if isinstance(data, Tensor):
         arr = data._data
         return via_float32(arr, npdt).astype(npdt) if npdt is not None and arr.dtype != npdt else arr
-    types = None  # (nested lists' leaf types: read once, for the tests below)
+    types = inferred = None  # (nested lists' leaf types, and their dtype: read once, for the tests below)
     if isinstance(data, xp.ndarray):
         arr = data
     else:
+        types = _leaf_types(data) if isinstance(data, (list, tuple)) else None
+        numbers = None
+        # a size-0 dimension along the first elements: PyTorch stores nothing and reads no tensor (the empty tensor
+        # of the ValueError path below), so `[[], tensor(2.5)]` is (2, 0) whatever the dtype
+        empty = types is not None and _holds_leaf(data, Tensor, types) and \
+            0 in _first_shape(data, tensors_are_numbers=True)
+        if types is not None and not empty and _holds_leaf(data, Tensor, types):  # (its errors are PyTorch's)
+            inferred = _promoted_leaf_dtype(data) if npdt is None else None
+            numbers = _unwrap(data, _dtype.from_np(npdt) if npdt is not None else inferred)
         try:
-            types = _leaf_types(data) if isinstance(data, (list, tuple)) else None
-            if types is not None and _holds_leaf(data, Tensor, types):
-                if 0 in _first_shape(data, tensors_are_numbers=True):
-                    raise ValueError  # (nothing stored, no tensor read, as PyTorch's: the empty tensor below)
-                arr = xp.array(_unwrap(data, npdt))
-            else:
-                arr = xp.asarray(data)
+            if empty:
+                raise ValueError
+            arr = xp.asarray(data) if numbers is None else xp.array(numbers)
         except ValueError:  # NumPy's "inhomogeneous shape": name the sequence as PyTorch does
             if not isinstance(data, (list, tuple)):
                 raise
@@ -221,7 +226,7 @@ def _as_array(data, dtype=None):
             _check_integer_range(arr, npdt)
         return via_float32(arr, npdt).astype(npdt, copy=False)
     if isinstance(data, (list, tuple)) and _holds_leaf(data, (xp.ndarray, xp.generic, Tensor), types):
-        return arr.astype(_dtype.to_np(_promoted_leaf_dtype(data)), copy=False)
+        return arr.astype(_dtype.to_np(inferred or _promoted_leaf_dtype(data)), copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
         if np_kind(arr.dtype) == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
             return arr.astype(_dtype.get_default_dtype().np, copy=False)
@@ -490,26 +495,40 @@ def warn_if_read_only(data) -> None:
         _warnings.warn_once(_READ_ONLY_ARRAY_WARNING)
 
 
-def _unwrap(data, npdt=None):
-    """Nested lists with the tensors in them as scalars: PyTorch reads a tensor inside a list as a number, whatever
-    its dimensions, through the Python number protocol of the dtype it stores it in (``npdt``, or as inferred):
-    an integer or bool dtype through ``__index__`` (a floating or complex tensor, or one of more or fewer elements
-    than one, is its TypeError), a floating one through ``__float__`` (a complex value with an imaginary part is
-    its RuntimeError), a complex one or an inferred one as one element (else ValueError)."""
-    if isinstance(data, (list, tuple)):
-        return [_unwrap(x, npdt) for x in data]
-    if isinstance(data, Tensor):
-        kind = None if npdt is None else np_kind(npdt)
-        if kind is not None and kind in "iub":
-            data.__index__()
-        elif kind is not None and kind != "c":
-            data._python_number("double")
-            if data._data.dtype.kind == "c":  # (its real part, the imaginary part 0: no NumPy ComplexWarning)
-                return data._data.real.reshape(())
-        elif data._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return data._data.reshape(())
-    return data
+def _unwrap(data, dtype: _dtype.dtype):
+    """Nested lists with the tensors in them read as PyTorch stores them into a tensor of ``dtype``. The shape
+    comes from the lists' first elements (a tensor there is not looked into), so a tensor where that shape has a
+    number is read as one: by ``operator.index`` for an integer or bool dtype (only a one-element integer or bool
+    tensor, PyTorch's TypeError otherwise), by ``float`` for a real floating one (a complex tensor's real part where
+    its imaginary part is 0, PyTorch's RuntimeError otherwise), by ``complex`` for a complex one; ``float`` and
+    ``complex`` give their once-per-process warning for a tensor that requires grad (``torch.tensor([loss_a,
+    loss_b])`` takes the numbers out of the graph). A tensor where the shape has a sequence is iterated, as a list
+    would be (``[[1, 2], torch.tensor([3, 4])]``)."""
+    read = complex if dtype.is_complex else float if dtype.is_floating_point else operator.index
+    same_kind = "fc" if dtype.is_complex else "f" if dtype.is_floating_point else "iub"
+
+    def number(x: Tensor):
+        a = x._data
+        if a.size == 1 and not x._requires_grad and np_kind(a.dtype) in same_kind:
+            return a.reshape(())  # (what ``read`` gives, without a Python number per element)
+        return read(x)
+    depth, x = 0, data
+    while x.__class__ is list or x.__class__ is tuple or isinstance(x, (list, tuple, xp.ndarray)):
+        depth += 1  # (an empty sequence is a dimension of size 0, and the last)
+        if not len(x):
+            break
+        x = x[0]
+
+    def walk(x, dim: int):
+        if dim == depth:
+            return number(x) if isinstance(x, Tensor) else x
+        if isinstance(x, Tensor):
+            x = list(x)  # (a 0-d tensor: PyTorch's TypeError, "iteration over a 0-d tensor")
+        if isinstance(x, (list, tuple)):
+            return [walk(v, dim + 1) for v in x]
+        return x  # (a number where a sequence belongs: NumPy's ragged error, which _ragged words as PyTorch)
+
+    return walk(data, 0)
 
 
 def _finish(array, requires_grad: bool, device=None) -> Tensor:

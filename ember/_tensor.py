@@ -563,16 +563,16 @@ class Tensor(
             array = array.astype("uint8")  # (PyTorch's workaround from before it had bool tensors, kept)
         return from_numpy(array)
 
-    def _python_number(self, target: str | None = None):
-        """The one element, for ``float(t)``, ``int(t)`` (``target``: PyTorch's C type, ``double``, ``int64_t``):
-        more elements are PyTorch's ValueError (``item()``'s is a RuntimeError); a complex one its real part, or,
-        with an imaginary part, PyTorch's RuntimeError (the checked conversion's)."""
+    def _python_number(self, c_type: str | None = None):
+        """The one element, for ``float(t)``, ``int(t)``: more elements are PyTorch's ValueError (``item()``'s
+        is a RuntimeError). Read as a real ``c_type`` (``float``'s "double", ``int``'s "int64_t"), a complex element
+        gives its real part where its imaginary part is 0, and PyTorch's RuntimeError naming the type otherwise."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         value = self.item()
-        if value.__class__ is complex and target is not None:  # (``complex(t)`` passes none)
-            if value.imag != 0:
-                raise RuntimeError(f"value cannot be converted to type {target} without overflow")
+        if c_type is not None and isinstance(value, complex):
+            if value.imag:
+                raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
             return value.real
         return value
 

@@ -259,3 +259,45 @@ def test_random_sampler_chunks_do_not_change_the_order():
     assert drawn == ember.randint(0, 7, (200_001,), generator=expected).tolist()
     assert drawn == list(tdata.RandomSampler(range(7), replacement=True, num_samples=200_001,
                                              generator=torch.Generator().manual_seed(3)))  # PyTorch's order
+
+
+def _sampler_given_data_source(m):
+    return m.utils.data.Sampler(range(4))
+
+
+def _sampler_given_data_source_by_keyword(m):
+    return m.utils.data.Sampler(data_source=range(4))
+
+
+def _subclass_passing_data_source(m):
+    """The older idiom (few-shot episode samplers): ``super().__init__(dataset)``, refused since PyTorch 2.2."""
+    class Episodes(m.utils.data.Sampler):
+        def __init__(self, dataset):
+            super().__init__(dataset)
+            self.dataset = dataset
+
+        def __iter__(self):
+            return iter([[0, 1]])
+
+    return Episodes(range(4))
+
+
+@pytest.mark.parametrize("make", [_sampler_given_data_source, _sampler_given_data_source_by_keyword,
+                                  _subclass_passing_data_source])
+def test_sampler_base_takes_no_data_source_as_torch(make):
+    ours, theirs = raises_like_torch(make, TypeError)
+    assert ours == theirs
+
+
+def test_sampler_base_without_arguments_as_torch():
+    class Episodes(edata.Sampler):
+        def __init__(self, dataset):
+            super().__init__()
+            self.dataset = dataset
+
+        def __iter__(self):
+            return iter([[0, 1], [2, 3]])
+
+    loader = edata.DataLoader(list(range(4)), batch_sampler=Episodes(range(4)))
+    assert [b.tolist() for b in loader] == [[0, 1], [2, 3]]
+    assert type(edata.Sampler()) is edata.Sampler and type(tdata.Sampler()) is tdata.Sampler

@@ -118,6 +118,7 @@ CASES = [
     ("session-rec-sparse-adagrad-vicreg-lars", ["session_rec_lars.py"], 1),
     ("vision-finetune-mixup-ema-channels-last-resume", ["vision_finetune.py"], 1),
     ("appnp-sparse-buffer-protonet-episodes-jem-sgld", ["appnp_fewshot_sgld.py"], 1),
+    ("tucker-rotate-rnnt-forward-i3d-same-padding-matching", ["kge_transducer_i3d.py"], 1),
 ]
 
 

@@ -86,6 +86,58 @@ def test_a_list_of_tensors_with_several_elements_keeps_its_error():
         ember.tensor([[1, 2], ember.tensor([3, 4, 5])])
 
 
+def _tensors_in_a_list(m, make, **dtype):
+    return m.tensor(make(m), **{k: getattr(m, v) for k, v in dtype.items()})
+
+
+@pytest.mark.parametrize("make, dtype", [
+    # an integer or bool dtype reads each tensor by operator.index: only one-element integer or bool tensors
+    (lambda m: [m.tensor(2.5)], "int64"), (lambda m: [m.tensor(2.5)], "uint8"), (lambda m: [m.ones(1)], "int32"),
+    (lambda m: [m.tensor(2 + 1j)], "int64"), (lambda m: [m.tensor(2.5)], "bool"), (lambda m: [1, m.tensor(2.5)], "int64"),
+    (lambda m: [[m.tensor(2.5)]], "int64"), (lambda m: [m.arange(2)], "int64"), (lambda m: [m.arange(2)], None),
+    (lambda m: [m.arange(2)], "bool"), (lambda m: [m.tensor(2 + 0j)], "int64"),
+    # a real floating dtype reads each by float(): a complex tensor's real part only where its imaginary part is 0
+    (lambda m: [m.tensor(2 + 1j)], "float32"), (lambda m: [m.tensor(2 + 1j, dtype=m.complex64)], "float64"),
+    # the shape comes from the lists' first elements, not looking into a tensor: one there is read as a number
+    (lambda m: [m.tensor([1, 2]), [3, 4]], None), (lambda m: [1.0, m.ones(2)], None),
+    (lambda m: [[1, 2], m.tensor([3.0, 4.0])], "int64"), (lambda m: [[1, 2], m.tensor([3, 4, 5])], None),
+], ids=repr)
+def test_tensors_in_a_list_refused_as_their_dtype_reads_them_as_pytorch(make, dtype):
+    assert_same_error(lambda m: _tensors_in_a_list(m, make, **({"dtype": dtype} if dtype else {})))
+
+
+@pytest.mark.parametrize("make, dtype", [
+    (lambda m: [m.tensor(3), m.tensor(True), 4], "int64"), (lambda m: [m.tensor(3)], "bool"),
+    (lambda m: [m.ones(1, dtype=m.int32)], "int64"), (lambda m: [m.tensor(2 + 0j)], "float64"),
+    (lambda m: [m.tensor(2 + 0j, dtype=m.complex64), 1.5], "float32"), (lambda m: [m.tensor(2.5), m.tensor(2)], None),
+    (lambda m: [m.tensor(2.5, dtype=m.float64), 1], None), (lambda m: [m.tensor(0.1), m.tensor(1 + 2j)], None),
+    (lambda m: [m.tensor(2.5, dtype=m.float16)], "bfloat16"), (lambda m: [m.tensor(7), m.tensor(0.1)], "complex128"),
+    # a tensor where the shape has a sequence is iterated as one, its dtype counted in the inferred dtype
+    (lambda m: [[1, 2], m.tensor([3, 4])], None), (lambda m: [[1.0, 2.0], m.tensor([3, 4])], None),
+    (lambda m: [[1, 2], m.tensor([3.0, 4.0])], None), (lambda m: [[m.tensor(1.0), 2.0], m.tensor([3.0, 4.0])], None),
+    (lambda m: [[1, 2], m.tensor([3.0, 4.0])], "float64"),
+], ids=repr)
+def test_tensors_in_a_list_stored_as_pytorch(make, dtype):
+    want = _tensors_in_a_list(torch, make, **({"dtype": dtype} if dtype else {}))
+    got = _tensors_in_a_list(ember, make, **({"dtype": dtype} if dtype else {}))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("value", [2 + 1j, 2 - 0.5j, 2 + 0j, -3.75 + 0j], ids=repr)
+@pytest.mark.parametrize("convert", [float, int, complex], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_python_numbers_of_a_complex_tensor_as_pytorch(value, convert, dtype):
+    """float(t) / int(t): the real part where the imaginary part is 0, PyTorch's RuntimeError naming the C type
+    otherwise (ember raised Python's TypeError for any complex tensor)."""
+    def run(m):
+        return convert(m.tensor(value, dtype=getattr(m, dtype)))
+    if convert is complex or not value.imag:
+        assert run(ember) == run(torch) and type(run(ember)) is type(run(torch))
+    else:
+        assert_same_error(run)
+
+
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool"])
 def test_tensor_explicit_dtype(dtype):

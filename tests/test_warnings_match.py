@@ -342,3 +342,63 @@ def test_scalar_of_a_grad_tensor_warns_once_as_torch(tmp_path):
     warned = [ws for _, _, ws in results["ember"] if ws]
     assert len(warned) == 1 and warned[0][0][0] == "UserWarning" and warned[0][0][2] == str(script)
     assert warned[0][0][1].startswith("Converting a tensor with requires_grad=True to a scalar")
+
+
+
+GRAD_TENSORS_IN_LIST_SCRIPT = """
+import json, sys, warnings
+import torch
+import ember
+
+
+def run(m, cases):
+    loss = (m.arange(3.0, requires_grad=True) * 2).sum()
+    pair = [loss, loss * 3]
+    steps = {
+        "tensor": lambda: m.tensor(pair), "float64": lambda: m.tensor(pair, dtype=m.float64),
+        "complex64": lambda: m.tensor(pair, dtype=m.complex64), "nested": lambda: m.tensor([[loss], [loss]]),
+        "one-element rows": lambda: m.tensor([loss.reshape(1), loss.reshape(1, 1)]),
+        "as_tensor": lambda: m.as_tensor(pair), "Tensor": lambda: m.Tensor(pair),
+        "FloatTensor": lambda: m.FloatTensor(pair), "mixed with numbers": lambda: m.tensor([1.0, loss]),
+        "detached": lambda: m.tensor([loss.detach()]),
+        "no_grad": lambda: m.no_grad()(m.tensor)([m.ones(2, requires_grad=True)[0], loss]),
+        "float": lambda: m.tensor(float(loss)),
+    }
+    seen = []
+    for name in cases:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            values = steps[name]()
+        seen.append([name, str(values.dtype).split(".")[-1], [[v.real, v.imag] if isinstance(v, complex) else v
+                                               for v in values.flatten().tolist()],
+                     [(w.category.__name__, str(w.message).split(" (Triggered")[0], w.filename) for w in record]])
+    return seen
+
+
+cases = sys.argv[1].split(",")
+print(json.dumps({"torch": run(torch, cases), "ember": run(ember, cases)}))
+"""
+
+
+@pytest.mark.parametrize("cases", [
+    # a detached tensor, or no_grad mode: no warning, and the once is not used up
+    "detached,no_grad,tensor,float64,float",
+    "complex64,mixed with numbers", "nested,one-element rows,as_tensor", "Tensor,FloatTensor", "float,tensor"])
+def test_grad_tensors_in_a_list_warn_as_float_does_as_torch(tmp_path, cases):
+    """A tensor built from a list holding tensors that require grad: PyTorch reads each through float(t) (complex
+    for a complex dtype), so float's warning fires at the caller's line,
+    once per process with float(t)'s own: ``torch.tensor([loss_a, loss_b])`` detaches the losses. Each group runs
+    in a fresh process, its first case that reads a tensor requiring grad the one that warns."""
+    script = tmp_path / "grad_list.py"
+    script.write_text(GRAD_TENSORS_IN_LIST_SCRIPT)
+    out = subprocess.run([sys.executable, str(script), cases], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)
+    assert results["ember"] == results["torch"]
+    names = cases.split(",")
+    first = next(i for i, n in enumerate(names) if n not in ("detached", "no_grad"))
+    for i, (name, _, _, warned) in enumerate(results["ember"]):
+        assert len(warned) == (i == first), name
+    message, filename = results["ember"][first][3][0][1:]
+    assert message.startswith("Converting a tensor with requires_grad=True to a scalar") and filename == str(script)

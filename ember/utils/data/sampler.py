@@ -20,10 +20,10 @@ from .dataset import T_co
 
 
 class Sampler(Generic[T_co]):
-    """Base class: subclasses define ``__iter__`` (indices, or lists of indices) and usually ``__len__``."""
+    """Base class: subclasses define ``__iter__`` (indices, or lists of indices) and usually ``__len__``.
 
-    def __init__(self, data_source: Sized | None = None) -> None:
-        pass
+    It has no ``__init__`` of its own, as PyTorch's since 2.2: ``Sampler(dataset)`` and a subclass's
+    ``super().__init__(dataset)`` (the older ``data_source`` argument) raise PyTorch's TypeError."""
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
