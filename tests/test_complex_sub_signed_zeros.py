@@ -129,3 +129,17 @@ def test_gradients_unchanged(alpha):
         (m.sub(a, b, **keywords) * m.tensor([1 + 2j] * 8, dtype=m.complex128)).real.sum().backward()
         grads.append((a.grad.tolist(), b.grad.tolist()))
     assert grads[1] == grads[0]
+
+
+@pytest.mark.parametrize("alpha", [1, 2, 1j])
+def test_in_place_with_a_wider_operand(alpha):
+    """sub_ of a complex64 tensor with a complex128 or float64 operand computes in the common dtype (complex128),
+    then rounds into complex64, as PyTorch's kernel."""
+    keywords = {} if alpha == 1 else {"alpha": alpha}
+    results = []
+    for m in (torch, ember):
+        x = m.tensor([1 + 1j, -0.0 - 0j, 0.1 + 0.2j, complex(-0.0, 1)], dtype=m.complex64)
+        wide = m.tensor([1 / 3 + 1j / 7, 0j, 1e-9 + 0j, -0.0], dtype=m.complex128)
+        real = m.tensor([0.1, -0.0, 1 / 3, 0.0], dtype=m.float64)
+        results.append(_bits(x.clone().sub_(wide, **keywords)) + _bits(x.clone().sub_(real, **keywords)))
+    assert results[1] == results[0]

@@ -372,12 +372,12 @@ def complex_difference(a, b, alpha=1, out=None):
     (a Python number rounded to it first, complex64's). The product's ``0 * x`` terms turn some ``-0.0`` parts into
     ``+0.0`` (``(-0 - 0j) - 0`` is ``-0 + 0j``, where ``a - b`` keeps ``-0 - 0j``) and its ``inf * 0`` terms are NaN
     (``complex_addend``'s). ``a``, ``b``: arrays or numbers; ``out``: an array to write into (may be ``a``)."""
-    dt = out.dtype if out is not None else xp.result_type(a, b)
-    negated = dt.type(-alpha if alpha.__class__ is complex else complex(-alpha))
+    dt = xp.result_type(a, b)  # (PyTorch's common dtype: an in-place complex64 one with a complex128 operand
+    negated = dt.type(-alpha if alpha.__class__ is complex else complex(-alpha))  # computes in complex128)
     with xp.errstate(invalid="ignore", over="ignore"):
         b = b.astype(dt, copy=False) if isinstance(b, xp.ndarray) else dt.type(b)
         a = a.astype(dt, copy=False) if isinstance(a, xp.ndarray) else dt.type(a)
-        return xp.add(a, b * negated, out=out)
+        return xp.add(a, b * negated, out=out, casting="unsafe")
 
 
 def _complex_sum(ufunc, a, b):
