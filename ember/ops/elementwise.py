@@ -482,12 +482,12 @@ class RsubNumber(Node):
     alpha = 1  # (as Add's)
 
     def forward(self, input, number, alpha=1):
-        if alpha != 1:
-            self.alpha = alpha
-        if input.dtype.kind == "c" or number.__class__ is complex or isinstance(number, xp.complexfloating):
-            return complex_difference(number, input, alpha)
         if alpha == 1:
-            return with_number(operator.sub, number, input)
+            result = number - input
+            return result if result.dtype.kind != "c" else complex_difference(number, input)
+        self.alpha = alpha
+        if input.dtype.kind == "c" or number.__class__ is complex or isinstance(number, xp.complexfloating):
+            return complex_difference(number, input, alpha)  # (PyTorch's number + (-alpha) * input)
         if number_in_float32(input, number):  # (half precision: PyTorch's number - alpha * input rounded once)
             return add_scaled(xp.asarray(number, dtype=input.dtype), input, -alpha)
         if (input.dtype == xp.float32 or input.dtype == xp.float64) and number.__class__ in (float, int):
