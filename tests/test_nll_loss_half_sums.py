@@ -85,3 +85,18 @@ def test_spatial_scores_as_pytorch(dtype, reduction, weighted):
         out.backward()
         results.append((out.float().item(), x.grad.float().tolist()))
     assert results[1] == results[0]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_saved_total_weight_as_pytorch(dtype, reduction):
+    """The node's ``_saved_total_weight``: the weights summed by the kernel's cascade, in the half type."""
+    results = []
+    for m in (torch, ember):
+        g = np.random.default_rng(3)
+        x = m.tensor(g.standard_normal((300, 5)).astype(np.float32)).to(getattr(m, dtype)).requires_grad_(True)
+        weight = m.tensor(g.random(5).astype(np.float32) + 0.5).to(getattr(m, dtype))
+        out = m.nn.functional.nll_loss(x, m.tensor(g.integers(0, 5, 300)), weight=weight, reduction=reduction)
+        total = out.grad_fn._saved_total_weight
+        results.append((str(total.dtype).split(".")[1], total.float().item()))
+    assert results[1] == results[0]

@@ -123,6 +123,7 @@ class NLL(Node):
     does not keep (its gradient does not read them): ``_saved_self`` is the array held to check their version."""
     formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     float32_compute = True
+    total_weight = None  # (a half precision input's summed weights, as PyTorch's kernel sums them)
 
     def forward(self, x, *, t, w, ignore_index, reduction):
         tt, wt, ignored = _target_weights(t.reshape(-1), w, ignore_index, x.dtype)
@@ -133,6 +134,7 @@ class NLL(Node):
         if self.half_dtype is not None and reduction != "none" and len(tt):
             # (PyTorch's kernel sums a half precision input's losses in that type, in a cascade: its bits)
             total, self.denom = _half_cascade(picked, wt, ignored, w is not None, self.half_dtype)
+            self.total_weight = self.denom
             if reduction != "mean":
                 self.denom = 1
             loss = scalar_result(total if reduction == "sum" else total / self.denom, x.dtype)
@@ -182,6 +184,9 @@ class NLL(Node):
         """The summed weights of the targets not ignored (0 unreduced), as PyTorch's forward returns them."""
         wt, reduction = self.meta[1], self.meta[3]
         self._argument(0)  # (PyTorch's error once freed)
+        if self.half_dtype is not None:  # (a half precision input's: the cascade's sum, in its type)
+            total = self.total_weight if self.total_weight is not None and reduction != "none" else 0
+            return Tensor._make(xp.asarray(total, dtype=self.half_dtype))
         return Tensor._make(xp.asarray(wt.sum() if reduction != "none" else 0, dtype=wt.dtype))
 
 
