@@ -373,6 +373,21 @@ def complex_addend(b):
         return complex(b) * (1 + 0j)
 
 
+def complex_difference(a, b, alpha=1, out=None):
+    """``a - alpha * b`` into a complex result as PyTorch's sub kernel computes it: ``a + (-alpha) * b`` (sub is
+    add with ``alpha`` negated), ``alpha`` negated as a number (a real one then made complex, ``-2 + 0j``; a complex
+    one part by part, ``-1j`` is ``-0 - 1j``) and multiplied into ``b`` as complex numbers in the result's dtype
+    (a Python number rounded to it first, complex64's). The product's ``0 * x`` terms turn some ``-0.0`` parts into
+    ``+0.0`` (``(-0 - 0j) - 0`` is ``-0 + 0j``, where ``a - b`` keeps ``-0 - 0j``) and its ``inf * 0`` terms are NaN
+    (``complex_addend``'s). ``a``, ``b``: arrays or numbers; ``out``: an array to write into (may be ``a``)."""
+    dt = xp.result_type(a, b)  # (PyTorch's common dtype: an in-place complex64 one with a complex128 operand
+    negated = dt.type(-alpha if alpha.__class__ is complex else complex(-alpha))  # computes in complex128)
+    with xp.errstate(invalid="ignore", over="ignore"):
+        b = b.astype(dt, copy=False) if isinstance(b, xp.ndarray) else dt.type(b)
+        a = a.astype(dt, copy=False) if isinstance(a, xp.ndarray) else dt.type(a)
+        return xp.add(a, b * negated, out=out, casting="unsafe")
+
+
 def _complex_sum(ufunc, a, b):
     """``ufunc(a, b)`` (add or subtract, alpha 1), with ``b`` as PyTorch's kernel adds it where the result is
     complex (``complex_addend``; rare: one test of the result's dtype for the others)."""
@@ -410,9 +425,13 @@ class Sub(Node):
     def forward(self, a, b, alpha=1):
         if alpha != 1:
             self.alpha = alpha
-        if alpha != 1:
+            # (complex: PyTorch's a + (-alpha) * b; tested inline, as this is real subtraction's path with alpha)
+            if (a.dtype.kind == "c" if a.__class__ is xp.ndarray else _is_complex(a)) or \
+                    (b.dtype.kind == "c" if b.__class__ is xp.ndarray else _is_complex(b)):
+                return complex_difference(a, b, alpha)
             return add_scaled(a, b, -alpha)
-        return a - b if self.scaled_operand else _complex_sum(operator.sub, a, b)
+        result = a - b  # (a scaled operand, already alpha * b: the plain difference)
+        return result if self.scaled_operand or result.dtype.kind != "c" else complex_difference(a, b)
 
     def backward(self, g):
         if not self.needs_input_grad[1]:
@@ -431,6 +450,12 @@ class _AddOfScaled(Add):
 class _SubOfScaled(Sub):
     """``a - b`` where ``b`` is already ``alpha * b`` (as ``_AddOfScaled``)."""
     scaled_operand = True
+
+
+def _is_complex(v) -> bool:
+    """Whether ``v`` (a number, or an array other than a NumPy one: a meta tensor's) is complex."""
+    return isinstance(v, (complex, xp.complexfloating)) or getattr(v, "dtype", None) is not None and \
+        v.dtype.kind == "c"
 
 
 def _times_minus_alpha(g, alpha):
@@ -466,8 +491,11 @@ class RsubNumber(Node):
 
     def forward(self, input, number, alpha=1):
         if alpha == 1:
-            return _complex_sum(operator.sub, number, input)
+            result = number - input
+            return result if result.dtype.kind != "c" else complex_difference(number, input)
         self.alpha = alpha
+        if input.dtype.kind == "c" or number.__class__ is complex or isinstance(number, xp.complexfloating):
+            return complex_difference(number, input, alpha)  # (PyTorch's number + (-alpha) * input)
         if number_in_float32(input, number):  # (half precision: PyTorch's number - alpha * input rounded once)
             return add_scaled(xp.asarray(number, dtype=input.dtype), input, -alpha)
         if (input.dtype == xp.float32 or input.dtype == xp.float64) and number.__class__ in (float, int):
@@ -887,6 +915,13 @@ def fused_alpha(a, b, alpha) -> bool:
         a._data.__class__ is xp.ndarray and (a._data.dtype == xp.float32 or a._data.dtype == xp.float64)
 
 
+def complex_result(a, b) -> bool:
+    """Whether ``a`` or ``b`` (tensors or numbers) is complex: sub's result then is, computed by
+    ``complex_difference``."""
+    return any(isinstance(v, Tensor) and v._data.dtype.kind == "c" or isinstance(v, (complex, xp.complexfloating))
+               for v in (a, b))
+
+
 def scaled_operand(a, b, alpha):
     """``alpha * b`` of add/sub (not fused, ``fused_alpha``): a tensor ``b`` scaled in the result's dtype, as
     PyTorch's kernel computes ``a + alpha * b`` (a bool or int8 ``b`` beside an int8 or float16 ``a`` is not made an
@@ -967,7 +1002,7 @@ def sub(a, b, *number_first, alpha=1):
             _dtype.scalar_int(alpha)
         if a.__class__ is not Tensor:
             a = wrapped_left_number(a, b)
-        if fused_alpha(a, b, alpha):
+        if fused_alpha(a, b, alpha) or complex_result(a, b):  # (complex: PyTorch's a + (-alpha) * b, one node)
             return Sub.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
     return _difference(Sub if alpha == 1 else _SubOfScaled, a, b)

@@ -299,7 +299,14 @@ def _COMPLEX_ADD(a, o, out, casting):
 
 
 def _COMPLEX_SUBTRACT(a, o, out, casting):
-    return xp.subtract(a, ew.complex_addend(o), out=out, casting=casting)
+    return ew.complex_difference(a, o, out=out)
+
+
+def _complex_subtract_scaled(alpha):
+    """``a - alpha * o`` into a complex ``out`` as PyTorch's kernel computes it (``ew.complex_difference``)."""
+    def apply(a, o, out, casting):
+        return ew.complex_difference(a, o, alpha, out)
+    return apply
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
@@ -317,6 +324,9 @@ def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha), "sub_",
                                    tensor_refusal=True)
+        if x._data.dtype.kind == "c":  # (PyTorch's a + (-alpha) * o: the product's signed zeros, one node)
+            return _binary_inplace(x, other, _complex_subtract_scaled(alpha), lambda a, b: ew.sub(a, b, alpha=alpha),
+                                   "sub_", tensor_refusal=True)
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
         other = ew.scaled_operand(x, other, alpha)
         return _binary_inplace(x, other, xp.subtract, ew.sub_of_scaled, "sub_", tensor_refusal=True)

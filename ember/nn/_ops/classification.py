@@ -52,6 +52,49 @@ def _row_grad(g, denom, reduction: str, ignored):
     return xp.where(ignored, g.dtype.type(0), g)
 
 
+_CASCADE_LEVELS = 8  # (PyTorch's CPU nll_loss kernel's cascade_sum_num_levels)
+
+
+def _half_cascade(picked, wt, ignored, weighted: bool, half):
+    """PyTorch's CPU nll_loss reduction of a half precision (float16, bfloat16) input, in that type: the losses
+    ``-x[t] * w[t]`` (each product rounded to it) subtracted one at a time into a cascade of eight partial sums,
+    level ``j`` flushed into level ``j + 1`` at each counted row whose index is a multiple of ``16 ** (j + 1)``
+    (an ignored row is skipped whole, its flush too), the eight partials then summed in order from 0; every
+    operation rounded to the half type. Returns (the summed loss, the total weight): the weights summed by the same
+    cascade, or the count of rows not ignored rounded to the half type. ``picked``: the scores ``x[t]`` (float32,
+    exact); ``wt``: the weights ``w[t]``."""
+    n = len(picked)
+    power = max(4, (n - 1).bit_length() // _CASCADE_LEVELS)  # (PyTorch's CeilLog2(batch) / levels, at least 4)
+    mask = (1 << power) - 1
+    zero = half.type(0)
+    values = picked.astype(half)
+    weights = wt.astype(half)
+    if weighted:
+        values = values * weights
+    losses = [zero] * _CASCADE_LEVELS
+    sums = [zero] * _CASCADE_LEVELS
+    skipped = ignored.tolist()
+    for b, (value, weight) in enumerate(zip(values, weights)):
+        if skipped[b]:
+            continue
+        losses[0] = losses[0] - value
+        if weighted:
+            sums[0] = sums[0] + weight
+        for j in range(_CASCADE_LEVELS - 1):
+            if b & (mask << (j * power)):
+                break
+            losses[j + 1] = losses[j + 1] + losses[j]
+            sums[j + 1] = sums[j + 1] + sums[j]
+            losses[j] = sums[j] = zero
+    total = total_weight = zero
+    for loss, weight in zip(losses, sums):
+        total = total + loss
+        total_weight = total_weight + weight
+    if not weighted:
+        total_weight = half.type(xp.float32(n - sum(skipped)))
+    return total, total_weight
+
+
 def _class_rows(x):
     """Scores of PyTorch's kernel shapes, (C,), (N, C) or (N, C, H, W), as rows (M, C), one per target."""
     if x.ndim == 2:
@@ -80,13 +123,23 @@ class NLL(Node):
     does not keep (its gradient does not read them): ``_saved_self`` is the array held to check their version."""
     formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     float32_compute = True
+    total_weight = None  # (a half precision input's summed weights, as PyTorch's kernel sums them)
 
     def forward(self, x, *, t, w, ignore_index, reduction):
         tt, wt, ignored = _target_weights(t.reshape(-1), w, ignore_index, x.dtype)
         self.denom = wt.sum() if reduction == "mean" else 1
         self.meta = (tt, wt, ignored, reduction, x.shape)
         self.arguments = (t, w, ignore_index)  # (PyTorch's saved target, weight and ignore_index: no copies)
-        rows = -wt * _picked(_class_rows(x), tt)
+        picked = _picked(_class_rows(x), tt)
+        if self.half_dtype is not None and reduction != "none" and len(tt):
+            # (PyTorch's kernel sums a half precision input's losses in that type, in a cascade: its bits)
+            total, self.denom = _half_cascade(picked, wt, ignored, w is not None, self.half_dtype)
+            self.total_weight = self.denom
+            if reduction != "mean":
+                self.denom = 1
+            loss = scalar_result(total if reduction == "sum" else total / self.denom, x.dtype)
+            return loss
+        rows = -wt * picked
         if ignored.any():  # an ignored target's loss is 0 whatever its score (NaN, inf), as PyTorch's kernel skips it
             rows = xp.where(ignored, rows.dtype.type(0), rows)
         loss = _reduce_rows(rows, self.denom, reduction)
@@ -97,7 +150,13 @@ class NLL(Node):
         c = shape[1] if len(shape) > 1 else shape[0]
         gx = xp.zeros_like(g, shape=(len(tt), c))
         if c:  # (no classes: no scores)
-            picks = -_row_grad(g, self.denom, reduction, ignored) * wt
+            half = self.half_dtype
+            if half is not None and reduction != "none" and not is_recorded(g):
+                # (PyTorch's kernel: -(g / total weight), then times w, each rounded to the half type)
+                grad = -(half.type(g) / self.denom if reduction == "mean" else half.type(g))
+                picks = xp.where(ignored, half.type(0), wt.astype(half) * grad).astype(gx.dtype)
+            else:
+                picks = -_row_grad(g, self.denom, reduction, ignored) * wt
             gx[xp.arange(len(tt)), tt] = picks
             if len(shape) == 2 and self._post_hooks is None and not is_recorded(gx):  # (hooks may change gx)
                 note_row_picks(gx, tt, picks.astype(gx.dtype, copy=False))
@@ -125,6 +184,9 @@ class NLL(Node):
         """The summed weights of the targets not ignored (0 unreduced), as PyTorch's forward returns them."""
         wt, reduction = self.meta[1], self.meta[3]
         self._argument(0)  # (PyTorch's error once freed)
+        if self.half_dtype is not None:  # (a half precision input's: the cascade's sum, in its type)
+            total = self.total_weight if self.total_weight is not None and reduction != "none" else 0
+            return Tensor._make(xp.asarray(total, dtype=self.half_dtype))
         return Tensor._make(xp.asarray(wt.sum() if reduction != "none" else 0, dtype=wt.dtype))
 
 
