@@ -30,7 +30,6 @@ from ember.distributed.straggler import (  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "straggler.py")
-LOAD_SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "straggler_load.py")
 STEPS = WARMUP + 2 * WINDOW + 1
 
 
@@ -184,7 +183,7 @@ def test_a_balanced_run_on_a_busy_machine_does_not_warn(tmp_path):
     # each step is 1 ms of CPU work on every rank, so the step's time is mostly the wait for a core; which rank
     # waits for one changes from step to step (this run warned on every try before the rule excluded that wait)
     with busy_machine():
-        got = run(tmp_path, 2, -1, LOAD_SCRIPT, WARMUP + 3 * WINDOW, "1")
+        got = run(tmp_path, 2, -1, SCRIPT, WARMUP + 3 * WINDOW, "1")
     for result in got:
         assert not [w for w in result["warnings"] if "straggler" in w], result
         assert result["events"] == []
@@ -193,7 +192,7 @@ def test_a_balanced_run_on_a_busy_machine_does_not_warn(tmp_path):
 def test_a_rank_three_times_slower_on_a_busy_machine_is_named(tmp_path):
     # 15 ms of CPU work a step on rank 1, 5 ms on rank 0, beside three busy processes per core
     with busy_machine():
-        got = run(tmp_path, 2, 1, LOAD_SCRIPT, STEPS, "5")
+        got = run(tmp_path, 2, 1, SCRIPT, STEPS, "5")
     warned = [w for w in got[0]["warnings"] if "straggler" in w]
     assert len(warned) == 1 and "rank 1 is a straggler" in warned[0], got
     assert len(got[1]["events"]) == 2 and all(e["rank"] == 1 for e in got[1]["events"]), got
