@@ -783,13 +783,14 @@ def test_layer_norm_without_its_node_is_applys(monkeypatch, case, dtype):
 
 
 @pytest.mark.parametrize("mode", ["no_grad", "grad mode", "recorded"])
-def test_views_of_a_non_contiguous_tensor_kept_layouts_are_pytorchs(mode):
+def test_views_of_a_non_contiguous_tensor_kept_layouts_are_pytorchs(mode, monkeypatch):
     """``view`` of a non-contiguous tensor keeps its layout answer per (shape, strides, new shape, item size)
     (``_view_layout``): asked twice (the second from what was kept), a view NumPy strides as PyTorch does, one whose
     size-1 dimension PyTorch strides otherwise, and one no strides allow (PyTorch's error) each give PyTorch's
     strides, offset, values and error both times."""
     from ember.ops import shape as S
 
+    monkeypatch.setattr(S, "_view_layouts", {})  # (what earlier tests kept is not this test's)
     a = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
     cases = [(lambda t: t[:, :, 1:2], (6, 1)), (lambda t: t[:, :, 1:2], (3, 2, 1)), (lambda t: t[:, :, :2], (1, 2, 3, 2)), (lambda t: t[:, :, :2], (2, 6)),
              (lambda t: t[:, :, 1:3], (2, 1, 3, 2, 1))]
@@ -814,3 +815,14 @@ def test_views_of_a_non_contiguous_tensor_kept_layouts_are_pytorchs(mode):
     assert S._view_layouts[((2, 3, 1), (48, 16, 4), (6, 1), 4)] == (16, 4)
     assert S._view_layouts[((2, 3, 2), (48, 16, 4), (2, 1, 3, 2, 1), 4)] is True
     assert S._view_layouts[((2, 3, 2), (48, 16, 4), (2, 6), 4)] is None
+
+
+def test_view_layouts_kept_are_forgotten_when_full_and_the_newest_kept(monkeypatch):
+    """The kept answers are bounded (1,024) and, once full, forgotten all at once so the newest layouts are kept
+    (a long-running process that viewed many shapes first: the whole test suite filled it, then kept nothing)."""
+    from ember.ops import shape as S
+
+    monkeypatch.setattr(S, "_view_layouts", {("filler", i): None for i in range(1024)})
+    x = ember.arange(24.0).reshape(2, 3, 4)[:, :, 1:3]
+    assert x.view(2, 3, 2, 1).stride() == torch.arange(24.0).reshape(2, 3, 4)[:, :, 1:3].view(2, 3, 2, 1).stride()
+    assert len(S._view_layouts) == 1 and ((2, 3, 2), (48, 16, 4), (2, 3, 2, 1), 4) in S._view_layouts

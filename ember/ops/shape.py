@@ -165,8 +165,9 @@ def _view_layout(a, shape: tuple):
     """For a view of the non-contiguous array ``a`` as ``shape`` (not a meta array): None where NumPy cannot
     reshape it without a copy (``_viewable``), True where NumPy's reshape has PyTorch's strides already, else
     PyTorch's strides in bytes (``_size_one_strides``: a dimension of size 1 NumPy strides otherwise). A function of
-    the shapes, the strides and the item size alone, kept for up to 1,024 of them: a model views the same pieces the
-    same way every call (attention's head split, where the two tests took about 1.2 µs a view)."""
+    the shapes, the strides and the item size alone, kept for up to 1,024 of them (forgotten all at once when full):
+    a model views the same pieces the same way every call (attention's head split, where the two tests took about
+    1.2 µs a view)."""
     key = (a.shape, a.strides, shape, a.itemsize)
     found = _view_layouts.get(key, _view_layouts)
     if found is _view_layouts:
@@ -174,8 +175,9 @@ def _view_layout(a, shape: tuple):
         if _viewable(a, shape):
             strides = _view_byte_strides(*key) if 1 in shape else None
             found = True if strides is None or strides == a.reshape(shape).strides else strides
-        if len(_view_layouts) < 1024:
-            _view_layouts[key] = found
+        if len(_view_layouts) >= 1024:  # (a process that has viewed many layouts keeps the newest, not the first)
+            _view_layouts.clear()
+        _view_layouts[key] = found
     return found
 
 
