@@ -196,3 +196,26 @@ def test_a_rank_three_times_slower_on_a_busy_machine_is_named(tmp_path):
     warned = [w for w in got[0]["warnings"] if "straggler" in w]
     assert len(warned) == 1 and "rank 1 is a straggler" in warned[0], got
     assert len(got[1]["events"]) == 2 and all(e["rank"] == 1 for e in got[1]["events"]), got
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/thread-self/schedstat"), reason="Linux's per-thread schedstat")
+def test_threads_that_read_their_run_queue_delay_leave_no_file_open():
+    """Each thread reads its own run-queue delay from a file it opens once; the file closes when the thread ends
+    (200 short-lived threads left 200 descriptors open)."""
+    import gc
+    import threading
+
+    from ember.distributed import _waits
+
+    def opened():
+        return len(os.listdir("/proc/self/fd"))
+
+    _waits.run_queue_ns()
+    before = opened()
+    threads = [threading.Thread(target=_waits.run_queue_ns) for _ in range(200)]
+    for t in threads:
+        t.start()
+        t.join()
+    gc.collect()
+    assert opened() <= before + 2
+    assert _waits.run_queue_ns() > 0

@@ -21,15 +21,32 @@ import time
 _SCHEDSTAT = "/proc/thread-self/schedstat"
 
 
+class _Schedstat:
+    """This thread's schedstat file, open (``/proc/thread-self`` names the opening thread), closed when the thread
+    ends: its ``threading.local`` value is dropped then, and with it this object."""
+    __slots__ = ("fd",)
+
+    def __init__(self) -> None:
+        self.fd = os.open(_SCHEDSTAT, os.O_RDONLY)
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
 class _Counters(threading.local):
     def __init__(self) -> None:
         self.blocked_ns = 0  # wall time spent in communication waits
         self.queued_in_waits_ns = 0  # run-queue delay during those waits
-        self.fd: int | None = None  # this thread's schedstat file (/proc/thread-self names the opening thread)
+        self.file: _Schedstat | None = None
 
 
 _here = _Counters()
 _available = os.path.exists(_SCHEDSTAT)
+if hasattr(os, "register_at_fork"):  # (a forked child's copy names the parent's thread: its own is opened anew)
+    os.register_at_fork(after_in_child=lambda: setattr(_here, "file", None))
 
 
 def run_queue_ns() -> int:
@@ -38,9 +55,9 @@ def run_queue_ns() -> int:
     if not _available:
         return 0
     try:
-        if _here.fd is None:
-            _here.fd = os.open(_SCHEDSTAT, os.O_RDONLY)
-        return int(os.pread(_here.fd, 128, 0).split()[1])
+        if _here.file is None:
+            _here.file = _Schedstat()
+        return int(os.pread(_here.file.fd, 128, 0).split()[1])
     except (OSError, IndexError, ValueError):  # (not Linux's format after all: stop asking)
         _available = False
         return 0
