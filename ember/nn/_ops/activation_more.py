@@ -46,7 +46,8 @@ _HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False, saved=(), select
                           backward_op_without_derivative="hardsigmoid_backward")  # (PyTorch's has no derivative)
 _MISH = node_named("MishBackward0", saved=())
 _SOFTSIGN = node_named("DivBackward0", own="Softsign", backward_operands="g(x+1)")
-_TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
+# (PyTorch sums two nodes' gradients for tanhshrink's input: no one backward kernel's layout)
+_TANHSHRINK = node_named("SubBackward0", own="Tanhshrink", backward_operands=None)
 _SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False, selects_gradient=True)
 _HARDSHRINK = node_named("HardshrinkBackward0", smooth=False, selects_gradient=True)
 _THRESHOLD = node_named("ThresholdBackward0", smooth=False, saved=("threshold",), reads_result_in_place=False,
