@@ -186,7 +186,8 @@ def test_a_gradient_made_final_twice_in_one_backward_is_pytorchs_error():
 
 
 class SlowTwins(Twins):
-    """Twins whose bucket all-reduces take ``seconds`` to wait for (another rank arriving late)."""
+    """Twins whose bucket all-reduces take ``seconds`` to wait for (another rank arriving late), counted as a
+    blocked communication wait of this thread, as ``Work.wait`` counts one."""
 
     def __init__(self, seconds: float):
         super().__init__()
@@ -197,8 +198,12 @@ class SlowTwins(Twins):
         if array.ndim == 2 or array.dtype == np.int32:  # (the lockstep table, the used counts: at once)
             return work
 
-        def wait():
+        def wait():  # (blocked as a real Work's wait is: counted where the straggler rule reads it)
+            from ember.distributed import _waits
+
+            began = _waits.begin()
             time.sleep(self.seconds)
+            _waits.end(began)
             work.wait()
 
         return SimpleNamespace(is_completed=lambda: False, wait=wait)
