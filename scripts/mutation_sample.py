@@ -208,7 +208,10 @@ TARGETS = {
                                 # AD, views of a detached inference tensor, saved-tensor hooks, two node hooks, the
                                 # stand-ins' bound; a node's metadata and pre-hooks)
                                 "tests/test_graph_paths_as_pytorch.py", "tests/test_node_metadata.py",
-                                "tests/test_node_prehooks.py"],
+                                "tests/test_node_prehooks.py",
+                                # (LayerNorm's unrecorded call where nothing records, and not in inference mode or
+                                # beside meta tensors: records_nothing's flags)
+                                "tests/test_op_fast_paths.py::test_layer_norm_without_its_node_is_applys"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py",
@@ -494,7 +497,10 @@ TARGETS = {
                                     _OMP_REGION_FORMS, _OMP_ROW_OPS, _OMP_BATCH_NORM_RELU,
                                     # (in-place ELU/CELU: f' from the result, and PyTorch's refusal of a negative
                                     # alpha at backward, read from the node's first parameter)
-                                    "tests/test_exp_linear_inplace_gradient.py"],
+                                    "tests/test_exp_linear_inplace_gradient.py",
+                                    # (an input gradient in the layout of PyTorch's backward kernel: laid_out's
+                                    # operand orders, softsign's divisor included)
+                                    "tests/test_activation_grad_strides.py"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py", _OMP_OPTIMIZERS],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",

@@ -33,6 +33,10 @@ CALLS = {
                                                             strategy="forward-mode") if not cg else
                           F.jacobian(f, x, create_graph=cg), False, False),
     "hessian": (lambda F, f, x, v, cg: F.hessian(f, x, create_graph=cg), False, True),
+    # (the forward-mode outer Jacobian's blocks: under no_grad PyTorch's are views of its recorded tangents made
+    # under no_grad, requiring grad without a grad_fn)
+    "hessian(forward)": (lambda F, f, x, v, cg: F.hessian(f, x, vectorize=True, outer_jacobian_strategy="forward-mode")
+                         if not cg else F.hessian(f, x, create_graph=cg), False, True),
 }
 
 

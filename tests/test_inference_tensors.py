@@ -124,6 +124,26 @@ def test_saved_for_backward_under_inference_mode_false():
                 assert _error(operator.mul, w, x)[1].startswith("Inference tensors cannot be saved for backward.")
 
 
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["mul", "div"])
+@pytest.mark.parametrize("which", ["first", "second"])
+def test_an_inference_tensor_that_requires_grad_saved_beside_a_normal_one(which, op, dtype):
+    """An inference tensor made to require grad inside inference_mode, then an operand of a product or quotient
+    (which saves both operands) outside it beside a tensor that requires grad, of one shape and dtype (ember's
+    two-operand fast path, ``apply_same``): PyTorch's error whichever operand it is, where the fast path would
+    record it unchecked (no error, a gradient for each)."""
+    results = []
+    for m in (ember, torch):
+        with m.inference_mode():
+            x = m.full((2, 3), 2.0, dtype=getattr(m, dtype), requires_grad=True)
+        w = m.ones(2, 3, dtype=getattr(m, dtype), requires_grad=True)
+        a, b = (x, w) if which == "first" else (w, x)
+        results.append(_error(getattr(operator, "truediv" if op == "div" else op), a, b))
+    assert results[0] == results[1]
+    assert results[0][1].startswith("Inference tensors cannot be saved for backward.")
+
+
 _version = operator.attrgetter("_version")
 
 

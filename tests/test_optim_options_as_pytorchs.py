@@ -63,6 +63,32 @@ def test_a_custom_optimizers_defaults_gain_differentiable_on_load_as_pytorchs():
     assert e.defaults == t.defaults == {"lr": 0.1, "differentiable": False}
 
 
+def test_a_custom_optimizers_numeric_state_is_kept_on_load_as_pytorchs():
+    """A user's subclass of the base ``Optimizer`` whose state holds numbers (a ``step`` count, a ``mu``, as optimizers
+    written before PyTorch 1.12 do): loading its state dict keeps them numbers, as PyTorch's base ``__setstate__``
+    converts nothing (only PyTorch's own optimizers make them 0-d tensors)."""
+    def loaded(lib):
+        class Counting(lib.optim.Optimizer):
+            def __init__(self, params):
+                super().__init__(params, {"lr": 0.1})
+
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        state["step"] = state.get("step", 0) + 1
+                        state["mu"] = 0.5
+
+        p = lib.nn.Parameter(lib.ones(2))
+        opt = Counting([p])
+        opt.step()
+        again = Counting([p])
+        again.load_state_dict(opt.state_dict())
+        return {k: (type(v).__name__, v) for k, v in again.state[p].items()}, _plain(again.param_groups[0])
+
+    assert loaded(ember) == loaded(torch) == ({"step": ("int", 1), "mu": ("float", 0.5)}, {"lr": 0.1})
+
+
 @pytest.mark.parametrize("name", ["Adam", "AdamW", "Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop",
                                   "Rprop"])
 @pytest.mark.parametrize("foreach", [None, False])

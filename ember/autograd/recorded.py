@@ -940,36 +940,37 @@ def _rounded_back(results, low, grads: list, wide: list, mark: int):
     for g, w in zip(grads, wide):
         if type(w) is RecordedArray and results.t is w.t:
             return g
-    return results if _round_in_place(results.t, low, mark) else results.astype(low)
+    _round_in_place(results.t, low, mark)
+    return results.astype(low)  # (no cast where the values were rounded in place: the dtype is ``low`` then)
 
 
-def _round_in_place(t, low, mark: int) -> bool:
+def _round_in_place(t, low, mark: int) -> None:
     """Round the float32 values of ``t``, made by an op numbered after ``mark``, to ``low`` in place (a view's
-    with its base's, when that base was made so too and is contiguous); False where it cannot."""
+    with its base's, when that base was made so too and is contiguous); nothing where it cannot (``t`` is then
+    still float32)."""
     from . import lowp
 
     fn = t._grad_fn
     if fn is None or fn.seq < mark:
-        return False
+        return
     base = t._base
     if base is None:
         t._data = lowp.narrow(t._data, low)
-        return True
+        return
     wide, whole = t._data, base._data
     made = base._grad_fn
     if made is None or made.seq < mark or whole.dtype != xp.float32 or not whole.flags.c_contiguous:
-        return False
+        return
     if not wide.size:  # an empty view holds no values (nor shares memory by NumPy's reckoning): the dtype only
         base._data = lowp.narrow(whole, low)
         t._data = lowp.narrow(wide, low)
-        return True
+        return
     offset = wide.__array_interface__["data"][0] - whole.__array_interface__["data"][0]
     if not xp.may_share_memory(wide, whole) or offset < 0 or offset % 4 or any(s % 4 for s in wide.strides):
-        return False
+        return
     rounded = base._data = lowp.narrow(whole, low)
     t._data = xp.ndarray(wide.shape, low, buffer=rounded, offset=offset // 2,
                          strides=tuple(s // 2 for s in wide.strides))
-    return True
 
 
 def _still_checked(node, grads, results):

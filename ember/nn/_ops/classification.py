@@ -53,6 +53,8 @@ def _row_grad(g, denom, reduction: str, ignored):
 
 
 _CASCADE_LEVELS = 8  # (PyTorch's CPU nll_loss kernel's cascade_sum_num_levels)
+# (its level power, max(4, CeilLog2(batch) / levels): 4 for every batch of at most 2 ** 39 rows, so 4 here)
+_CASCADE_POWER = 4
 
 
 def _half_cascade(picked, wt, ignored, weighted: bool, half):
@@ -64,8 +66,7 @@ def _half_cascade(picked, wt, ignored, weighted: bool, half):
     cascade, or the count of rows not ignored rounded to the half type. ``picked``: the scores ``x[t]`` (float32,
     exact); ``wt``: the weights ``w[t]``."""
     n = len(picked)
-    power = max(4, (n - 1).bit_length() // _CASCADE_LEVELS)  # (PyTorch's CeilLog2(batch) / levels, at least 4)
-    mask = (1 << power) - 1
+    mask = (1 << _CASCADE_POWER) - 1
     zero = half.type(0)
     values = picked.astype(half)
     weights = wt.astype(half)
@@ -81,7 +82,7 @@ def _half_cascade(picked, wt, ignored, weighted: bool, half):
         if weighted:
             sums[0] = sums[0] + weight
         for j in range(_CASCADE_LEVELS - 1):
-            if b & (mask << (j * power)):
+            if b & (mask << (j * _CASCADE_POWER)):
                 break
             losses[j + 1] = losses[j + 1] + losses[j]
             sums[j + 1] = sums[j + 1] + sums[j]
