@@ -312,10 +312,14 @@ TARGETS = {
                                  "tests/test_complex_add_nonfinite.py",
                                  # (isnan, isposinf ... of a transposed meta tensor: TensorIterator's strides,
                                  # meta_results' elementwise flag)
-                                 "tests/test_meta_elementwise_layout.py"],
+                                 "tests/test_meta_elementwise_layout.py",
+                                 # (a complex difference's signed zeros, a + (-alpha) * b: complex_result's test)
+                                 "tests/test_complex_sub_signed_zeros.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
+                           # (ReLU's compiled forward and gradient from min_compiled_elements on, NumPy's below)
+                           "tests/test_compiled_paths.py::test_relu_takes_its_compiled_passes_from_min_compiled_elements_on",
                            # (each clamp form's node: ClampMinBackward0, ClampMaxBackward0 ... as PyTorch's overloads)
                            "tests/test_clamp_forms.py",
                            # (clamp, sign, round, floor ... of a complex or bool tensor: PyTorch's errors)

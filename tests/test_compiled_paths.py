@@ -138,6 +138,27 @@ def test_pointwise_compiled_and_numpy_paths_match_torch(monkeypatch, name, shape
     assert bool(called & kernels) == expected, (called, expected)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("offset", [-1, 0, 1])
+def test_relu_takes_its_compiled_passes_from_min_compiled_elements_on(monkeypatch, offset, dtype):
+    """ReLU's forward and its gradient take their compiled passes (NumPy's bits) on a row-major float32 or float64
+    input of ``policy.min_compiled_elements`` elements or more, the bound of every kernel (``policy.compiles``), and
+    NumPy's below it: one element under the bound, at it and over it, the values and gradient PyTorch's."""
+    least = 64
+    calls = []
+    for name in ("relu", "relu_grad"):
+        fn = getattr(k_act, name)
+        monkeypatch.setattr(k_act, name, lambda *a, _fn=fn, _name=name: calls.append(_name) or _fn(*a))
+    x = _values((least + offset,), dtype)
+    op = POINTWISE["relu"][0]
+    with policy.override(compiled=True, min_compiled_elements=least):
+        got = _run(ember, op, [x], [True])
+    for a, e in zip(got, _run(torch, op, [x], [True])):
+        np.testing.assert_array_equal(a, e)
+        assert a.dtype == e.dtype
+    assert set(calls) == ({"relu", "relu_grad"} if offset >= 0 else set()), calls
+
+
 # ------------------------------------------------------------------------------------------------ BatchNorm
 BN_SHAPES = {"2d": (4, 3), "one_channel": (5, 1), "length_one": (3, 2, 1), "3d": (2, 3, 5), "4d": (2, 2, 3, 2),
              "one_sample": (1, 3, 4), "transposed": (6, 3)}

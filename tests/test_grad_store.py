@@ -228,6 +228,27 @@ def test_zeros_for_an_unused_parameter_never_overwrite_a_held_grad():
     assert w.grad is None
 
 
+@pytest.mark.parametrize("as_view", [False, True])
+def test_zeros_for_an_unused_parameter_go_in_its_free_slot_and_are_retracted(as_view):
+    """DDP's unused parameter (no ``.grad`` after a backward that did not reach it) gets zeros in its slot of the
+    current generation (``issue_zeros``), in either mode: its ``.grad`` is the slot, reduced in place with the
+    others; ``retract`` (no rank used it) leaves it None again, as PyTorch's, and the slot free for the next."""
+    model, _ = _models()
+    params = list(model.parameters())
+    store = GradStore(params, as_view=as_view)
+    for i, p in enumerate(params):
+        p._grad_slot = (store, i)
+    model[0](ember.tensor(X)).square().sum().backward()  # (the second Linear unused)
+    unused = params[2]
+    assert unused.grad is None and store.holds(0, params[0].grad)
+    zeros = store.issue_zeros(2)
+    assert zeros is unused.grad and store.holds(2, unused.grad)
+    np.testing.assert_array_equal(unused.grad.numpy(), np.zeros((2, 5), np.float32))
+    store.retract(2)
+    assert unused.grad is None
+    assert store.issue_zeros(2) is unused.grad and store.holds(2, unused.grad)
+
+
 def test_view_mode_adopts_an_assigned_grad_keeping_its_values_and_zeros_for_none():
     """DDP with gradient_as_bucket_view takes each parameter's ``.grad`` into its slot before reducing a bucket
     in place (``adopt``): an assigned ``.grad`` keeps its values, now in the store; a missing one becomes
