@@ -534,3 +534,30 @@ PROD_SCATTERS = {
 def test_prod_scatter_reduce_differentiates_twice_as_pytorchs(name):
     fn, arrays = PROD_SCATTERS[name]
     check_second_order(fn, [(3, 4), (3, 2)], arrays=None if arrays is None else list(arrays))
+
+
+INDEXES = {"tensor": lambda m: m.tensor([0, 2, 0]), "list": lambda m: [2, 1], "mask": lambda m: m.tensor([True, False, True])}
+
+
+@pytest.mark.parametrize("cotangent", ["constant", "requires grad"])
+@pytest.mark.parametrize("index", list(INDEXES))
+def test_create_graph_through_an_advanced_index_of_a_linear_function_is_pytorchs(index, cotangent):
+    """``autograd.grad(x[idx] * 2, x, v, create_graph=True)``: the gradient's formula (PyTorch's index_put) records a
+    node (IndexPutImplBackward0) only where it depends on something that requires grad, the cotangent ``v`` here;
+    for a constant ``v`` the gradient is a constant without history, as PyTorch's (ember's raised AttributeError
+    renaming a node that was not there). And the forward-mode Hessian, whose double-backward trick differentiates
+    such a gradient, of ``x[0] * x[1]``."""
+    import torch
+
+    import ember
+
+    got = []
+    for m in (ember, torch):
+        x = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = x[INDEXES[index](m)] * 2
+        v = m.linspace(1.0, 2.0, y.shape[0], dtype=m.float64).requires_grad_(cotangent == "requires grad")
+        (g,) = m.autograd.grad(y, x, v, create_graph=True)
+        h = m.autograd.functional.hessian(lambda a: a[0] * a[1], x, vectorize=True,
+                                          outer_jacobian_strategy="forward-mode")
+        got.append((g.tolist(), g.requires_grad, g.grad_fn.name() if g.grad_fn is not None else None, h.tolist()))
+    assert got[0] == got[1]

@@ -37,7 +37,7 @@ from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, input_edge, show_node_as, shown_as, torch_named, unrecorded_view, version_checked
+from ..autograd.graph import Node, input_edge, shown_as, torch_named, unrecorded_view, version_checked
 from ..autograd.recorded import RecordedArray
 from ..autograd.saved_attributes import NotSaved, checked_argument, held_tensor, unreleased
 from ..autograd.selected import selected_gradient
@@ -381,8 +381,8 @@ class AdvancedIndex(Node):
     def backward(self, g):
         out = xp.zeros_like(g, shape=self.shape)
         xp.add.at(out, self.idx, g)  # repeated indices accumulate
-        if type(out) is RecordedArray:  # (create_graph: PyTorch's formula's node, _index_put_impl_'s)
-            show_node_as(out.t.grad_fn, "IndexPutImplBackward0")
+        if type(out) is RecordedArray:  # (create_graph: PyTorch's formula's node, _index_put_impl_'s, where the
+            shown_as(out.t, "IndexPutImplBackward0")  # gradient records one: none where ``g`` needs no gradient)
         return (out,)
 
 
