@@ -12,6 +12,8 @@ tensors); otherwise it waits and returns None. Tensors must be contiguous, excep
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor
@@ -27,24 +29,27 @@ def _member(group: ProcessGroup | None, op: str) -> ProcessGroup | None:
     return pg if pg.comm is not None else None
 
 
+def _invalid_root(op: str, given: str, root: int, size: int) -> Exception:
+    """PyTorch's gloo error for a collective's root outside the group."""
+    return RuntimeError(f"ProcessGroupGloo::{_GLOO_NAMES.get(op, op)}: invalid root rank: {root} ({op}: "
+                        f"{given}={root} is out of range for a group of {size})")
+
+
 def _root(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, op: str,
-          out_of_range: type[Exception] = RuntimeError) -> int:
+          out_of_range: Callable[[str, str, int, int], Exception] = _invalid_root) -> int:
     """The root as a rank within ``pg``, from a global rank or a group rank (exactly one of them).
 
     A root outside the group's ranks is PyTorch's gloo RuntimeError ("invalid root rank") where PyTorch passes it
     on unchecked (a group rank; a global rank of the default group, whose numbering is the group's), and its
     ValueError where PyTorch's translation of a global rank into a subgroup's refuses it. Point-to-point messages
-    pass ``out_of_range=ValueError``: PyTorch's gloo waits forever on a send to a rank that does not exist, so
-    there is no error type of its to match, and ember keeps its argument error."""
+    pass their own ``out_of_range(op, argument name, rank, group size)``: PyTorch's gloo fails them otherwise."""
     if (rank is None) == (group_rank is None):
         raise ValueError(f"{op}: give exactly one of {what}= (global rank) and group_{what}= (rank in the group)")
     if rank is not None and (rank in pg.ranks or pg is not _group.WORLD):
         return pg.group_rank(rank, what, op)
     root = rank if rank is not None else group_rank
     if not 0 <= root < pg.size():
-        raise out_of_range(f"ProcessGroupGloo::{_GLOO_NAMES.get(op, op)}: invalid root rank: {root} ({op}: "
-                           f"{what if rank is not None else 'group_' + what}={root} is out of range for a group "
-                           f"of {pg.size()})")
+        raise out_of_range(op, what if rank is not None else "group_" + what, root, pg.size())
     return root
 
 
