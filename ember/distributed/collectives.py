@@ -169,6 +169,46 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
     return _finish(pg.comm.iallreduce_(agree.array, op), async_op, [tensor], copy_back)
 
 
+def all_reduce_coalesced(tensors: list[Tensor] | Tensor, op: ReduceOp = ReduceOp.SUM,
+                         group: ProcessGroup | None = None, async_op: bool = False):
+    """``all_reduce`` of every tensor of ``tensors`` (one dtype) as one operation: their elements are reduced in one
+    flat buffer and copied back. ``async_op=True`` returns a ``Future`` (PyTorch's: a future, not a Work), completed
+    with the tensors. A lone tensor is a list of one. PyTorch's FutureWarning says it will be deprecated."""
+    from .. import _warnings
+
+    _warnings.warn("`torch.distributed.all_reduce_coalesced` will be deprecated. If you must use it, please revisit "
+                   "our documentation later at https://pytorch.org/docs/main/distributed.html#collective-functions",
+                   FutureWarning)
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    if not isinstance(tensors, list) or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError("Invalid function argument. Expected parameter `tensor` of type List[torch.Tensor] but got "
+                        f"{type(tensors)} instead.")
+    for t in tensors[1:]:
+        if t.dtype != tensors[0].dtype:
+            raise ValueError(f"Invalid usage of tensors with different dtypesFound {tensors[0].dtype} and  {t.dtype}")
+    if (pg := _member(group, "all_reduce_coalesced")) is None:
+        return None
+    flat = xp.concatenate([t._data.reshape(-1) for t in tensors]) if tensors else xp.empty(0, xp.float32)
+    with Agreement(pg, "all_reduce_coalesced", op) as agree:
+        _check_op("all_reduce_coalesced", op, tensors[0] if tensors else None)
+        for i, t in enumerate(tensors):
+            check_tensor("all_reduce_coalesced", f"tensors[{i}]", t, any_strides=True)
+        agree.array = flat
+
+    def copy_back():
+        start = 0
+        for t in tensors:
+            t._data[...] = flat[start:start + t._data.size].reshape(t._data.shape)
+            start += t._data.size
+
+    work = _finish(pg.comm.iallreduce_(flat, op), True, tensors, copy_back)
+    if async_op:
+        return work.get_future()
+    work.wait()
+    return None
+
+
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
               group_src: int | None = None) -> Work | None:
     """Copy ``tensor`` of rank ``src`` into ``tensor`` on every rank (any strides)."""
