@@ -89,6 +89,16 @@ def _names_in(module) -> list[str]:
 
 # PyTorch features ember leaves out on purpose, and why (docs/api.md, "Out of scope").
 OUT_OF_SCOPE = {
+    "torch.distributed.TCPStore": "a key-value store served over a TCP port by one process to the others, which is "
+                                  "how PyTorch's ranks find one another; ember's ranks find one another through MPI "
+                                  "(start them with python -m ember.distributed.run, or mpiexec) and share no "
+                                  "store: call init_process_group() without store=, and exchange values with "
+                                  "broadcast_object_list/all_gather_object, or use HashStore within one process",
+    "torch.distributed.FileStore": "a key-value store in a file that the ranks lock and share, which is how "
+                                   "PyTorch's ranks can find one another; ember's ranks find one another through MPI "
+                                   "and share no store: call init_process_group() without store= (or "
+                                   "init_method='file://...'), and exchange values with broadcast_object_list/"
+                                   "all_gather_object, or use HashStore within one process",
     "torch._scaled_mm": "its float8 operands are dtypes ember names but does not hold (NumPy has no float8 "
                         "arithmetic); multiply in bfloat16 or float32 instead",
     "torch.nested": "nested (ragged) tensors are a tensor kind of their own, with their own kernels for each op; "

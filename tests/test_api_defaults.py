@@ -30,6 +30,7 @@ DIFFERENT = {
     ("serialization", "save", "pickle_module"),  # ember's format does not pickle
     ("distributed", "init_process_group", "timeout"),  # PyTorch's None means its backend's default
     ("distributed", "all_reduce", "op"), ("distributed", "reduce", "op"),  # ReduceOp.SUM, ember's enum
+    ("distributed", "all_reduce_coalesced", "op"),
     ("distributed", "reduce_scatter", "op"), ("distributed", "reduce_scatter_tensor", "op"),
     ("distributed", "reduce_scatter_single", "op"),
     ("", "compile", "backend"),  # ember compiles its own way: the name of PyTorch's backend

@@ -3,6 +3,7 @@ definition; tests/test_on_ranks.py runs them under the launcher, here under plai
 the errors that need no ranks (before init, nccl, no mpi4py)."""
 
 import os
+import re
 import subprocess
 import sys
 from datetime import timedelta
@@ -159,3 +160,68 @@ def test_backend_names_and_default_backend_for_device_as_pytorch():
     for m in (dist, tdist):
         with pytest.raises(ValueError):
             m.get_default_backend_for_device("meta")
+
+
+
+# A message to or from a rank the group does not have, in PyTorch's API (m: torch or ember, d: its distributed):
+# each case prints its error's type, whether it is a DistError, the rank asked for and the first line of the message.
+_NO_SUCH_PEER = """
+import sys, datetime
+m = __import__(sys.argv[1]); d = __import__(sys.argv[1] + '.distributed', fromlist=['x'])
+if sys.argv[1] == 'torch':
+    W = 2
+    d.init_process_group('gloo', init_method='tcp://127.0.0.1:' + sys.argv[3], rank=int(sys.argv[2]), world_size=W,
+                         timeout=datetime.timedelta(seconds=1))
+else:
+    d.init_process_group('gloo'); W = 1
+cases = [('send', 'dst', W), ('recv', 'src', -1), ('isend', 'group_dst', W + 3), ('irecv', 'src', W)]
+if sys.argv[1] == 'torch':
+    cases = cases[int(sys.argv[4]):int(sys.argv[4]) + 1]  # (PyTorch's process crashes after the first)
+for name, arg, peer in cases:
+    try:
+        work = getattr(d, name)(m.zeros(2), **{arg: peer})
+        work.wait() if hasattr(work, 'wait') else None
+        print('NONE', name, flush=True)
+    except Exception as e:
+        print('\t'.join(['ERR', name, str(peer), type(e).__name__, str(isinstance(e, d.DistError)),
+                         str(e).splitlines()[0]]), flush=True)
+"""
+
+
+def _errors(stdout: str) -> list[list[str]]:
+    return [line.split("\t")[1:] for line in stdout.splitlines() if line.startswith("ERR")]
+
+
+@needs_mpi
+def test_message_to_a_rank_that_does_not_exist_is_pytorchs_store_error():
+    """PyTorch's gloo looks the peer's address up in the store and raises DistStoreError ("wait timeout after
+    1000ms, keys: .../<rank>") once the store's timeout passes; ember raises that type with those words at once (a
+    rank outside the group never comes). PyTorch runs on 2 ranks, one case per job (its processes crash after the
+    error), ember in one process."""
+    import socket
+
+    ours = run([sys.executable, "-c", _NO_SUCH_PEER, "ember"])
+    mine = _errors(ours.stdout)
+    jobs = []
+    for case in (0, 3):  # (started together: PyTorch's start-up is most of the time)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = str(s.getsockname()[1])
+        jobs.append([subprocess.Popen([sys.executable, "-c", _NO_SUCH_PEER, "torch", str(r), port, str(case)],
+                                      cwd=ROOT, stdout=subprocess.PIPE if r == 0 else subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, text=True) for r in range(2)])
+    theirs = []
+    try:
+        for job in jobs:
+            theirs += _errors(job[0].communicate(timeout=90)[0])
+    finally:
+        for p in (p for job in jobs for p in job):
+            p.kill()
+            p.wait()
+    assert len(mine) == 4 and len(theirs) == 2, (ours.stdout + ours.stderr, theirs)
+    theirs = dict(zip(("send", "irecv"), theirs))
+    for name, peer, kind, is_dist, message in mine:
+        t_name, t_peer, t_kind, t_dist, t_message = theirs.get(name, theirs["send"])
+        assert (kind, is_dist) == (t_kind, t_dist) == ("DistStoreError", "True"), (mine, theirs)
+        for words, rank in ((message, peer), (t_message, t_peer)):
+            assert "wait timeout" in words and re.search(rf"keys: \S*/{re.escape(rank)}\b", words), words

@@ -40,8 +40,10 @@ FAMILIES = {  # file: the world sizes it runs at
     "rank_dtensor_vs_torch.py": (2,),
     "rank_fsdp.py": (2,),
 }
-JOB_TIMEOUT_S = 300  # the launcher's --timeout for one job (every family of one world size; the 2-rank job ran past 240 s
-# at load 7 once the PyTorch-comparison families of errors and batch_isend_irecv joined it)
+JOB_TIMEOUT_S = 300  # the launcher's --timeout for one job (every family of one world size). Measured: the 2-rank job
+# took 106 s at load 15-17 (the 3-rank one 190 s), and 266 s at load 12-14 with other jobs of higher priority beside
+# it, where a 3-rank job passed 300 s; a rank stuck in a collective fails it after RANK_TIMEOUT_S (60 s) anyway, so
+# this deadline stops only a job stuck elsewhere, within 5 minutes
 _runs: dict = {}
 
 

@@ -22,6 +22,7 @@ from .collectives import (
     all_gather_into_tensor,
     all_gather_single,
     all_reduce,
+    all_reduce_coalesced,
     all_to_all,
     all_to_all_single,
     barrier,
@@ -35,13 +36,16 @@ from .collectives import (
 )
 from .comm import Work
 from .consistency import collective_checks_enabled, set_collective_checks
+from .debug_level import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
 from .device_mesh import DeviceMesh, init_device_mesh
 from .object_collectives import (
     all_gather_object,
     broadcast_object_list,
     gather_object,
     monitored_barrier,
+    recv_object_list,
     scatter_object_list,
+    send_object_list,
 )
 from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .process_group import (
@@ -72,7 +76,7 @@ from .process_group import (
 )
 from .reduce_op import ReduceOp
 from .reduce_op import reduce_op as reduce_op  # (PyTorch's deprecated spelling)
-from .store import DistError, DistStoreError, HashStore
+from .store import DistError, DistStoreError, HashStore, PrefixStore
 
 __all__ = [
     "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor", "all_gather_object",
@@ -87,6 +91,8 @@ __all__ = [
     "Backend", "get_default_backend_for_device", "new_subgroups", "new_subgroups_by_enumeration", "DeviceMesh",
     "init_device_mesh", "all_to_all_single", "DistError", "DistStoreError", "HashStore", "all_gather_single",
     "reduce_scatter_single", "get_node_local_rank", "P2POp", "batch_isend_irecv", "get_group_rank",
+    "send_object_list", "recv_object_list", "all_reduce_coalesced", "DebugLevel", "get_debug_level",
+    "set_debug_level", "set_debug_level_from_env", "PrefixStore",
 ]
 
 

@@ -133,13 +133,16 @@ class _GatherFn(Function):
 class _ReduceScatterFn(Function):
     @staticmethod
     def forward(ctx, x, op, dim, pg):
-        if op is not ReduceOp.SUM:
-            raise ValueError(f"reduce_scatter_single_autograd: only 'sum' is differentiable, got {op.name.lower()}")
-        ctx.dim, ctx.pg = dim, pg
+        # Any op reduces forward (AVG of integers refused by the collective, as PyTorch's); only the backward of a
+        # sum is defined, and asking for another's is PyTorch's RuntimeError then.
+        ctx.op, ctx.dim, ctx.pg = op, dim, pg
         return Tensor._make(_reduce_scatter(x._data, op, dim, pg))
 
     @staticmethod
     def backward(ctx, grad):
+        if ctx.op is not ReduceOp.SUM:
+            raise RuntimeError(f"reduce_scatter_tensor backward only supports 'sum' reduction, got "
+                               f"'{ctx.op.name.lower()}'")
         return Tensor._make(_gather(grad._data, ctx.dim, ctx.pg)), None, None, None
 
 
@@ -163,7 +166,8 @@ def all_gather_single_autograd(self: Tensor, gather_dim: int, group, tag: str = 
 
 @named_call
 def reduce_scatter_single_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = "") -> Tensor:
-    """``reduce_scatter_single`` ("sum" only) whose gradient is the all-gather of the incoming gradient."""
+    """``reduce_scatter_single`` whose gradient is the all-gather of the incoming gradient (of a "sum" only: the
+    backward of another op is PyTorch's RuntimeError)."""
     return _ReduceScatterFn.apply(self, _op(reduceOp), scatter_dim, _group(group))
 
 

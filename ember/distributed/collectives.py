@@ -12,6 +12,8 @@ tensors); otherwise it waits and returns None. Tensors must be contiguous, excep
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor
@@ -27,24 +29,27 @@ def _member(group: ProcessGroup | None, op: str) -> ProcessGroup | None:
     return pg if pg.comm is not None else None
 
 
+def _invalid_root(op: str, given: str, root: int, size: int) -> Exception:
+    """PyTorch's gloo error for a collective's root outside the group."""
+    return RuntimeError(f"ProcessGroupGloo::{_GLOO_NAMES.get(op, op)}: invalid root rank: {root} ({op}: "
+                        f"{given}={root} is out of range for a group of {size})")
+
+
 def _root(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, op: str,
-          out_of_range: type[Exception] = RuntimeError) -> int:
+          out_of_range: Callable[[str, str, int, int], Exception] = _invalid_root) -> int:
     """The root as a rank within ``pg``, from a global rank or a group rank (exactly one of them).
 
     A root outside the group's ranks is PyTorch's gloo RuntimeError ("invalid root rank") where PyTorch passes it
     on unchecked (a group rank; a global rank of the default group, whose numbering is the group's), and its
     ValueError where PyTorch's translation of a global rank into a subgroup's refuses it. Point-to-point messages
-    pass ``out_of_range=ValueError``: PyTorch's gloo waits forever on a send to a rank that does not exist, so
-    there is no error type of its to match, and ember keeps its argument error."""
+    pass their own ``out_of_range(op, argument name, rank, group size)``: PyTorch's gloo fails them otherwise."""
     if (rank is None) == (group_rank is None):
         raise ValueError(f"{op}: give exactly one of {what}= (global rank) and group_{what}= (rank in the group)")
     if rank is not None and (rank in pg.ranks or pg is not _group.WORLD):
         return pg.group_rank(rank, what, op)
     root = rank if rank is not None else group_rank
     if not 0 <= root < pg.size():
-        raise out_of_range(f"ProcessGroupGloo::{_GLOO_NAMES.get(op, op)}: invalid root rank: {root} ({op}: "
-                           f"{what if rank is not None else 'group_' + what}={root} is out of range for a group "
-                           f"of {pg.size()})")
+        raise out_of_range(op, what if rank is not None else "group_" + what, root, pg.size())
     return root
 
 
@@ -162,6 +167,46 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
         check_tensor("all_reduce", "tensor", tensor, any_strides=True)
         agree.array, copy_back = _staged(tensor)
     return _finish(pg.comm.iallreduce_(agree.array, op), async_op, [tensor], copy_back)
+
+
+def all_reduce_coalesced(tensors: list[Tensor] | Tensor, op: ReduceOp = ReduceOp.SUM,
+                         group: ProcessGroup | None = None, async_op: bool = False):
+    """``all_reduce`` of every tensor of ``tensors`` (one dtype) as one operation: their elements are reduced in one
+    flat buffer and copied back. ``async_op=True`` returns a ``Future`` (PyTorch's: a future, not a Work), completed
+    with the tensors. A lone tensor is a list of one. PyTorch's FutureWarning says it will be deprecated."""
+    from .. import _warnings
+
+    _warnings.warn("`torch.distributed.all_reduce_coalesced` will be deprecated. If you must use it, please revisit "
+                   "our documentation later at https://pytorch.org/docs/main/distributed.html#collective-functions",
+                   FutureWarning)
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    if not isinstance(tensors, list) or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError("Invalid function argument. Expected parameter `tensor` of type List[torch.Tensor] but got "
+                        f"{type(tensors)} instead.")
+    for t in tensors[1:]:
+        if t.dtype != tensors[0].dtype:
+            raise ValueError(f"Invalid usage of tensors with different dtypesFound {tensors[0].dtype} and  {t.dtype}")
+    if (pg := _member(group, "all_reduce_coalesced")) is None:
+        return None
+    flat = xp.concatenate([t._data.reshape(-1) for t in tensors]) if tensors else xp.empty(0, xp.float32)
+    with Agreement(pg, "all_reduce_coalesced", op) as agree:
+        _check_op("all_reduce_coalesced", op, tensors[0] if tensors else None)
+        for i, t in enumerate(tensors):
+            check_tensor("all_reduce_coalesced", f"tensors[{i}]", t, any_strides=True)
+        agree.array = flat
+
+    def copy_back():
+        start = 0
+        for t in tensors:
+            t._data[...] = flat[start:start + t._data.size].reshape(t._data.shape)
+            start += t._data.size
+
+    work = _finish(pg.comm.iallreduce_(flat, op), True, tensors, copy_back)
+    if async_op:
+        return work.get_future()
+    work.wait()
+    return None
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,

@@ -64,6 +64,17 @@ _SPIN_S = 0.05
 # blocking waits yield every 1000 polls (MPIR_CVAR_POLLS_BEFORE_YIELD); fewer polls between
 # yields keep ranks oversubscribed on a core (more ranks than cores) moving.
 _POLLS_PER_YIELD = 32
+# The longest sleep between polls past the spin: 1 ms while the wait is young, 5 ms once it has lasted 100 ms (a
+# late rank): 5 ms more on a wait that long is at most 5 %, and a rank waiting seconds for a slower one then costs
+# about half the CPU per second waited (3 ranks, one sleeping 3 s before its all-reduce: 14-16 -> 8-10 ms per second
+# for the waiting thread, most of the rest the looks at the other ranks below). A shorter spin was tried and not
+# kept: with the machine loaded, a 1-element all-reduce of 2 ranks waited longer (a rank that sleeps between polls
+# is slow to run again once its peer answers), and yielding every 32 polls already gives the core to a rank that
+# shares it (3 ranks on one core: the two waiting ones used about 1 ms of CPU per step of the third, which computed
+# 10 ms).
+_PAUSE_S = 1e-3
+_LONG_WAIT_S = 0.1
+_LONG_PAUSE_S = 5e-3
 
 # How often a wait past its first moments looks whether a rank of the group has finished its script without joining
 # the operation (the launcher's records, watchdog.finished_without): it will never join, and the wait fails then,
@@ -295,6 +306,7 @@ class Work:
         test = self._test
         now = time.monotonic()
         spin_until, deadline = now + _SPIN_S, now + limit
+        long_from = now + _LONG_WAIT_S
         while now < spin_until:  # poll flat out, now and then letting another process on this core run
             for _ in range(_POLLS_PER_YIELD):
                 if test():
@@ -332,7 +344,8 @@ class Work:
                     "long, raise init_process_group(timeout=...)."
                 )
             time.sleep(pause)
-            pause = min(pause * 2 + 5e-5, 1e-3)  # then back off to 1 ms polls, leaving the core to others
+            # then back off to 1 ms polls, leaving the core to others, and to 5 ms ones once the wait is long
+            pause = min(pause * 2 + 5e-5, _PAUSE_S if now < long_from else _LONG_PAUSE_S)
 
     def _complete(self) -> None:
         self._done = True

@@ -29,7 +29,7 @@ _MAX_DIMS = 32
 _HEADER = 6  # ok, collective, op, root, dtype, ndim; then the shape, padded with -1
 _KINDS = ("all_reduce", "broadcast", "all_gather", "all_gather_single", "reduce", "reduce_scatter",
           "reduce_scatter_single", "gather", "scatter", "all_to_all", "barrier",
-          "all_to_all_single")
+          "all_to_all_single", "all_reduce_coalesced")
 _OPS = tuple(ReduceOp)
 _CODED_DTYPES = (*ALL_DTYPES, bfloat16)
 _DTYPE_CODES = {d.name: i for i, d in enumerate(_CODED_DTYPES)}  # by name: bfloat16's array type loads lazily

@@ -1,5 +1,6 @@
 """Collectives on Python objects (``broadcast_object_list``, ``all_gather_object``, ``gather_object``,
-``scatter_object_list``) and ``monitored_barrier``, as in ``torch.distributed``.
+``scatter_object_list``), their point-to-point pair (``send_object_list``/``recv_object_list``) and
+``monitored_barrier``, as in ``torch.distributed``.
 
 Objects travel as bytes: each is encoded with :mod:`pickle` into a ``uint8`` tensor, the byte counts are exchanged
 first, and the payloads (padded to the longest) go through the tensor collectives of ``collectives.py`` — so the
@@ -184,3 +185,52 @@ def monitored_barrier(group: ProcessGroup | None = None, timeout: timedelta | fl
         raise RuntimeError(f"monitored_barrier: rank {missing[0]} failed to pass monitored_barrier within {limit:g} s")
     for r in range(1, pg.size()):
         p2p.isend(token, group=pg, group_dst=r, tag=_MONITORED_BARRIER_TAG).wait(limit)
+
+
+def _one_peer(rank: int | None, group_rank: int | None) -> None:
+    """PyTorch's ValueErrors for a peer given twice or not at all (a receive from any rank is not offered)."""
+    if rank is not None and group_rank is not None:
+        raise ValueError("Can't specify both group_rank and global_rank")
+    if rank is None and group_rank is None:
+        raise ValueError("Must specify global_rank or group_rank")
+
+
+@named_call
+def send_object_list(object_list: list, dst: int | None = None, group: ProcessGroup | None = None, device=None,
+                     group_dst: int | None = None, use_batch: bool = False) -> None:
+    """Send the objects of ``object_list`` to rank ``dst``, whose ``recv_object_list`` takes them: as PyTorch's, two
+    messages, the objects' byte counts (an int64 tensor, one per object) and then their bytes. ``device`` and
+    ``use_batch`` change nothing on the CPU (PyTorch's choose where the bytes are staged and how they are sent)."""
+    _one_peer(dst, group_dst)
+    pg = collectives._member(group, "send_object_list")
+    if pg is None:
+        return
+    payloads = [_encode(obj) for obj in object_list]
+    sizes = from_numpy(xp.array([p.size for p in payloads], dtype=xp.int64))
+    peer = {"group_dst": group_dst} if group_dst is not None else {"dst": dst}
+    p2p.send(sizes, group=group, **peer)
+    p2p.send(from_numpy(xp.concatenate(payloads) if payloads else xp.empty(0, xp.uint8)), group=group, **peer)
+
+
+@named_call
+def recv_object_list(object_list: list, src: int | None = None, group: ProcessGroup | None = None, device=None,
+                     group_src: int | None = None, use_batch: bool = False) -> int:
+    """Fill ``object_list`` (one slot per object sent) with the objects rank ``src`` sent with ``send_object_list``
+    (exactly one of ``src``, a global rank, and ``group_src``, as PyTorch's); return the sender's rank (-1 on a rank
+    outside ``group``)."""
+    _one_peer(src, group_src)
+    pg = collectives._member(group, "recv_object_list")
+    if pg is None:
+        return -1
+    sizes = from_numpy(xp.zeros(len(object_list), dtype=xp.int64))
+    peer = {"group_src": group_src} if group_src is not None else {"src": src}
+    sender = p2p.recv(sizes, group=group, **peer)
+    counts = [int(n) for n in sizes._data]
+    payload = from_numpy(xp.zeros(sum(counts), dtype=xp.uint8))
+    if p2p.recv(payload, group=group, src=sender) != sender:  # (cannot happen: a message from that rank only)
+        raise AssertionError("Mismatch in return ranks for object sizes and objects.")
+    start = 0
+    for i, n in enumerate(counts):
+        object_list[i] = _decode(payload._data[start:start + n], n)
+        start += n
+    return sender

@@ -12,6 +12,16 @@ from .collectives import _member, _root
 from .comm import Work
 from .consistency import check_tensor
 from .process_group import ProcessGroup, get_global_rank, get_group_rank, resolve
+from .store import DistStoreError
+
+
+def _no_such_peer(op: str, given: str, peer: int, size: int) -> DistStoreError:
+    """A message to or from a rank the group does not have: PyTorch's gloo looks that rank's address up in the
+    store, waits for it until the store's timeout and raises DistStoreError ("wait timeout after ... ms, keys:
+    .../<rank>"; the process crashes soon after). No rank will ever publish it: ember raises that error at once."""
+    return DistStoreError(f"{op}: wait timeout: {given}={peer} is not a rank of the group (of {size}), so its "
+                          f"address never comes (keys: .../{peer}); PyTorch's gloo raises this after the store's "
+                          "timeout, ember at once")
 
 
 def _peer(op: str, tensor: Tensor, group: ProcessGroup | None, rank: int | None, group_rank: int | None,
@@ -20,7 +30,7 @@ def _peer(op: str, tensor: Tensor, group: ProcessGroup | None, rank: int | None,
     if pg is None:
         return None, -1
     check_tensor(op, "tensor", tensor)
-    peer = _root(pg, rank, group_rank, what, op, out_of_range=ValueError)
+    peer = _root(pg, rank, group_rank, what, op, out_of_range=_no_such_peer)
     if peer == pg.rank():
         role = "destination" if what == "dst" else "source"
         raise ValueError(f"Invalid {role} rank: {role} rank should not be the same as the rank of the current "

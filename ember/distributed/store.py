@@ -1,8 +1,12 @@
-"""``torch.distributed.HashStore``: PyTorch's key-value store held in this process's memory.
+"""``torch.distributed.HashStore``: PyTorch's key-value store held in this process's memory, and ``PrefixStore``,
+which keeps its keys under a prefix in another store.
 
 PyTorch's stores are how ranks find one another (``init_process_group(store=...)``); ember's ranks find one
 another through MPI and take ``store=`` only for compatibility, so the one store here is the in-process one
-that single-process programs and tests build (``HashStore()``, ``world_size=1``). Its values are bytes; a
+that single-process programs and tests build (``HashStore()``, ``world_size=1``), with the ``PrefixStore`` that
+libraries wrap around a store to give each user its own keys. PyTorch's stores shared between processes
+(``TCPStore``, a server on a TCP port; ``FileStore``, a locked file) are not ember's: its ranks share nothing but
+MPI. Its values are bytes; a
 ``get`` or ``wait`` for a key no thread has set waits up to the store's timeout (five minutes by default, as
 PyTorch's), then raises ``DistStoreError``. Threads of the process may share one store.
 """
@@ -15,7 +19,7 @@ import time
 from collections.abc import Sequence
 from datetime import timedelta
 
-__all__ = ["DistError", "DistStoreError", "HashStore"]
+__all__ = ["DistError", "DistStoreError", "HashStore", "PrefixStore"]
 
 
 class DistError(RuntimeError):
@@ -128,3 +132,54 @@ class HashStore:
     def num_keys(self) -> int:
         with self._changed:
             return len(self._values)
+
+
+class PrefixStore:
+    """``torch.distributed.PrefixStore(prefix, store)``: ``store`` (a HashStore or another PrefixStore), each key
+    read and written as ``"<prefix>/<key>"``; ``num_keys`` counts the whole underlying store's, as PyTorch's."""
+
+    def __init__(self, prefix: str, store: HashStore | PrefixStore) -> None:
+        if not isinstance(prefix, str) or not isinstance(store, (HashStore, PrefixStore)):
+            raise TypeError("__init__(): incompatible constructor arguments. The following argument types are "
+                            "supported: PrefixStore(prefix: str, store: Store); invoked with: "
+                            f"{type(prefix).__name__}, {type(store).__name__}")
+        self._prefix = prefix
+        self._store = store
+
+    def _key(self, key: str) -> str:
+        return f"{self._prefix}/{key}"
+
+    @property
+    def underlying_store(self) -> HashStore | PrefixStore:
+        return self._store
+
+    @property
+    def timeout(self) -> timedelta:
+        return self._store.timeout
+
+    def set_timeout(self, timeout: timedelta) -> None:
+        self._store.set_timeout(timeout)
+
+    def set(self, key: str, value: str | bytes) -> None:
+        self._store.set(self._key(key), value)
+
+    def get(self, key: str) -> bytes:
+        return self._store.get(self._key(key))
+
+    def add(self, key: str, amount: int) -> int:
+        return self._store.add(self._key(key), amount)
+
+    def compare_set(self, key: str, expected_value: str | bytes, desired_value: str | bytes) -> bytes:
+        return self._store.compare_set(self._key(key), expected_value, desired_value)
+
+    def check(self, keys: Sequence[str]) -> bool:
+        return self._store.check([self._key(k) for k in keys])
+
+    def wait(self, keys: Sequence[str], timeout: timedelta | None = None) -> None:
+        self._store.wait([self._key(k) for k in keys], timeout)
+
+    def delete_key(self, key: str) -> bool:
+        return self._store.delete_key(self._key(key))
+
+    def num_keys(self) -> int:
+        return self._store.num_keys()

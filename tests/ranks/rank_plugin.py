@@ -44,11 +44,6 @@ import pytest
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "min_world(n): run only in a job of at least n ranks (else skipped)")
-    # Two or three ranks share a two-core machine with the pytest that launched them (and, in CI, nothing else
-    # idle): a rank the scheduler leaves waiting makes the others wait for it at every step, and DDP's straggler
-    # warning then says so, rightly. It is not what these tests test (tests/test_distributed_straggler.py does),
-    # so it does not fail them.
-    config.addinivalue_line("filterwarnings", r"ignore:DistributedDataParallel. rank \d+ is a straggler:RuntimeWarning")
 
 
 def join_torch_gloo(process_group) -> None:
