@@ -24,7 +24,7 @@ from .._arg_aliases import NotATensorError
 from .._backend import QUIET, quiet_call, quiet_exit, quiet_run, quiet_set, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
-from .._meta import iterator_layout, meta_results, size_one_strides
+from .._meta import is_meta, iterator_layout, meta_results, size_one_strides
 from .._meta import made as _meta_made
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
@@ -1156,10 +1156,11 @@ def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     node's result where it records nothing: under ``no_grad``, or in grad mode of a tensor that needs no gradient.
     The same fields, without the node, the inputs' loop and the call of the node's forward (attention's head split
     and merge, 9-12 views per layer, pay these). None, calling nothing, where ``apply`` does more: a gradient to
-    record, a tensor subclass (a DTensor, a Parameter), forward AD, meta tensors, or a view of a view in grad mode
+    record, a tensor subclass (a DTensor, a Parameter), forward AD, a meta tensor, or a view of a view in grad mode
     whose label ``apply`` has not worked out yet."""
     enabled = _GradState.enabled
-    if enabled and src._requires_grad or src.__class__ is not Tensor or _dual_level is not None or _meta_made[0]:
+    if (enabled and src._requires_grad or src.__class__ is not Tensor or _dual_level is not None
+            or _meta_made[0] and is_meta(src._data)):  # (a meta tensor's view records PyTorch's strides: apply)
         return None
     base = src._base
     label = None
