@@ -416,7 +416,12 @@ def test_declined_states(monkeypatch):
                 ember.ones(2, dtype=ember.float16, requires_grad=True), ember.ones(2, dtype=ember.int64)):
         assert apply_one(U.Neg, bad) is None and apply_one(U.Tanh, bad) is None
     monkeypatch.setattr(graph, "_meta_made", [True])
-    assert apply_same(E.Add, operator.add, x, y) is None and apply_one(U.Neg, x) is None
+    m = ember.ones(2, 2, device="meta", requires_grad=True)
+    assert apply_same(E.Add, operator.add, m, y) is None and apply_one(U.Neg, m) is None
+    assert apply_same(E.Add, operator.add, x, m) is None
+    # (a meta tensor made: the ordinary tensors keep the path, as a model built on the meta device then trained)
+    assert apply_same(E.Add, operator.add, x, y) is not None and apply_one(U.Neg, x) is not None
+    assert (m + y).grad_fn is not None and (m + y).is_meta and (-m).is_meta
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 64])
