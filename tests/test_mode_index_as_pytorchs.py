@@ -8,6 +8,9 @@ import pytest
 import torch
 
 import ember
+from ember._kernels import mode as compiled_mode
+from ember._kernels.policy import policy
+from ember.ops import statistics
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "int16"])
@@ -49,3 +52,63 @@ def test_rows_with_nan_beyond_sixteen():
     ev, ei = ember.tensor(a).mode(1)
     assert ei.tolist() == ti.tolist()
     np.testing.assert_array_equal(ev.numpy(), tv.numpy())
+
+
+def _grid():
+    """Rows of 1 to 1000 elements, one value to many (ties everywhere), in every dtype mode accepts; the float rows
+    with NaN, +-inf and -0.0 among them."""
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 16, 17, 18, 33, 100, 257, 1000):
+        for levels in (1, 2, 3, 40):
+            for dtype in ("float64", "float32", "int64", "int32", "int16", "int8", "uint8", "bool"):
+                a = rng.integers(0, levels, size=(5, n)).astype(dtype)
+                if a.dtype.kind == "f":
+                    for value, share in ((np.nan, 0.1), (np.inf, 0.05), (-np.inf, 0.05), (-0.0, 0.05)):
+                        a[rng.random(a.shape) < share] = value
+                yield a
+
+
+@pytest.mark.skipif(not policy.use_compiled(), reason="numba is not installed (or EMBER_KERNELS=numpy)")
+def test_compiled_sort_is_the_reference():
+    """The compiled kernel (ember._kernels.mode) gives the Python reference's index on every row, and both give
+    PyTorch's."""
+    for a in _grid():
+        wide = np.ascontiguousarray(a, dtype=np.float64 if a.dtype.kind == "f" else np.int64)
+        out = np.full(len(a), -1, np.int64)
+        compiled_mode.mode_indices(wide, np.arange(len(a)), out)
+        reference = [statistics._mode_index(row.tolist()) for row in wide]
+        assert out.tolist() == reference, (a.dtype, a.shape)
+        assert torch.from_numpy(a).mode(1).indices.tolist() == reference, (a.dtype, a.shape)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_either_path_is_pytorchs(compiled):
+    """mode itself on either path (the compiled kernel from any size here), in every dtype, along both dims."""
+    if compiled and not policy.use_compiled():
+        pytest.skip("numba is not installed (or EMBER_KERNELS=numpy)")
+    with policy.override(compiled=compiled, min_compiled_elements=0):
+        for a in _grid():
+            for dim in (0, 1):
+                tv, ti = torch.from_numpy(a).mode(dim)
+                ev, ei = ember.tensor(a).mode(dim)
+                assert ei.tolist() == ti.tolist(), (a.dtype, a.shape, dim)
+                np.testing.assert_array_equal(ev.numpy(), tv.numpy())
+    for half in ("float16", "bfloat16"):
+        a = np.random.default_rng(5).integers(0, 4, size=(3, 60)).astype(np.float32)
+        a[0, 7] = np.nan
+        t = torch.from_numpy(a).to(getattr(torch, half))
+        e = ember.tensor(a).to(getattr(ember, half))
+        with policy.override(compiled=compiled, min_compiled_elements=0):
+            assert e.mode(1).indices.tolist() == t.mode(1).indices.tolist()
+
+
+def test_complex_is_refused_as_pytorch():
+    """PyTorch's mode has no complex kernel (beyond 16 elements ember's sort raised TypeError, below it answered)."""
+    for n in (5, 30):
+        with pytest.raises(NotImplementedError) as expected:
+            torch.zeros(2, n, dtype=torch.complex64).mode()
+        with pytest.raises(NotImplementedError) as got:
+            ember.zeros(2, n, dtype=ember.complex64).mode()
+        assert str(got.value) == str(expected.value)
+    assert ember.zeros(0, 3, dtype=ember.complex128).mode(1).values.shape == (0,)
+    assert ember.zeros((), dtype=ember.complex64).mode().indices.item() == 0

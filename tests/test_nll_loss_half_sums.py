@@ -3,6 +3,7 @@ losses summed in the half type itself, in a cascade of partial sums (each operat
 a mean likewise, and the gradient ``-(g / total weight)`` then times the class weight, each rounded: the bits of a
 reduced loss and its gradient are PyTorch's, where a float32 sum rounded once differs by an ulp or more."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 import torch
@@ -100,3 +101,54 @@ def test_saved_total_weight_as_pytorch(dtype, reduction):
         total = out.grad_fn._saved_total_weight
         results.append((str(total.dtype).split(".")[1], total.float().item()))
     assert results[1] == results[0]
+
+
+def _ignored_patterns(n: int, rng):
+    """None ignored, some at random, every flush index of level 0 (multiples of 16: one run through the level), of
+    level 1 (multiples of 256) and some of level 2, and all but the flush indices."""
+    rows = np.arange(n)
+    return [np.zeros(n, bool), rng.random(n) < 0.2, rows % 16 == 0, rows % 256 == 0,
+            (rows % 4096 == 0) | (rows % 112 == 0), rows % 16 != 0]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_the_cascade_a_level_at_a_time_is_the_loops(dtype):
+    """The cascade summed a level at a time (groups between flushes at once, long runs a value at a time) gives
+    the row-at-a-time loop's bits: losses (subtracted) and weights (added), with NaN, +-inf, overflow and -0."""
+    from ember.nn._ops import classification as C
+
+    half = np.dtype(np.float16) if dtype == "float16" else np.dtype(ml_dtypes.bfloat16)
+    rng = np.random.default_rng(7)
+    for n in (256, 257, 4097, 70000):
+        for ignored in _ignored_patterns(n, rng):
+            for special in ("plain", "nonfinite", "overflow"):
+                v = rng.standard_normal(n).astype(np.float32)
+                if special == "nonfinite":
+                    v[rng.random(n) < 0.01], v[rng.random(n) < 0.01], v[rng.random(n) < 0.01] = np.nan, np.inf, -np.inf
+                    v[rng.random(n) < 0.05] = -0.0
+                if special == "overflow":
+                    v *= 3e4
+                with np.errstate(all="ignore"):
+                    values = v.astype(half)
+                power = max(4, (n - 1).bit_length() // C._CASCADE_LEVELS)
+                kept = np.flatnonzero(~ignored)
+                for negated in (True, False):
+                    with np.errstate(all="ignore"):
+                        got = C._cascade_levels(values[kept], kept, power, negated, half)
+                        expected = C._half_cascade_loop(values[kept], kept, power, negated, half)
+                    assert np.asarray(got).view(np.uint16) == np.asarray(expected).view(np.uint16), (n, special)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_large_batches_as_pytorch(dtype):
+    """Batches past the loop's size (levels 0 to 2 flushed), with rows ignored at flush indices: PyTorch's bits."""
+    rng = np.random.default_rng(8)
+    for n in (300, 5000, 70000):
+        x = rng.standard_normal((n, 4)).astype(np.float32) * 3
+        t = rng.integers(0, 4, n)
+        t[::256] = 1
+        for weighted in (False, True):
+            for ignored in (False, True):
+                got = _loss_and_grad(ember, x, t, x[0] + 2, dtype, "mean", ignored, weighted)
+                expected = _loss_and_grad(torch, x, t, x[0] + 2, dtype, "mean", ignored, weighted)
+                assert got[1] == expected[1] and got[0] and expected[0], (n, weighted, ignored)

@@ -416,7 +416,12 @@ def test_declined_states(monkeypatch):
                 ember.ones(2, dtype=ember.float16, requires_grad=True), ember.ones(2, dtype=ember.int64)):
         assert apply_one(U.Neg, bad) is None and apply_one(U.Tanh, bad) is None
     monkeypatch.setattr(graph, "_meta_made", [True])
-    assert apply_same(E.Add, operator.add, x, y) is None and apply_one(U.Neg, x) is None
+    m = ember.ones(2, 2, device="meta", requires_grad=True)
+    assert apply_same(E.Add, operator.add, m, y) is None and apply_one(U.Neg, m) is None
+    assert apply_same(E.Add, operator.add, x, m) is None
+    # (a meta tensor made: the ordinary tensors keep the path, as a model built on the meta device then trained)
+    assert apply_same(E.Add, operator.add, x, y) is not None and apply_one(U.Neg, x) is not None
+    assert (m + y).grad_fn is not None and (m + y).is_meta and (-m).is_meta
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 64])
@@ -828,3 +833,49 @@ def test_view_layouts_kept_are_forgotten_when_full_and_the_newest_kept(monkeypat
     x = ember.arange(24.0).reshape(2, 3, 4)[:, :, 1:3]
     assert x.view(2, 3, 2, 1).stride() == torch.arange(24.0).reshape(2, 3, 4)[:, :, 1:3].view(2, 3, 2, 1).stride()
     assert len(S._view_layouts) == 1 and ((2, 3, 2), (48, 16, 4), (2, 3, 2, 1), 4) in S._view_layouts
+
+
+def test_view_and_reshape_keep_their_fast_path_after_a_meta_tensor(monkeypatch):
+    """A program that builds its model on the meta device, then trains, keeps view's and reshape's path for plain
+    int sizes (no argument parsing; a non-contiguous tensor's layout answer kept; no node for an unrecorded view) on
+    its ordinary tensors, while a meta tensor's views still take the general path and report PyTorch's strides."""
+    from ember.ops import shape as S
+
+    made = S._meta_made  # (the flag every module imported; the fixture's fresh one is graph's alone)
+    monkeypatch.setattr(_meta, "made", made)
+    monkeypatch.setattr(graph, "_meta_made", made)
+    was = made[0]
+    try:
+        _view_fast_path_after_meta(monkeypatch, S)
+    finally:
+        made[0] = was  # (as it was before this test)
+
+
+def _view_fast_path_after_meta(monkeypatch, S):
+    monkeypatch.setattr(S, "_view_layouts", {})
+    with ember.device("meta"):
+        ember.nn.Linear(4, 6)
+    assert _meta.made[0]
+    parsed = []
+    shape_arg = S._shape_arg
+    monkeypatch.setattr(S, "_shape_arg", lambda *args: parsed.append(args) or shape_arg(*args))
+    applied = []
+    apply = S.ViewBackward0.apply.__func__
+    monkeypatch.setattr(S.ViewBackward0, "apply", classmethod(lambda cls, *a, **k: applied.append(1) or apply(cls, *a, **k)))
+    x = ember.arange(24.0).reshape(2, 3, 4)
+    with ember.no_grad():
+        v, r, p = x.view(6, 4), x.reshape(4, 6), x[:, :, 1:3].view(2, 3, 2, 1)
+    assert not parsed and not applied
+    assert ((2, 3, 2), (48, 16, 4), (2, 3, 2, 1), 4) in S._view_layouts
+    expected = torch.arange(24.0).reshape(2, 3, 4)
+    assert v.stride() == expected.view(6, 4).stride() and r.stride() == expected.reshape(4, 6).stride()
+    assert p.stride() == expected[:, :, 1:3].view(2, 3, 2, 1).stride()
+    np.testing.assert_array_equal(p.numpy(), expected[:, :, 1:3].view(2, 3, 2, 1).numpy())
+    m, tm = ember.empty(3, 4, device="meta"), torch.empty(3, 4, device="meta")
+    assert m.t().reshape(12).is_meta and m.t().reshape(12).stride() == tm.t().reshape(12).stride()
+    assert m[:, 1:3].view(3, 2, 1).stride() == tm[:, 1:3].view(3, 2, 1).stride()
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        tm.t().view(12)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        m.t().view(12)
+    assert parsed  # (the meta tensor's views: the general path)

@@ -24,7 +24,7 @@ from .._arg_aliases import NotATensorError
 from .._backend import QUIET, quiet_call, quiet_exit, quiet_run, quiet_set, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
-from .._meta import iterator_layout, meta_results, size_one_strides
+from .._meta import is_meta, iterator_layout, meta_results, size_one_strides
 from .._meta import made as _meta_made
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
@@ -952,8 +952,8 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
     shape = da.shape  # (read once: each read of an array's shape builds a new tuple; the node keeps this one)
     if (dt is not db.dtype or dt is not _F32 and dt is not _F64 or da.__class__ is not _ndarray
             or db.__class__ is not _ndarray or not shape or shape != db.shape or not da.size
-            or _dual_level is not None or _meta_made[0] or _inference_active[0]):
-        return None
+            or _dual_level is not None or _inference_active[0] or _meta_made[0] and (is_meta(da) or is_meta(db))):
+        return None  # (meta arrays: apply's meta results; others keep this path once a meta tensor exists)
     ra = a._requires_grad
     rb = b._requires_grad
     record = (ra or rb) and _GradState.enabled
@@ -1054,7 +1054,7 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
     da = x._data
     dt = da.dtype
     if (dt is not _F32 and dt is not _F64 or da.__class__ is not _ndarray or not da.ndim or not da.size
-            or _dual_level is not None or _meta_made[0] or _inference_active[0]):
+            or _dual_level is not None or _inference_active[0] or _meta_made[0] and is_meta(da)):
         return None
     node = _new_object(cls)
     node.saved = ()
@@ -1140,8 +1140,8 @@ def records_nothing(*tensors: Tensor) -> bool:
     input requiring grad, and none of a DTensor's dispatch, forward AD, meta tensors, inference mode or a
     FlopCounterMode's observer. An op whose forward is a kernel call then calls it without the node (LayerNorm
     under ``no_grad``: the node, its inputs' loop and its forward's tests are half of a small LayerNorm's cost)."""
-    if (_dual_level is not None or _meta_made[0] or _inference_active[0] or _dtensor_dispatch is not None
-            or _op_observer is not None):
+    if (_dual_level is not None or _inference_active[0] or _dtensor_dispatch is not None or _op_observer is not None
+            or _meta_made[0] and any(is_meta(t._data) for t in tensors)):
         return False
     if _GradState.enabled:
         for t in tensors:
@@ -1156,10 +1156,11 @@ def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     node's result where it records nothing: under ``no_grad``, or in grad mode of a tensor that needs no gradient.
     The same fields, without the node, the inputs' loop and the call of the node's forward (attention's head split
     and merge, 9-12 views per layer, pay these). None, calling nothing, where ``apply`` does more: a gradient to
-    record, a tensor subclass (a DTensor, a Parameter), forward AD, meta tensors, or a view of a view in grad mode
+    record, a tensor subclass (a DTensor, a Parameter), forward AD, a meta tensor, or a view of a view in grad mode
     whose label ``apply`` has not worked out yet."""
     enabled = _GradState.enabled
-    if enabled and src._requires_grad or src.__class__ is not Tensor or _dual_level is not None or _meta_made[0]:
+    if (enabled and src._requires_grad or src.__class__ is not Tensor or _dual_level is not None
+            or _meta_made[0] and is_meta(src._data)):  # (a meta tensor's view records PyTorch's strides: apply)
         return None
     base = src._base
     label = None

@@ -425,13 +425,14 @@ class Sub(Node):
     def forward(self, a, b, alpha=1):
         if alpha != 1:
             self.alpha = alpha
-            # (complex: PyTorch's a + (-alpha) * b; tested inline, as this is real subtraction's path with alpha)
-            if (a.dtype.kind == "c" if a.__class__ is xp.ndarray else _is_complex(a)) or \
-                    (b.dtype.kind == "c" if b.__class__ is xp.ndarray else _is_complex(b)):
-                return complex_difference(a, b, alpha)
-            return add_scaled(a, b, -alpha)
-        result = a - b  # (a scaled operand, already alpha * b: the plain difference)
-        return result if self.scaled_operand or result.dtype.kind != "c" else complex_difference(a, b)
+            # (complex: PyTorch's a + (-alpha) * b)
+            return complex_difference(a, b, alpha) if _complex_operands(a, b) else add_scaled(a, b, -alpha)
+        # (a scaled operand, already alpha * b: the plain difference; a is an array, b an array or a number: the
+        # test inline, as this is real subtraction's path, the complex difference computed alone)
+        if self.scaled_operand or a.dtype.kind != "c" and (b.dtype.kind != "c" if b.__class__ is xp.ndarray
+                                                           else not _is_complex(b)):
+            return a - b
+        return complex_difference(a, b)
 
     def backward(self, g):
         if not self.needs_input_grad[1]:
@@ -453,9 +454,19 @@ class _SubOfScaled(Sub):
 
 
 def _is_complex(v) -> bool:
-    """Whether ``v`` (a number, or an array other than a NumPy one: a meta tensor's) is complex."""
+    """Whether ``v`` (a number, an array or a tensor) is complex."""
+    if v.__class__ is float or v.__class__ is int:  # (the common numbers first: x - 2.0)
+        return False
+    if isinstance(v, Tensor):
+        v = v._data
     return isinstance(v, (complex, xp.complexfloating)) or getattr(v, "dtype", None) is not None and \
         v.dtype.kind == "c"
+
+
+def _complex_operands(a, b) -> bool:
+    """Whether ``a`` or ``b`` (numbers, arrays or tensors) is complex: add's and sub's result then is, computed as
+    PyTorch's kernel computes it (``complex_difference``)."""
+    return _is_complex(a) or _is_complex(b)
 
 
 def _times_minus_alpha(g, alpha):
@@ -490,11 +501,12 @@ class RsubNumber(Node):
     alpha = 1  # (as Add's)
 
     def forward(self, input, number, alpha=1):
-        if alpha == 1:
-            result = number - input
-            return result if result.dtype.kind != "c" else complex_difference(number, input)
+        if alpha == 1:  # (the complex difference computed alone: number + (-1) * input as PyTorch's kernel)
+            if input.dtype.kind != "c" and not _is_complex(number):
+                return number - input
+            return complex_difference(number, input)
         self.alpha = alpha
-        if input.dtype.kind == "c" or number.__class__ is complex or isinstance(number, xp.complexfloating):
+        if input.dtype.kind == "c" or _is_complex(number):
             return complex_difference(number, input, alpha)  # (PyTorch's number + (-alpha) * input)
         if number_in_float32(input, number):  # (half precision: PyTorch's number - alpha * input rounded once)
             return add_scaled(xp.asarray(number, dtype=input.dtype), input, -alpha)
@@ -915,13 +927,6 @@ def fused_alpha(a, b, alpha) -> bool:
         a._data.__class__ is xp.ndarray and (a._data.dtype == xp.float32 or a._data.dtype == xp.float64)
 
 
-def complex_result(a, b) -> bool:
-    """Whether ``a`` or ``b`` (tensors or numbers) is complex: sub's result then is, computed by
-    ``complex_difference``."""
-    return any(isinstance(v, Tensor) and v._data.dtype.kind == "c" or isinstance(v, (complex, xp.complexfloating))
-               for v in (a, b))
-
-
 def scaled_operand(a, b, alpha):
     """``alpha * b`` of add/sub (not fused, ``fused_alpha``): a tensor ``b`` scaled in the result's dtype, as
     PyTorch's kernel computes ``a + alpha * b`` (a bool or int8 ``b`` beside an int8 or float16 ``a`` is not made an
@@ -1002,7 +1007,7 @@ def sub(a, b, *number_first, alpha=1):
             _dtype.scalar_int(alpha)
         if a.__class__ is not Tensor:
             a = wrapped_left_number(a, b)
-        if fused_alpha(a, b, alpha) or complex_result(a, b):  # (complex: PyTorch's a + (-alpha) * b, one node)
+        if fused_alpha(a, b, alpha) or _complex_operands(a, b):  # (complex: PyTorch's a + (-alpha) * b, one node)
             return Sub.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
     return _difference(Sub if alpha == 1 else _SubOfScaled, a, b)

@@ -288,7 +288,8 @@ def _viewable(a, shape: tuple) -> bool:
 
 def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
     a = x._data
-    if shape is None and not _meta_made[0]:  # (plain int sizes as view's: the same target, without the parsing)
+    if shape is None and not (_meta_made[0] and is_meta(a)):  # (plain int sizes as view's: the same target,
+        # without the parsing; a meta array takes the general path, which reads PyTorch's strides it records)
         known = 1
         for s in sizes:
             if s.__class__ is not int or s < 0:
@@ -313,9 +314,11 @@ def reshape_owned(x: Tensor, *shape: int) -> Tensor:
 
 
 def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
-    if size is None and dtype is None and not _meta_made[0]:
+    if size is None and dtype is None and not (_meta_made[0] and is_meta(x._data)):
         # The common case, sizes as plain non-negative ints whose product is the element count (attention's
         # ``view(B, T, heads, C // heads)``), without the general parsing below: the same target, test and view
+        # (a meta array takes the general path, which reads PyTorch's strides it records; any other array this
+        # one, meta tensors made or not: a model built on the meta device, then trained, keeps it)
         a = x._data
         known = 1
         for s in shape:

@@ -9,6 +9,9 @@ from .. import _warnings, return_types
 from .._arg_aliases import is_int
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
+from .._kernels import mode as compiled_mode
+from .._kernels._jit import numba_loaded
+from .._kernels.policy import policy
 from .._meta import meta_results
 from .._size import c_type_name, int_argument
 from .._std_sort import std_sort
@@ -263,9 +266,10 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     kernel gives it; the gradient goes to that element. That kernel sorts each row's (value, index) pairs with
     libstdc++'s ``std::sort`` by value and takes the last pair of the value's run: for a row of up to 16 elements
     (an insertion sort, which keeps equal values in order) the value's last occurrence; for a longer one, where
-    introsort's partitions reorder equal values, the same sort run here step for step (``_mode_index``, in Python:
-    a row of 10^5 elements costs about half a second). A row holding NaN too (NaN breaks ``<``; each NaN counts
-    apart)."""
+    introsort's partitions reorder equal values, the same sort run here step for step (``_mode_indices``: compiled,
+    ``ember._kernels.mode``, or the Python reference ``_mode_index``, which costs about a second for 1000 rows of
+    1000). A row holding NaN too (NaN breaks ``<``; each NaN counts apart). Complex tensors raise PyTorch's
+    NotImplementedError."""
     a = x._data
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
@@ -275,6 +279,8 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     n = rows.shape[-1]
     if n == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    if np_kind(a.dtype) == "c" and a.size:  # (a 0-d tensor is its own mode, an empty result needs no kernel)
+        raise not_implemented_for("mode_cpu", x.dtype)
     s = xp.sort(rows, axis=-1)
     pos = xp.broadcast_to(xp.arange(n), s.shape)
     starts = xp.ones(s.shape, dtype=bool)
@@ -293,9 +299,9 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
         redo = (hits.reshape(-1, n).sum(axis=1) > 1) if n > _INSERTION_SORTED else xp.zeros(len(flat_idx), bool)
         if np_kind(a.dtype) == "f":
             redo |= xp.isnan(flat_rows).any(axis=1)
-        wide = flat_rows.astype(xp.float64) if np_kind(a.dtype) == "f" else flat_rows
-        for r in xp.flatnonzero(redo):
-            flat_idx[r] = _mode_index(wide[r].tolist())
+        which = xp.flatnonzero(redo)
+        if which.size:
+            _mode_indices(flat_rows, which, flat_idx)
     idx = xp.expand_dims(idx, d)
     values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
     if not keepdim:
@@ -304,6 +310,21 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
 
 
 _INSERTION_SORTED = 16  # (libstdc++'s std::sort insertion-sorts a range of up to this many elements: stable)
+
+
+def _mode_indices(rows, which, out) -> None:
+    """out[r] = ``_mode_index(rows[r])`` for each row number r in ``which`` (rows: 2-D): the compiled sort
+    (``ember._kernels.mode``, the same steps on arrays) from ``policy.min_compiled_elements`` values on or once numba
+    is loaded, else the Python one. The values are widened to one of three types (float64, int64, uint64), which
+    order them as their own dtype does."""
+    kind = np_kind(rows.dtype)
+    wide = xp.ascontiguousarray(rows, dtype=xp.float64 if kind == "f" else xp.uint64
+                                if kind == "u" and rows.dtype.itemsize == 8 else xp.int64)
+    if (which.size * rows.shape[1] >= policy.min_compiled_elements or numba_loaded()) and policy.use_compiled():
+        compiled_mode.mode_indices(wide, which, out)
+        return
+    for r in which:
+        out[r] = _mode_index(wide[r].tolist())
 
 
 def _mode_index(row: list) -> int:

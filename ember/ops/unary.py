@@ -270,8 +270,13 @@ def backward_layout(gx, operands):
     TensorIterator's for ``operands`` (the gradient and the saved tensor, in that kernel's order), a copy only where
     that differs from ``gx``'s (a transposed input with a row-major gradient, a broadcast ``y.sum()`` gradient).
     Plain arrays only (a recorded one, under create_graph, as computed)."""
-    if gx.__class__ is not xp.ndarray or any(a.__class__ is not xp.ndarray or a.shape != gx.shape for a in operands):
+    if gx.__class__ is not xp.ndarray:
         return gx
+    a, b = operands
+    if a.__class__ is not xp.ndarray or b.__class__ is not xp.ndarray or a.shape != gx.shape or b.shape != gx.shape:
+        return gx
+    if a.flags.c_contiguous and b.flags.c_contiguous and gx.size and 1 not in gx.shape:
+        return gx  # (the common case: row-major operands of no size-1 dimension, TensorIterator's row-major result)
     return iterator_layout(gx, operands)
 
 

@@ -55,6 +55,9 @@ def _row_grad(g, denom, reduction: str, ignored):
 _CASCADE_LEVELS = 8  # (PyTorch's CPU nll_loss kernel's cascade_sum_num_levels)
 # (its level power, max(4, CeilLog2(batch) / levels): 4 for every batch of at most 2 ** 39 rows, so 4 here)
 _CASCADE_POWER = 4
+# Fewer rows than this are summed by the loop: a level at a time costs about 0.2 ms whatever the rows (the array
+# steps of eight levels), the loop about 1 µs a row (float16, CPU time under load)
+_CASCADE_LOOP_ROWS = 256
 
 
 def _half_cascade(picked, wt, ignored, weighted: bool, half):
@@ -65,35 +68,91 @@ def _half_cascade(picked, wt, ignored, weighted: bool, half):
     operation rounded to the half type. Returns (the summed loss, the total weight): the weights summed by the same
     cascade, or the count of rows not ignored rounded to the half type. ``picked``: the scores ``x[t]`` (float32,
     exact); ``wt``: the weights ``w[t]``."""
-    n = len(picked)
-    mask = (1 << _CASCADE_POWER) - 1
-    zero = half.type(0)
+    power = _CASCADE_POWER
     values = picked.astype(half)
     weights = wt.astype(half)
     if weighted:
         values = values * weights
-    losses = [zero] * _CASCADE_LEVELS
-    sums = [zero] * _CASCADE_LEVELS
-    skipped = ignored.tolist()
-    for b, (value, weight) in enumerate(zip(values, weights)):
-        if skipped[b]:
-            continue
-        losses[0] = losses[0] - value
-        if weighted:
-            sums[0] = sums[0] + weight
-        for j in range(_CASCADE_LEVELS - 1):
-            if b & (mask << (j * _CASCADE_POWER)):
-                break
-            losses[j + 1] = losses[j + 1] + losses[j]
-            sums[j + 1] = sums[j + 1] + sums[j]
-            losses[j] = sums[j] = zero
-    total = total_weight = zero
-    for loss, weight in zip(losses, sums):
-        total = total + loss
-        total_weight = total_weight + weight
-    if not weighted:
-        total_weight = half.type(xp.float32(n - sum(skipped)))
+    kept = xp.flatnonzero(~ignored)
+    total = _cascade_levels(values[kept], kept, power, True, half)
+    if weighted:
+        total_weight = _cascade_levels(weights[kept], kept, power, False, half)
+    else:
+        total_weight = half.type(xp.float32(len(kept)))
     return total, total_weight
+
+
+def _cascade_levels(values, rows, power: int, negated: bool, half):
+    """``_half_cascade_loop``'s sum of ``values`` (the rows not ignored, numbered ``rows``), a level at a time: level
+    ``j``'s partial sum runs from zero over the values it receives (level 0: the rows' values, subtracted where
+    ``negated``; level ``j + 1``: level ``j``'s partials at its flushes) and is flushed at each received row whose
+    index is a multiple of ``16 ** (j + 1)`` (``2 ** (power * (j + 1))``): each run between flushes a group, summed
+    in order for all groups at once (a column of a (groups, longest run) array per step, the short runs padded
+    with zeros that change no sum: +0 subtracted, -0 added), so the roundings are the loop's. A level whose runs
+    are long (ignored rows at many flush indices merge runs) is summed a value at a time; fewer than
+    ``_CASCADE_LOOP_ROWS`` values by the loop."""
+    if len(values) < _CASCADE_LOOP_ROWS:
+        return _half_cascade_loop(values, rows, power, negated, half)
+    mask = (1 << power) - 1
+    zero = half.type(0)
+    leftovers = []
+    for j in range(_CASCADE_LEVELS):
+        m = len(values)
+        if not m:  # (the levels above receive nothing: their zeros change no sum, which is never -0)
+            break
+        if j == _CASCADE_LEVELS - 1:  # (the last level is never flushed)
+            flush = xp.zeros(m, dtype=bool)
+        else:
+            flush = (rows & (mask << (j * power))) == 0
+        group = xp.cumsum(flush) - flush  # (each value's group: the flushes before it)
+        count = int(group[-1]) + 1
+        starts = xp.searchsorted(group, xp.arange(count))
+        length = int(xp.diff(xp.append(starts, m)).max())
+        subtract = negated and not j
+        if length > 64:  # (a value at a time, each added into its group's sum)
+            acc = [zero] * count
+            for g, value in zip(group.tolist(), values):
+                acc[g] = acc[g] - value if subtract else acc[g] + value
+            sums = xp.array(acc, dtype=half)
+        else:
+            pad = xp.zeros((count, length), dtype=half)
+            if not subtract:
+                pad[...] = -zero  # (x + -0 is x, -0 included)
+            pad[group, xp.arange(m) - starts[group]] = values
+            sums = xp.zeros(count, dtype=half)
+            for col in pad.T:
+                sums = sums - col if subtract else sums + col
+        # the groups closed by a flush move up a level; the last group, where no flush closed it, stays here
+        if flush[-1]:
+            leftovers.append(zero)
+            up = sums
+        else:
+            leftovers.append(sums[-1])
+            up = sums[:-1]
+        values = up
+        rows = rows[flush]
+    total = zero
+    for partial in leftovers:
+        total = total + partial
+    return total
+
+
+def _half_cascade_loop(values, rows, power: int, negated: bool, half):
+    """The reference of ``_cascade_levels``: PyTorch's loop, a row at a time."""
+    mask = (1 << power) - 1
+    zero = half.type(0)
+    sums = [zero] * _CASCADE_LEVELS
+    for b, value in zip(rows.tolist(), values):
+        sums[0] = sums[0] - value if negated else sums[0] + value
+        for j in range(_CASCADE_LEVELS - 1):
+            if b & (mask << (j * power)):
+                break
+            sums[j + 1] = sums[j + 1] + sums[j]
+            sums[j] = zero
+    total = zero
+    for partial in sums:
+        total = total + partial
+    return total
 
 
 def _class_rows(x):
