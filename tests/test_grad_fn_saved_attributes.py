@@ -145,6 +145,25 @@ CASES = {
     "layer_norm_no_bias": lambda lib, t: lib.nn.functional.layer_norm(t["m"].unsqueeze(0), [3], t["w"] * 2),
     "layer_norm_module": lambda lib, t: lib.nn.LayerNorm(3)(t["m"]),
     "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t["m"]),
+    # a negative dim: saved as given, which PyTorch's ``_saved_dim`` reads as unsigned 64-bit (-1: 2**64 - 1)
+    "narrow_negative_dim": lambda lib, t: t["m"].narrow(-1, 1, 2),
+    "select_negative_dim": lambda lib, t: t["m"].select(-2, 1),
+    "max_negative_dim": lambda lib, t: t["m"].max(-1)[0],
+    "min_negative_dim_keepdim": lambda lib, t: t["m"].min(-2, keepdim=True)[0],
+    "max_negative_dim_of_0d": lambda lib, t: (t["x"].sum() * 1).max(-1)[0],
+    "softmax_negative_dim": lambda lib, t: t["m"].softmax(-1),
+    "log_softmax_negative_dim": lambda lib, t: lib.log_softmax(t["m"], -2),
+    "sum_negative_dim": lambda lib, t: t["m"].sum(-1),
+    "sum_dims_one_negative": lambda lib, t: t["m"].sum((-1, 0), keepdim=True),
+    "mean_negative_dim_list": lambda lib, t: t["m"].mean([-2]),
+    "amax_negative_dim": lambda lib, t: t["m"].amax(-1),
+    "amin_negative_dims": lambda lib, t: t["m"].amin((-2, -1)),
+    "gather_negative_dim": lambda lib, t: t["m"].gather(-1, lib.tensor([[0, 2], [1, 1], [2, 0], [0, 0]])),
+    "index_select_negative_dim": lambda lib, t: t["m"].index_select(-1, lib.tensor([2, 0])),
+    "index_add_negative_dim": lambda lib, t: t["m"].index_add(-1, lib.tensor([2, 0]), t["m"][:, :2] * 2),
+    "scatter_negative_dim": lambda lib, t: t["m"].scatter(-1, lib.tensor([[0], [2]]), t["m"][:2, :1] * 2),
+    "scatter_value_negative_dim": lambda lib, t: t["m"].scatter(-2, lib.tensor([[0, 3]]), 2.0),
+    "scatter_add_negative_dim": lambda lib, t: t["m"].scatter_add(-1, lib.tensor([[1], [2]]), t["m"][:2, :1] * 2),
 }
 
 

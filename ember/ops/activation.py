@@ -16,7 +16,7 @@ from .._parallel import chunks_for, parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
-from ..autograd.saved_attributes import saved_tensor
+from ..autograd.saved_attributes import keep_dim_as_given, saved_dim, saved_tensor
 from .elementwise import cast, not_implemented_for
 
 
@@ -212,7 +212,7 @@ def _wide(a):
 class Softmax(Node):
     float32_compute = True
     _saved_result, _raw_saved_result = saved_tensor(0)
-    _saved_dim = property(lambda self: self.dim)
+    _saved_dim = property(lambda self: saved_dim(self, self.dim))
 
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
@@ -241,7 +241,7 @@ class Softmax(Node):
 class LogSoftmax(Node):
     float32_compute = True
     _saved_result, _raw_saved_result = saved_tensor(0)
-    _saved_dim = property(lambda self: self.dim)
+    _saved_dim = property(lambda self: saved_dim(self, self.dim))
 
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
@@ -328,13 +328,13 @@ def _softmax_input(x: Tensor, dim, dtype, name):
 def softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
     """softmax along ``dim`` (required, as ``torch.softmax``'s; ``nn.functional.softmax`` has the implicit one)."""
     x, d = _softmax_input(x, dim, dtype, "softmax")
-    return Softmax.apply(x, dim=d)
+    return keep_dim_as_given(Softmax.apply(x, dim=d), dim)
 
 
 def log_softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
     """log softmax along ``dim`` (required, as ``torch.log_softmax``'s)."""
     x, d = _softmax_input(x, dim, dtype, "log_softmax")
-    return LogSoftmax.apply(x, dim=d)
+    return keep_dim_as_given(LogSoftmax.apply(x, dim=d), dim)
 
 
 def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype) -> Tensor:

@@ -19,7 +19,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, torch_named, version_checked
-from ..autograd.saved_attributes import checked_argument, held_tensor, unreleased
+from ..autograd.saved_attributes import checked_argument, held_tensor, keep_dim_as_given, unreleased
 from .indexing import (
     SAVED_DIM,
     _overlaps,
@@ -169,7 +169,8 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
     _check_source(x, d, idx, source, "index_add")
     _check_bounds(x, d, idx, "index_add")
     # (PyTorch saves the index and the source, expanded to its shape, for the source's gradient)
-    return version_checked(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), index, source, reader=1)
+    out = keep_dim_as_given(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), dim)
+    return version_checked(out, index, source, reader=1)
 
 
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:

@@ -39,7 +39,15 @@ from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, input_edge, show_node_as, shown_as, torch_named, unrecorded_view, version_checked
 from ..autograd.recorded import RecordedArray
-from ..autograd.saved_attributes import NotSaved, checked_argument, held_tensor, unreleased
+from ..autograd.saved_attributes import (
+    NotSaved,
+    as_unsigned,
+    checked_argument,
+    held_tensor,
+    keep_dim_as_given,
+    saved_dim,
+    unreleased,
+)
 from ..autograd.selected import selected_gradient
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import (
@@ -214,11 +222,6 @@ _ALL = slice(None)
 _UNSET_END = 9223372036854775807  # (PyTorch's end of a slice without one: INT64_MAX)
 
 
-def _as_unsigned(n: int) -> int:
-    """A saved int as PyTorch's ``_saved_<name>`` reads it: a negative one as unsigned 64-bit (-1: 2**64 - 1)."""
-    return n + 2 ** 64 if n < 0 else n
-
-
 def _one_step(node: BasicIndex) -> tuple[int, object]:
     """(the dim, the part) of the one step a slicing or selecting node takes (ember records ``x[1:3, 2]`` as two
     nodes, as PyTorch: each ``idx`` holds one step among whole slices and an Ellipsis), its dim counted in the
@@ -235,9 +238,9 @@ class SliceBackward0(BasicIndex):
     """``x[:2]``, ``narrow``, ``tensor_split``'s pieces: the node under PyTorch's name, its saved attributes (the
     slice as given: a missing start 0, end INT64_MAX, step 1; a negative one read as unsigned, as PyTorch's)."""
 
-    _saved_dim = property(lambda self: _one_step(self)[0])
-    _saved_start = property(lambda self: _as_unsigned(_one_step(self)[1].start or 0))
-    _saved_end = property(lambda self: _as_unsigned(
+    _saved_dim = property(lambda self: saved_dim(self, _one_step(self)[0]))  # (narrow's as given)
+    _saved_start = property(lambda self: as_unsigned(_one_step(self)[1].start or 0))
+    _saved_end = property(lambda self: as_unsigned(
         _UNSET_END if _one_step(self)[1].stop is None else _one_step(self)[1].stop))
     _saved_step = property(lambda self: _one_step(self)[1].step or 1)
     _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
@@ -246,8 +249,8 @@ class SliceBackward0(BasicIndex):
 class SelectBackward0(BasicIndex):
     """``x[0]``, ``select``: its saved attributes as PyTorch's (a negative index read as unsigned)."""
 
-    _saved_dim = property(lambda self: _one_step(self)[0])
-    _saved_index = property(lambda self: _as_unsigned(_one_step(self)[1]))
+    _saved_dim = property(lambda self: saved_dim(self, _one_step(self)[0]))  # (select's as given)
+    _saved_index = property(lambda self: as_unsigned(_one_step(self)[1]))
     _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
 
 
@@ -733,7 +736,7 @@ def _refuse_meta_masks(idx) -> None:
 
 
 # PyTorch's ``_saved_dim`` and ``_saved_index`` of its gather and scatter nodes (scatter's, gather's, scatter_add's)
-SAVED_DIM = property(lambda node: node.dim)
+SAVED_DIM = property(lambda node: saved_dim(node, node.dim))
 SAVED_INDEX = property(lambda node: held_tensor(node, node.index))
 
 
@@ -1093,7 +1096,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     if not 0 <= start <= n or length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
-    return SliceBackward0.apply(x, idx=idx)
+    return keep_dim_as_given(SliceBackward0.apply(x, idx=idx), dim)
 
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
@@ -1101,7 +1104,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     n = x._data.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(x.shape)} at dimension {d}")
-    return SelectBackward0.apply(x, idx=(slice(None),) * d + (index,))
+    return keep_dim_as_given(SelectBackward0.apply(x, idx=(slice(None),) * d + (index,)), dim)
 
 
 @torch_named("GatherBackward0")
@@ -1191,7 +1194,8 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     check_scatter_index(x, d, idx)
-    return version_checked(Gather.apply(x, index=idx, dim=d), x, index)  # (both saved by PyTorch's node)
+    out = keep_dim_as_given(Gather.apply(x, index=idx, dim=d), dim)
+    return version_checked(out, x, index)  # (both saved by PyTorch's node)
 
 
 @torch_named("ScatterAddBackward0")
@@ -1214,7 +1218,8 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     check_scatter_index(x, _wrap_dim(dim, x._data.ndim), idx, src._data)
     if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
         src = src[tuple(slice(0, n) for n in idx.shape)]
-    return version_checked(ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim)), index, reader=1)
+    return version_checked(keep_dim_as_given(
+        ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim)), dim), index, reader=1)
 
 
 def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = None) -> Tensor:
@@ -1249,6 +1254,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
     out = shown_as(written_copy_of(x, out, number), "ScatterBackward1" if number else "ScatterBackward0")
     if out.grad_fn is not None:  # (read as PyTorch's node's ``_saved_dim`` and ``_saved_index``)
         out.grad_fn.dim, out.grad_fn.index = d, idx
+        keep_dim_as_given(out, dim)
     return version_checked(out, index)
 
 
@@ -1303,7 +1309,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if why:  # PyTorch's error type depends on the dimension (two kernels)
         raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(
             f"INDICES element is out of DATA bounds: {why}")
-    return version_checked(IndexSelect.apply(x, dim=d, index=idx.reshape(-1)), index)
+    return version_checked(keep_dim_as_given(IndexSelect.apply(x, dim=d, index=idx.reshape(-1)), dim), index)
 
 
 class IndexSelect(Node):
@@ -1327,7 +1333,7 @@ class IndexSelect(Node):
 
     @property
     def _saved_dim(self) -> int:
-        return self.dim
+        return saved_dim(self, self.dim)
 
     @property
     def _saved_index(self) -> Tensor:
