@@ -138,6 +138,16 @@ CASES = {
     "nll_loss_3d_sum_ignored": lambda lib, t: lib.nn.functional.nll_loss(
         t["m"].reshape(1, 4, 3), lib.tensor([[0, 3, 1]]), weight=t["b"].detach().abs(), ignore_index=3,
         reduction="sum"),
+    # (a single sample's (C,) scores: the target's weight whatever the reduction, 0 for an ignored one)
+    "nll_loss_1d_unreduced": lambda lib, t: lib.nn.functional.nll_loss(t["x"], lib.tensor(2), reduction="none"),
+    "nll_loss_1d_unreduced_weighted": lambda lib, t: lib.nn.functional.nll_loss(
+        t["x"], lib.tensor(1), weight=t["w"].detach().abs(), reduction="none"),
+    "nll_loss_1d_unreduced_ignored": lambda lib, t: lib.nn.functional.nll_loss(
+        t["x"], lib.tensor(1), weight=t["w"].detach().abs(), ignore_index=1, reduction="none"),
+    "nll_loss_1d_unreduced_half": lambda lib, t: lib.nn.functional.nll_loss(
+        t["x"].half(), lib.tensor(0), weight=t["w"].detach().abs().half(), reduction="none"),
+    "cross_entropy_1d_unreduced": lambda lib, t: lib.nn.functional.cross_entropy(
+        t["x"], lib.tensor(0), weight=t["w"].detach().abs(), reduction="none"),
     "cross_entropy_unreduced_weighted": lambda lib, t: lib.nn.functional.cross_entropy(
         t["m"], lib.tensor([0, 2, 1, 2]), weight=t["x"].detach().abs(), reduction="none"),
     "layer_norm": lambda lib, t: lib.nn.functional.layer_norm(t["m"], (3,), t["w"], t["x"]),
