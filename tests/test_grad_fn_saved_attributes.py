@@ -174,6 +174,14 @@ CASES = {
     "scatter_negative_dim": lambda lib, t: t["m"].scatter(-1, lib.tensor([[0], [2]]), t["m"][:2, :1] * 2),
     "scatter_value_negative_dim": lambda lib, t: t["m"].scatter(-2, lib.tensor([[0, 3]]), 2.0),
     "scatter_add_negative_dim": lambda lib, t: t["m"].scatter_add(-1, lib.tensor([[1], [2]]), t["m"][:2, :1] * 2),
+    "scatter_reduce": lambda lib, t: t["x"].scatter_reduce(0, lib.tensor([0, 0, 2]), t["w"], "sum"),
+    "scatter_reduce_amax_negative_dim": lambda lib, t: t["m"].scatter_reduce(
+        -1, lib.tensor([[0, 0], [2, 1]]), t["m"][:2, 1:] * 2, "amax", include_self=False),
+    "scatter_reduce_": lambda lib, t: (t["x"] * 1).scatter_reduce_(-1, lib.tensor([1, 1]), t["w"][:2], "prod"),
+    "index_reduce": lambda lib, t: t["m"].index_reduce(0, lib.tensor([0, 3, 0]), t["m"][1:] * 2, "prod"),
+    "index_reduce_amax_negative_dim": lambda lib, t: t["m"].index_reduce(
+        -1, lib.tensor([2, 0]), t["m"][:, :2].detach(), "amax", include_self=False),
+    "index_reduce_": lambda lib, t: (t["m"] * 1).index_reduce_(-2, lib.tensor([1, 1]), t["m"][:2], "mean"),
 }
 
 
@@ -184,6 +192,7 @@ def _saved(lib, case):
     return fn.name(), {n: _describe(getattr(fn, n), t) for n in names}
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_saved_attributes_as_torch(case):
     name, want = _saved(torch, case)
@@ -366,6 +375,7 @@ def _entry(value):
     return _describe(value, {})
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_raw_saved_tensor_unpacks_its_saved_entry(case):
     """``_raw_saved_<name>.unpack()`` reads the entry ``_saved_<name>`` reads (checked against PyTorch above), for

@@ -18,8 +18,15 @@ from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState, no_grad
-from ..autograd.graph import Node, torch_named, version_checked
-from ..autograd.saved_attributes import checked_argument, held_tensor, keep_dim_as_given, unreleased
+from ..autograd.graph import Node, shown_as, torch_named, version_checked
+from ..autograd.saved_attributes import (
+    checked_argument,
+    held_tensor,
+    keep_dim_as_given,
+    not_saved,
+    saved_tensor,
+    unreleased,
+)
 from .indexing import (
     SAVED_DIM,
     _overlaps,
@@ -549,7 +556,20 @@ def _scatter_reduced(x, src, at, reduce, include_self):
 class ScatterReduce(Node):
     """PyTorch's scatter_reduce and its backward (``scatter_reduce_backward``): ties in amax/amin share the
     gradient evenly among the values equal to the result, the old value counted even when ``include_self=False``
-    (as PyTorch counts it); prod divides out each factor, a single zero factor getting the product of the others."""
+    (as PyTorch counts it); prod divides out each factor, a single zero factor getting the product of the others.
+    index_reduce's node is this one, shown as PyTorch's IndexReduceBackward0 (its ``_saved_source``, the index as
+    given)."""
+
+    # (PyTorch's names of what its node saves: the dim as given, the index, the input, source and result)
+    _saved_dim = SAVED_DIM
+    _saved_index = property(lambda node: held_tensor(node, node.index))
+    _saved_include_self = property(lambda node: node.include_self)
+    _saved_reduce = property(lambda node: node.reduce)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_src, _raw_saved_src = saved_tensor(1)
+    _saved_result, _raw_saved_result = saved_tensor(2)
+    attributes_shown = {"IndexReduceBackward0": {
+        "_saved_source": saved_tensor(1)[0], "_raw_saved_source": saved_tensor(1)[1], **not_saved("src")}}
 
     def forward(self, x, src, at, reduce, include_self):
         self.at, self.reduce, self.include_self = at, reduce, include_self
@@ -617,6 +637,9 @@ def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
     out = ScatterReduce.apply(x, src, at=tuple(grids), reduce=reduce, include_self=include_self)
+    if out.grad_fn is not None:  # (read as PyTorch's node's ``_saved_dim`` and ``_saved_index``)
+        out.grad_fn.dim, out.grad_fn.index = d, idx
+        keep_dim_as_given(out, dim)
     return version_checked(out, index, reader=1)
 
 
@@ -641,7 +664,11 @@ def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str
     shape = [1] * x._data.ndim
     shape[d] = idx.size
     full = Tensor._make(xp.broadcast_to(idx.reshape(shape), source._data.shape))
-    return version_checked(scatter_reduce(x, d, full, source, reduce, include_self=include_self), index)
+    out = shown_as(scatter_reduce(x, d, full, source, reduce, include_self=include_self), "IndexReduceBackward0")
+    if out.grad_fn is not None:  # (PyTorch's node saves the index given, and the dim as given)
+        out.grad_fn.index = index._data
+        keep_dim_as_given(out, dim)
+    return version_checked(out, index)
 
 
 def index_reduce_(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
