@@ -182,6 +182,19 @@ CASES = {
     "index_reduce_amax_negative_dim": lambda lib, t: t["m"].index_reduce(
         -1, lib.tensor([2, 0]), t["m"][:, :2].detach(), "amax", include_self=False),
     "index_reduce_": lambda lib, t: (t["m"] * 1).index_reduce_(-2, lib.tensor([1, 1]), t["m"][:2], "mean"),
+    # value-selecting ops: the dim as given, the indices returned, what else each node lists
+    "sort": lambda lib, t: t["m"].sort(-1)[0],
+    "sort_stable_descending": lambda lib, t: t["m"].sort(dim=0, descending=True, stable=True)[0],
+    "sort_0d": lambda lib, t: t["x"][1].sort()[0],
+    "topk": lambda lib, t: t["m"].topk(2, -1)[0],
+    "topk_smallest_dim0": lambda lib, t: t["m"].topk(3, 0, largest=False)[0],
+    "kthvalue": lambda lib, t: t["m"].kthvalue(2, -1)[0],
+    "kthvalue_keepdim": lambda lib, t: t["m"].kthvalue(3, 0, keepdim=True)[0],
+    "median_dim": lambda lib, t: t["m"].median(-2)[0],
+    "nanmedian_dim": lambda lib, t: t["m"].nanmedian(1, keepdim=True)[0],
+    "mode": lambda lib, t: t["m"].mode(-1)[0],
+    "cummax": lambda lib, t: t["m"].cummax(-1)[0],
+    "cummin": lambda lib, t: (t["m"] * 2).cummin(0)[0],
 }
 
 

@@ -107,10 +107,11 @@ def as_unsigned(n: int) -> int:
     return n + 2 ** 64 if n < 0 else n
 
 
-def keep_dim_as_given(out: Tensor, dim: int) -> Tensor:
+def keep_dim_as_given(out, dim: int):
     """``out``, whose node keeps ``dim`` as the caller gave it: PyTorch's node saves the dim unwrapped (its
-    ``_saved_dim`` reads -1 as 2**64 - 1, ``saved_dim``), where ember's node computes with it wrapped."""
-    node = out.grad_fn
+    ``_saved_dim`` reads -1 as 2**64 - 1, ``saved_dim``), where ember's node computes with it wrapped. ``out``: a
+    tensor, or (values, indices), the values' node."""
+    node = (out[0] if isinstance(out, tuple) else out).grad_fn
     if node is not None and dim < 0:
         node.dim_given = operator.index(dim)
     return out
