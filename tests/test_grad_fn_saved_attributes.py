@@ -195,6 +195,22 @@ CASES = {
     "mode": lambda lib, t: t["m"].mode(-1)[0],
     "cummax": lambda lib, t: t["m"].cummax(-1)[0],
     "cummin": lambda lib, t: (t["m"] * 2).cummin(0)[0],
+    # index and mask ops: the index, mask or condition as given, the dim as given
+    "index_copy": lambda lib, t: t["m"].index_copy(-1, lib.tensor([2, 0]), t["m"][:, :2] * 2),
+    "index_copy_constant_source": lambda lib, t: t["m"].index_copy(0, lib.tensor(1), t["m"][:1].detach()),
+    "index_fill": lambda lib, t: t["m"].index_fill(-1, lib.tensor([0, 2]), 2.0),
+    "index_fill_tensor": lambda lib, t: t["m"].index_fill(0, lib.tensor([3]), t["x"].sum()),
+    "take": lambda lib, t: t["m"].take(lib.tensor([[0, -1], [5, 2]])),
+    "put": lambda lib, t: t["m"].put(lib.tensor([0, -1]), t["w"][:2]),
+    "put_accumulate_constant_source": lambda lib, t: t["m"].put(lib.tensor([1, 1]), t["w"][:2].detach(),
+                                                                accumulate=True),
+    "masked_fill": lambda lib, t: t["x"].masked_fill(lib.tensor([True, False, True]), 2.0),
+    "masked_fill_tensor": lambda lib, t: t["m"].masked_fill(lib.tensor([True, False, True]), t["x"].sum()),
+    "where": lambda lib, t: lib.where(t["x"] > 0, t["x"], t["w"]),
+    "where_number": lambda lib, t: lib.where(lib.tensor([True, False, True]), t["x"], 0.0),
+    "embedding": lambda lib, t: lib.nn.functional.embedding(lib.tensor([[0, 2], [3, 3]]), t["m"]),
+    "embedding_padding_scaled": lambda lib, t: lib.nn.functional.embedding(
+        lib.tensor([0, 2, 2]), t["m"] * 2, padding_idx=-1, scale_grad_by_freq=True),
 }
 
 
@@ -333,6 +349,23 @@ def _packed(lib, case):
 @pytest.mark.parametrize("case", sorted(PACKING_CASES))
 def test_pack_hook_sees_saved_tensors_in_torch_order(case):
     assert _packed(ember, case) == _packed(torch, case)
+
+
+def _take_of_changed_input(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 1
+    z = y.take(lib.tensor([0, 2]))
+    with lib.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError) as err:
+        z.sum().backward()
+    return str(err.value)
+
+
+def test_take_saved_input_changed_in_place_is_torch_error():
+    """take saves its input, as PyTorch's node: changed in place before backward, PyTorch's error."""
+    assert "modified by an inplace operation" in _take_of_changed_input(torch)
+    assert "modified by an inplace operation" in _take_of_changed_input(ember)
 
 
 def test_unknown_name_is_attribute_error():

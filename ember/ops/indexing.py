@@ -46,6 +46,7 @@ from ..autograd.saved_attributes import (
     held_tensor,
     keep_dim_as_given,
     saved_dim,
+    saved_tensor,
     unreleased,
 )
 from ..autograd.selected import selected_gradient
@@ -1350,6 +1351,7 @@ class Where(Node):
     next functions are PyTorch's two (``a``'s and ``b``'s)."""
     diagonal_jacobian = True
     own_layout = True
+    _saved_condition, _raw_saved_condition = saved_tensor(0)  # (PyTorch's name of what its node saves)
 
     def forward(self, a, b, cond):
         self.saved = (cond,)  # (its version is checked as PyTorch's saved condition's: ``where``)
@@ -1434,6 +1436,8 @@ class _MaskedFill(Node):
     diagonal_jacobian = True
     own_layout = True  # (row-major: _row_major)
 
+    _saved_mask, _raw_saved_mask = saved_tensor(0)  # (PyTorch's name of what its node saves)
+
     def forward(self, x, value, mask):
         self.saved = (mask,)
         return _row_major(xp.where(mask, value, x))
@@ -1458,6 +1462,8 @@ class _MaskedFillTensor(Node):
     is ``g`` summed over the mask)."""
     diagonal_jacobian = True
     own_layout = True  # (row-major: _row_major)
+
+    _saved_mask, _raw_saved_mask = saved_tensor(0)  # (PyTorch's name of what its node saves)
 
     def forward(self, x, value, mask):
         self.saved = (mask,)
