@@ -211,6 +211,18 @@ CASES = {
     "embedding": lambda lib, t: lib.nn.functional.embedding(lib.tensor([[0, 2], [3, 3]]), t["m"]),
     "embedding_padding_scaled": lambda lib, t: lib.nn.functional.embedding(
         lib.tensor([0, 2, 2]), t["m"] * 2, padding_idx=-1, scale_grad_by_freq=True),
+    # views: the dim as given, split's size as given
+    "split_negative_dim": lambda lib, t: t["m"].split(2, -1)[1],
+    "split_larger_size": lambda lib, t: t["m"].split(10)[0],
+    "split_sizes_negative_dim": lambda lib, t: t["m"].split([1, 2], -1)[0],
+    "chunk": lambda lib, t: t["m"].chunk(3, -2)[0],
+    "unbind_negative_dim": lambda lib, t: t["m"].unbind(-1)[2],
+    "unbind": lambda lib, t: t["m"].unbind()[0],
+    "unsqueeze_negative_dim": lambda lib, t: t["m"].unsqueeze(-1),
+    "unsqueeze_negative_dim_first": lambda lib, t: t["m"].t().unsqueeze(-3),
+    "unsqueeze": lambda lib, t: t["x"].unsqueeze(1),
+    "index_none": lambda lib, t: t["m"][:, None],
+    "index_ellipsis_none": lambda lib, t: t["m"][..., None, :],
 }
 
 

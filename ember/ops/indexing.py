@@ -256,7 +256,15 @@ class SelectBackward0(BasicIndex):
 
 
 class UnsqueezeBackward0(BasicIndex):
-    """``x[None]``."""
+    """``x[None]``: PyTorch's ``_saved_dim``, the new dimension's (counted in the result)."""
+
+    @property
+    def _saved_dim(self) -> int:
+        idx = self.idx if self.idx.__class__ is tuple else (self.idx,)
+        k = next(k for k, part in enumerate(idx) if part is None)
+        if any(part is Ellipsis for part in idx[:k]):  # (the dims after it, each a whole slice's, from the end)
+            return len(self.shape) + 1 - (len(idx) - k)
+        return k
 
 
 class AliasBackward0(BasicIndex):
@@ -295,7 +303,10 @@ class UnbindBackward0(BasicIndex):
 class _Pieces(Node):
     """split / chunk / unbind recorded as PyTorch records them: one node for all the pieces (``a.grad_fn is
     b.grad_fn``), whose backward places the pieces' gradients in zeros of the input's shape; a piece that got
-    none (unused) leaves zeros, and its tensor hooks are called with None, as PyTorch calls them."""
+    none (unused) leaves zeros, and its tensor hooks are called with None, as PyTorch calls them. PyTorch's
+    ``_saved_dim``: the dim as given (``keep_dim_as_given``), the pieces' (each index's last part) wrapped."""
+
+    _saved_dim = property(lambda node: saved_dim(node, len(node.idxs[0]) - 1))
 
     def backward(self, *grads):
         first = next(g for g in grads if g is not None)  # (the engine runs no node without any gradient)
@@ -308,17 +319,25 @@ class _Pieces(Node):
 
 @torch_named("SplitBackward0")
 class SplitPieces(_Pieces):
-    pass
+    split_size = None  # (the size given to split, and chunk's: ``shape.split``)
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
+    _saved_split_size = property(lambda node: node.split_size)
 
 
 @torch_named("SplitWithSizesBackward0")
 class SplitWithSizesPieces(_Pieces):
-    pass
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
+    _saved_split_sizes = property(lambda node: tuple(_piece_length(idx[-1]) for idx in node.idxs))
 
 
 @torch_named("UnbindBackward0")
 class UnbindPieces(_Pieces):
     pass
+
+
+def _piece_length(part: slice) -> int:
+    """The length along its dim of a split piece's index part (``start:stop``)."""
+    return part.stop - part.start
 
 
 # the node of all the pieces -> the node of one piece alone, for what records views one node at a time
