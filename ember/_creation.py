@@ -375,8 +375,8 @@ def _ragged(data, shape: list[int]) -> Exception | None:
         if not _is_sequence(x) or not len(x):
             break
         x = x[0]
-    scalar_error = "must be real number, not {}" if isinstance(x, (float, complex)) else \
-        "'{}' object cannot be interpreted as an integer"
+    floating = isinstance(x, (float, complex)) or isinstance(x, Tensor) and (x.is_floating_point() or x.is_complex())
+    scalar_error = "must be real number, not {}" if floating else "'{}' object cannot be interpreted as an integer"
 
     def walk(seq, dim: int) -> Exception | None:
         if dim == len(shape):
@@ -523,7 +523,10 @@ def _unwrap(data, dtype: _dtype.dtype):
         if dim == depth:
             return number(x) if isinstance(x, Tensor) else x
         if isinstance(x, Tensor):
-            x = list(x)  # (a 0-d tensor: PyTorch's TypeError, "iteration over a 0-d tensor")
+            if not x._data.ndim:  # (PyTorch's TypeError, as for a number there: ``_ragged``)
+                raise TypeError(f"not a sequence (got a 0-d tensor at dim {dim}, where a sequence was expected: "
+                                "nested lists must be rectangular)")
+            x = list(x)
         if isinstance(x, (list, tuple)):
             return [walk(v, dim + 1) for v in x]
         return x  # (a number where a sequence belongs: NumPy's ragged error, which _ragged words as PyTorch)

@@ -21,6 +21,7 @@ from ._backend import xp
 from ._kernels import embedding as compiled
 from ._kernels.policy import policy
 from ._layout import Layout, sparse_coo, strided
+from ._not_given import NOT_GIVEN
 from ._parallel import parallel_for
 from ._size import c_type_name
 from ._tensor import Tensor, _fill
@@ -360,11 +361,11 @@ class SparseTensor(Tensor):
         self._bump_version()
         return self
 
-    def copy_(self, src, non_blocking: bool = False) -> SparseTensor:
+    def copy_(self, other=NOT_GIVEN, non_blocking: bool = False, **unexpected) -> SparseTensor:
         """``src``'s entries, size and coalesced flag, its values cast to this tensor's dtype: PyTorch's copy
         between sparse tensors (what ``load_state_dict`` does to a sparse buffer). A dense ``src`` is PyTorch's
         RuntimeError."""
-        src = copy_arguments(src, non_blocking)
+        src = copy_arguments(other, non_blocking, unexpected)
         if self._requires_grad:  # (PyTorch's in-place check comes before its dense/sparse one)
             from .autograd import is_grad_enabled
             from .ops.indexing import _leaf_in_place
@@ -509,10 +510,18 @@ def _type_string(x: Tensor) -> str:
     return f"{'Sparse' if x.is_sparse else ''}CPU{_dtype.SCALAR_TYPE_NAMES[name]}Type"
 
 
-def copy_arguments(src, non_blocking) -> Tensor:
-    """``copy_``'s arguments as PyTorch's parser reads them: ``src`` a tensor, or a number, which it wraps as a
-    0-d tensor (a bool as bool, an int as int64, any other number as float64 or complex128); anything else (a
-    list, None, a NumPy array) and a ``non_blocking`` that is no bool are its TypeError."""
+def copy_arguments(src, non_blocking, unexpected: dict | None = None) -> Tensor:
+    """``copy_``'s arguments as PyTorch's parser reads them: ``src`` (PyTorch's ``other``, the one name it takes
+    it by) a tensor, or a number, which it wraps as a 0-d tensor (a bool as bool, an int as int64, any other
+    number as float64 or complex128); anything else (a list, None, a NumPy array), a ``non_blocking`` that is no
+    bool, no ``other`` and a keyword of another name (``unexpected``) are its TypeError."""
+    if src is NOT_GIVEN:
+        if unexpected:
+            raise TypeError('copy_() missing 1 required positional arguments: "other"')
+        raise TypeError("copy_() received an invalid combination of arguments - got (), but expected (Tensor other, "
+                        "bool non_blocking = False)")
+    if unexpected:
+        raise TypeError(f"copy_() got an unexpected keyword argument '{next(iter(unexpected))}'")
     if non_blocking.__class__ is not bool:
         raise TypeError(f"copy_(): argument 'non_blocking' must be bool, not {c_type_name(non_blocking)}")
     if isinstance(src, Tensor):

@@ -129,3 +129,46 @@ def test_numbers_still_taken():
         assert m.arange(np.float32(2.5)).tolist() == [0.0, 1.0, 2.0]
         assert m.full((2,), fill_value=m.tensor(3.0)).tolist() == [3.0, 3.0]
         assert m.dist(m.ones(2), m.zeros(2), p=m.tensor(1.0)).item() == 2.0
+
+
+def _in_place_calls(m):
+    """In-place methods with every argument by its keyword: PyTorch's names (each accepted, same result)."""
+    i, o = m.tensor([0, 2]), m.ones(3) * 2
+    mask = m.tensor([True, False, True])
+    return {
+        "copy_": lambda x: x.copy_(other=o, non_blocking=False),
+        "add_": lambda x: x.add_(other=o, alpha=2), "sub_": lambda x: x.sub_(other=o, alpha=0.5),
+        "mul_": lambda x: x.mul_(other=o), "div_": lambda x: x.div_(other=o, rounding_mode="floor"),
+        "clamp_": lambda x: x.clamp_(min=0.5, max=1.5), "clamp_min_": lambda x: x.clamp_min_(min=0.5),
+        "masked_fill_": lambda x: x.masked_fill_(mask=mask, value=5.0),
+        "index_add_": lambda x: x.index_add_(dim=0, index=i, source=m.ones(2), alpha=3),
+        "index_copy_": lambda x: x.index_copy_(dim=0, index=i, source=m.ones(2) * 4),
+        "index_fill_": lambda x: x.index_fill_(dim=0, index=i, value=3.0),
+        "scatter_": lambda x: x.scatter_(dim=0, index=i, src=m.ones(2) * 7),
+        "scatter_value_": lambda x: x.scatter_(dim=0, index=i, value=3.0),
+        "scatter_add_": lambda x: x.scatter_add_(dim=0, index=i, src=m.ones(2)),
+        "fill_": lambda x: x.fill_(value=3.0), "pow_": lambda x: x.pow_(exponent=2),
+        "lerp_": lambda x: x.lerp_(end=o, weight=0.25),
+        "addcmul_": lambda x: x.addcmul_(tensor1=o, tensor2=o, value=2),
+        "masked_scatter_": lambda x: x.masked_scatter_(mask=mask, source=m.ones(3) * 6),
+        "put_": lambda x: x.put_(index=i, source=m.ones(2), accumulate=True),
+        "index_put_": lambda x: x.index_put_(indices=(i,), values=m.ones(2) * 9),
+    }
+
+
+@pytest.mark.parametrize("name", list(_in_place_calls(torch)))
+def test_in_place_methods_take_pytorchs_keywords(name):
+    got = _in_place_calls(ember)[name](ember.arange(1.0, 4.0))
+    want = _in_place_calls(torch)[name](torch.arange(1.0, 4.0))
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("call", [lambda x, o: x.copy_(src=o), lambda x, o: x.add_(input=o),
+                                  lambda x, o: x.mul_(value=o), lambda x, o: x.clamp_(lo=0),
+                                  lambda x, o: x.index_add_(0, o.long()[:1], src=o[:1])])
+def test_in_place_methods_refuse_other_keywords_with_type_error(call):
+    """A keyword of another name (``copy_(src=)``, ``index_add_(src=)``): PyTorch's TypeError. (Its words, "missing
+    1 required positional arguments", are ``copy_``'s only; elsewhere ember's are Python's "unexpected keyword".)"""
+    for m in (torch, ember):
+        with pytest.raises(TypeError):
+            call(m.ones(3), m.ones(3))

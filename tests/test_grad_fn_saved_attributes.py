@@ -138,6 +138,16 @@ CASES = {
     "nll_loss_3d_sum_ignored": lambda lib, t: lib.nn.functional.nll_loss(
         t["m"].reshape(1, 4, 3), lib.tensor([[0, 3, 1]]), weight=t["b"].detach().abs(), ignore_index=3,
         reduction="sum"),
+    # (a single sample's (C,) scores: the target's weight whatever the reduction, 0 for an ignored one)
+    "nll_loss_1d_unreduced": lambda lib, t: lib.nn.functional.nll_loss(t["x"], lib.tensor(2), reduction="none"),
+    "nll_loss_1d_unreduced_weighted": lambda lib, t: lib.nn.functional.nll_loss(
+        t["x"], lib.tensor(1), weight=t["w"].detach().abs(), reduction="none"),
+    "nll_loss_1d_unreduced_ignored": lambda lib, t: lib.nn.functional.nll_loss(
+        t["x"], lib.tensor(1), weight=t["w"].detach().abs(), ignore_index=1, reduction="none"),
+    "nll_loss_1d_unreduced_half": lambda lib, t: lib.nn.functional.nll_loss(
+        t["x"].half(), lib.tensor(0), weight=t["w"].detach().abs().half(), reduction="none"),
+    "cross_entropy_1d_unreduced": lambda lib, t: lib.nn.functional.cross_entropy(
+        t["x"], lib.tensor(0), weight=t["w"].detach().abs(), reduction="none"),
     "cross_entropy_unreduced_weighted": lambda lib, t: lib.nn.functional.cross_entropy(
         t["m"], lib.tensor([0, 2, 1, 2]), weight=t["x"].detach().abs(), reduction="none"),
     "layer_norm": lambda lib, t: lib.nn.functional.layer_norm(t["m"], (3,), t["w"], t["x"]),
@@ -145,6 +155,74 @@ CASES = {
     "layer_norm_no_bias": lambda lib, t: lib.nn.functional.layer_norm(t["m"].unsqueeze(0), [3], t["w"] * 2),
     "layer_norm_module": lambda lib, t: lib.nn.LayerNorm(3)(t["m"]),
     "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t["m"]),
+    # a negative dim: saved as given, which PyTorch's ``_saved_dim`` reads as unsigned 64-bit (-1: 2**64 - 1)
+    "narrow_negative_dim": lambda lib, t: t["m"].narrow(-1, 1, 2),
+    "select_negative_dim": lambda lib, t: t["m"].select(-2, 1),
+    "max_negative_dim": lambda lib, t: t["m"].max(-1)[0],
+    "min_negative_dim_keepdim": lambda lib, t: t["m"].min(-2, keepdim=True)[0],
+    "max_negative_dim_of_0d": lambda lib, t: (t["x"].sum() * 1).max(-1)[0],
+    "softmax_negative_dim": lambda lib, t: t["m"].softmax(-1),
+    "log_softmax_negative_dim": lambda lib, t: lib.log_softmax(t["m"], -2),
+    "sum_negative_dim": lambda lib, t: t["m"].sum(-1),
+    "sum_dims_one_negative": lambda lib, t: t["m"].sum((-1, 0), keepdim=True),
+    "mean_negative_dim_list": lambda lib, t: t["m"].mean([-2]),
+    "amax_negative_dim": lambda lib, t: t["m"].amax(-1),
+    "amin_negative_dims": lambda lib, t: t["m"].amin((-2, -1)),
+    "gather_negative_dim": lambda lib, t: t["m"].gather(-1, lib.tensor([[0, 2], [1, 1], [2, 0], [0, 0]])),
+    "index_select_negative_dim": lambda lib, t: t["m"].index_select(-1, lib.tensor([2, 0])),
+    "index_add_negative_dim": lambda lib, t: t["m"].index_add(-1, lib.tensor([2, 0]), t["m"][:, :2] * 2),
+    "scatter_negative_dim": lambda lib, t: t["m"].scatter(-1, lib.tensor([[0], [2]]), t["m"][:2, :1] * 2),
+    "scatter_value_negative_dim": lambda lib, t: t["m"].scatter(-2, lib.tensor([[0, 3]]), 2.0),
+    "scatter_add_negative_dim": lambda lib, t: t["m"].scatter_add(-1, lib.tensor([[1], [2]]), t["m"][:2, :1] * 2),
+    "scatter_reduce": lambda lib, t: t["x"].scatter_reduce(0, lib.tensor([0, 0, 2]), t["w"], "sum"),
+    "scatter_reduce_amax_negative_dim": lambda lib, t: t["m"].scatter_reduce(
+        -1, lib.tensor([[0, 0], [2, 1]]), t["m"][:2, 1:] * 2, "amax", include_self=False),
+    "scatter_reduce_": lambda lib, t: (t["x"] * 1).scatter_reduce_(-1, lib.tensor([1, 1]), t["w"][:2], "prod"),
+    "index_reduce": lambda lib, t: t["m"].index_reduce(0, lib.tensor([0, 3, 0]), t["m"][1:] * 2, "prod"),
+    "index_reduce_amax_negative_dim": lambda lib, t: t["m"].index_reduce(
+        -1, lib.tensor([2, 0]), t["m"][:, :2].detach(), "amax", include_self=False),
+    "index_reduce_": lambda lib, t: (t["m"] * 1).index_reduce_(-2, lib.tensor([1, 1]), t["m"][:2], "mean"),
+    # value-selecting ops: the dim as given, the indices returned, what else each node lists
+    "sort": lambda lib, t: t["m"].sort(-1)[0],
+    "sort_stable_descending": lambda lib, t: t["m"].sort(dim=0, descending=True, stable=True)[0],
+    "sort_0d": lambda lib, t: t["x"][1].sort()[0],
+    "topk": lambda lib, t: t["m"].topk(2, -1)[0],
+    "topk_smallest_dim0": lambda lib, t: t["m"].topk(3, 0, largest=False)[0],
+    "kthvalue": lambda lib, t: t["m"].kthvalue(2, -1)[0],
+    "kthvalue_keepdim": lambda lib, t: t["m"].kthvalue(3, 0, keepdim=True)[0],
+    "median_dim": lambda lib, t: t["m"].median(-2)[0],
+    "nanmedian_dim": lambda lib, t: t["m"].nanmedian(1, keepdim=True)[0],
+    "mode": lambda lib, t: t["m"].mode(-1)[0],
+    "cummax": lambda lib, t: t["m"].cummax(-1)[0],
+    "cummin": lambda lib, t: (t["m"] * 2).cummin(0)[0],
+    # index and mask ops: the index, mask or condition as given, the dim as given
+    "index_copy": lambda lib, t: t["m"].index_copy(-1, lib.tensor([2, 0]), t["m"][:, :2] * 2),
+    "index_copy_constant_source": lambda lib, t: t["m"].index_copy(0, lib.tensor(1), t["m"][:1].detach()),
+    "index_fill": lambda lib, t: t["m"].index_fill(-1, lib.tensor([0, 2]), 2.0),
+    "index_fill_tensor": lambda lib, t: t["m"].index_fill(0, lib.tensor([3]), t["x"].sum()),
+    "take": lambda lib, t: t["m"].take(lib.tensor([[0, -1], [5, 2]])),
+    "put": lambda lib, t: t["m"].put(lib.tensor([0, -1]), t["w"][:2]),
+    "put_accumulate_constant_source": lambda lib, t: t["m"].put(lib.tensor([1, 1]), t["w"][:2].detach(),
+                                                                accumulate=True),
+    "masked_fill": lambda lib, t: t["x"].masked_fill(lib.tensor([True, False, True]), 2.0),
+    "masked_fill_tensor": lambda lib, t: t["m"].masked_fill(lib.tensor([True, False, True]), t["x"].sum()),
+    "where": lambda lib, t: lib.where(t["x"] > 0, t["x"], t["w"]),
+    "where_number": lambda lib, t: lib.where(lib.tensor([True, False, True]), t["x"], 0.0),
+    "embedding": lambda lib, t: lib.nn.functional.embedding(lib.tensor([[0, 2], [3, 3]]), t["m"]),
+    "embedding_padding_scaled": lambda lib, t: lib.nn.functional.embedding(
+        lib.tensor([0, 2, 2]), t["m"] * 2, padding_idx=-1, scale_grad_by_freq=True),
+    # views: the dim as given, split's size as given
+    "split_negative_dim": lambda lib, t: t["m"].split(2, -1)[1],
+    "split_larger_size": lambda lib, t: t["m"].split(10)[0],
+    "split_sizes_negative_dim": lambda lib, t: t["m"].split([1, 2], -1)[0],
+    "chunk": lambda lib, t: t["m"].chunk(3, -2)[0],
+    "unbind_negative_dim": lambda lib, t: t["m"].unbind(-1)[2],
+    "unbind": lambda lib, t: t["m"].unbind()[0],
+    "unsqueeze_negative_dim": lambda lib, t: t["m"].unsqueeze(-1),
+    "unsqueeze_negative_dim_first": lambda lib, t: t["m"].t().unsqueeze(-3),
+    "unsqueeze": lambda lib, t: t["x"].unsqueeze(1),
+    "index_none": lambda lib, t: t["m"][:, None],
+    "index_ellipsis_none": lambda lib, t: t["m"][..., None, :],
 }
 
 
@@ -155,6 +233,7 @@ def _saved(lib, case):
     return fn.name(), {n: _describe(getattr(fn, n), t) for n in names}
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_saved_attributes_as_torch(case):
     name, want = _saved(torch, case)
@@ -284,6 +363,23 @@ def test_pack_hook_sees_saved_tensors_in_torch_order(case):
     assert _packed(ember, case) == _packed(torch, case)
 
 
+def _take_of_changed_input(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 1
+    z = y.take(lib.tensor([0, 2]))
+    with lib.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError) as err:
+        z.sum().backward()
+    return str(err.value)
+
+
+def test_take_saved_input_changed_in_place_is_torch_error():
+    """take saves its input, as PyTorch's node: changed in place before backward, PyTorch's error."""
+    assert "modified by an inplace operation" in _take_of_changed_input(torch)
+    assert "modified by an inplace operation" in _take_of_changed_input(ember)
+
+
 def test_unknown_name_is_attribute_error():
     for lib in (torch, ember):
         y = lib.ones(3, requires_grad=True).exp()
@@ -337,6 +433,7 @@ def _entry(value):
     return _describe(value, {})
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_raw_saved_tensor_unpacks_its_saved_entry(case):
     """``_raw_saved_<name>.unpack()`` reads the entry ``_saved_<name>`` reads (checked against PyTorch above), for

@@ -47,6 +47,15 @@ CASES = {
     "dense_numpy_scalar": lambda m: m.zeros(2).copy_(np.float64(2.5)),
     "dense_non_blocking_none": lambda m: m.zeros(2).copy_(m.ones(2), non_blocking=None),
     "dense_non_blocking_true": lambda m: m.zeros(2).copy_(m.ones(2), non_blocking=True),
+    # the source by keyword: PyTorch's one name, ``other`` (``src=`` is its TypeError)
+    "dense_other_keyword": lambda m: m.zeros(2).copy_(other=m.ones(2), non_blocking=False),
+    "dense_src_keyword": lambda m: m.zeros(2).copy_(src=m.ones(2)),
+    "dense_input_keyword": lambda m: m.zeros(2).copy_(input=m.ones(2)),
+    "dense_unknown_keyword_besides": lambda m: m.zeros(2).copy_(m.ones(2), blocking=True),
+    "dense_nothing": lambda m: m.zeros(2).copy_(),
+    "dense_non_blocking_by_position": lambda m: m.zeros(2).copy_(m.ones(2), True),
+    "sparse_other_keyword": lambda m: _sparse(m).copy_(other=_sparse(m, dtype=m.float64)),
+    "sparse_src_keyword": lambda m: _sparse(m).copy_(src=_sparse(m)),
 }
 
 

@@ -158,6 +158,34 @@ def test_tensor_copies_as_tensor_and_from_numpy_share():
         ember.tensor("abc")
 
 
+_MIXED_NESTINGS = [
+    "[L.tensor([1, 2]), [1, 2]]", "[[1, 2], L.tensor([1, 2])]", "[L.tensor([1, 2]), L.tensor([3, 4])]",
+    "[L.tensor(1), 2]", "[2, L.tensor([1])]", "[[1], L.tensor(2)]", "[[1, 2], L.tensor(3)]", "[[1.5], L.tensor(2.)]",
+    "[[[1]], [L.tensor(2)]]", "[L.tensor(1.5), [1]]", "[(1, 2), L.tensor([1, 2])]", "[L.tensor([[1, 2]]), [[1, 2]]]",
+    "[[L.tensor(1), 2], [3, 4]]", "[[1], L.tensor([[2]])]", "[[1, 2], L.tensor([2])]", "[1, L.tensor([2, 3])]",
+    "[1.5, L.tensor([2., 3])]", "[L.tensor([1, 2]), 3]",
+]
+
+
+@pytest.mark.parametrize("data", _MIXED_NESTINGS)
+def test_tensors_nested_in_lists_as_pytorch(data):
+    """Tensors mixed with lists and numbers: PyTorch reads the shape along the first elements, a tensor where it
+    has a number as one element (its TypeError or ValueError for more), a tensor where it has a sequence as one
+    (a 0-d tensor there: its TypeError, "not a sequence"). The value, or the error's type and first words."""
+    def build(lib):
+        try:
+            out = lib.tensor(eval(data, {"L": lib}))
+        except (TypeError, ValueError, RuntimeError) as err:
+            return type(err), str(err)
+        return out.tolist(), str(out.dtype).rpartition(".")[2]
+
+    got, want = build(ember), build(torch)
+    if isinstance(want[0], type):
+        assert got[0] is want[0] and got[1].startswith(want[1]), (got, want)
+    else:
+        assert got == want
+
+
 def test_tensor_of_tensors():
     assert_close(ember.tensor([ember.tensor(1.0), ember.tensor(2.0)]), torch.tensor([torch.tensor(1.0), torch.tensor(2.0)]))
 

@@ -212,15 +212,17 @@ class InplaceMethods:
         on a tensor that requires no grad, as PyTorch's (one Python call per element, slow there too)."""
         return ops.inplace.apply_(self, callable)
 
-    def copy_(self, src, non_blocking: bool = False) -> Tensor:
-        if src.__class__ is not self.__class__ or non_blocking.__class__ is not bool:
+    def copy_(self, other=NOT_GIVEN, non_blocking: bool = False, **unexpected) -> Tensor:
+        """``other`` copied into this tensor (PyTorch's one name for it: ``src=`` is its TypeError)."""
+        if other.__class__ is not self.__class__ or non_blocking.__class__ is not bool or unexpected:
             # (ember's own code copies arrays in: ops.inplace.copy_); a number is wrapped as PyTorch's parser
             # wraps it, anything else is its TypeError
             from .._sparse import copy_arguments
 
-            refuse_numpy_array("copy_", src, "other", 1)
-            src = copy_arguments(src, non_blocking)
-        return ops.inplace.copy_(self, src, non_blocking)
+            if other is not NOT_GIVEN:
+                refuse_numpy_array("copy_", other, "other", 1)
+            other = copy_arguments(other, non_blocking, unexpected)
+        return ops.inplace.copy_(self, other, non_blocking)
 
     @number_parameters(mean="float", std="float")
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:

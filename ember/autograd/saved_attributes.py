@@ -24,6 +24,7 @@ a saved statistic from them where it keeps none; docs/api.md lists what it canno
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from .._backend import xp
@@ -99,6 +100,27 @@ def unreleased(node: Node) -> Node:
     if node.saved is None:
         raise RuntimeError(_RELEASED_MSG)
     return node
+
+
+def as_unsigned(n: int) -> int:
+    """A saved int as PyTorch's ``_saved_<name>`` reads it: a negative one as unsigned 64-bit (-1: 2**64 - 1)."""
+    return n + 2 ** 64 if n < 0 else n
+
+
+def keep_dim_as_given(out, dim: int):
+    """``out``, whose node keeps ``dim`` as the caller gave it: PyTorch's node saves the dim unwrapped (its
+    ``_saved_dim`` reads -1 as 2**64 - 1, ``saved_dim``), where ember's node computes with it wrapped. ``out``: a
+    tensor, or (values, indices), the values' node."""
+    node = (out[0] if isinstance(out, tuple) else out).grad_fn
+    if node is not None and dim < 0:
+        node.dim_given = operator.index(dim)
+    return out
+
+
+def saved_dim(node: Node, wrapped: int) -> int:
+    """PyTorch's ``_saved_dim`` of ``node``, which computes along ``wrapped``: the dim as given (``keep_dim_as_given``),
+    a negative one read as unsigned."""
+    return as_unsigned(node.__dict__.get("dim_given", wrapped))
 
 
 def held_tensor(node: Node, array) -> Tensor:

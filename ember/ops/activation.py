@@ -16,7 +16,7 @@ from .._parallel import chunks_for, parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
-from ..autograd.saved_attributes import saved_tensor
+from ..autograd.saved_attributes import keep_dim_as_given, saved_dim, saved_tensor
 from .elementwise import cast, not_implemented_for
 
 
@@ -137,6 +137,45 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
     parallel_rows(kernel, x, out)
 
 
+def _log_softmax_half(x, out, rounded) -> None:
+    """log_softmax of the float32 rows ``x`` (half-precision values) into ``out`` (float32, rounded to the half type
+    once after), as PyTorch's CPU kernels compute a half-precision input: (x - m) - log(s), m each row's own max, s
+    the float32 sum of exp(x - m). ``rounded``: the half type that kernel rounds s and log(s) to (its kernel along
+    the last dimension keeps both in the input's type), None along another dimension (its kernel keeps them in
+    float32). Either way the bits of PyTorch's results (the reference's shift by the whole array's max loses bits of
+    a row below it, which a result near 0 keeps once rounded to half)."""
+    with xp.errstate(invalid="ignore", divide="ignore"):  # (a row of -inf: NaN; inf - inf: NaN, as PyTorch's)
+        d = x - x.max(axis=1, keepdims=True)
+        s = _half_row_sums(xp.exp(d), rounded is not None)
+        if rounded is not None:
+            s = xp.log(s.astype(rounded).astype(xp.float32)).astype(rounded).astype(xp.float32)
+        else:
+            s = xp.log(s)
+        xp.subtract(d, s, out=out)
+
+
+def _half_row_sums(a, last: bool):
+    """The float32 sums of the rows ``a`` (keeping their dim) as PyTorch's half-precision softmax kernels add them:
+    along the last dimension (``last``) in vectors, rounded to the half type or divided into, where NumPy's order
+    shows once at most in a thousand results; along another, one element after another, which a cumulative sum
+    follows (near 0, log_softmax's result keeps the last bits of its sum)."""
+    return xp.einsum("ij->i", a)[:, None] if last else xp.cumsum(a, axis=1)[:, -1:]
+
+
+def _softmax_half(x, out, rounded) -> None:
+    """softmax of the float32 rows ``x`` (half-precision values) into ``out`` (float32, rounded to the half type once
+    after), as PyTorch's CPU kernels compute a half-precision input: exp(x - m) / s, m each row's own max, s the
+    float32 sum of the exps. ``rounded``: the half type that kernel rounds each exp to before the division (along
+    another dimension than the last, where it keeps them in the output), None along the last (float32 throughout).
+    Either way the bits of PyTorch's results."""
+    with xp.errstate(invalid="ignore"):  # (a row of -inf, inf - inf: NaN, as PyTorch's)
+        e = xp.exp(x - x.max(axis=1, keepdims=True))
+    s = _half_row_sums(e, rounded is None)
+    if rounded is not None:
+        e = e.astype(rounded).astype(xp.float32)
+    xp.divide(e, s, out=out)
+
+
 def _softmax_chunk(x, out, shift, log: bool, empty_rows_zero: bool) -> None:
     xp.subtract(x, shift, out=out)
     e = exp_into(out, xp.empty_like(out) if log else out)
@@ -204,6 +243,12 @@ def _contiguous(y):
     return y if y.flags.c_contiguous else xp.ascontiguousarray(y)
 
 
+def _as_returned(node: Node, y):
+    """The saved output ``y`` of a half-precision ``node`` computed in float32 (lowp.py) as returned, rounded to the
+    half type, which PyTorch's backward kernels read (then widen to float32)."""
+    return y if node.half_dtype is None else y.astype(node.half_dtype).astype(xp.float32)
+
+
 def _wide(a):
     return a.astype(xp.float32) if a.dtype.itemsize < 4 else a
 
@@ -212,12 +257,15 @@ def _wide(a):
 class Softmax(Node):
     float32_compute = True
     _saved_result, _raw_saved_result = saved_tensor(0)
-    _saved_dim = property(lambda self: self.dim)
+    _saved_dim = property(lambda self: saved_dim(self, self.dim))
 
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
         y2 = xp.empty_like(x2)
-        softmax_rows(x2, y2)
+        if self.half_dtype is not None and x2.size:  # (x widened to float32: PyTorch's half-precision kernels)
+            _softmax_half(x2, y2, None if dim == x.ndim - 1 else self.half_dtype)
+        else:
+            softmax_rows(x2, y2)
         y = _contiguous(self.restore(y2))
         self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
         return y
@@ -226,8 +274,10 @@ class Softmax(Node):
         if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
             y = self.saved[0]  # the output itself, recorded (run_recorded refuses half-precision input first)
             return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
-        y2 = _as_rows(self.saved[0], self.dim)[0]  # (y2 again: a view)
+        y2 = _as_rows(_as_returned(self, self.saved[0]), self.dim)[0]  # (y2 again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
+        if self.half_dtype is not None:  # (PyTorch's half-precision kernel: the sum of g * y in float32, in its order)
+            return (self.restore(y2 * (g2 - _half_row_sums(g2 * y2, self.dim == g.ndim - 1))),)
         dx = xp.empty(y2.shape, g2.dtype)
         if compiled_softmax(g2) and region_threads(g2.shape[0], g2.size):  # whole: one region (policy.omp)
             softmax_vjp(g2, _wide(y2), dx)
@@ -241,12 +291,15 @@ class Softmax(Node):
 class LogSoftmax(Node):
     float32_compute = True
     _saved_result, _raw_saved_result = saved_tensor(0)
-    _saved_dim = property(lambda self: self.dim)
+    _saved_dim = property(lambda self: saved_dim(self, self.dim))
 
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
         out = xp.empty_like(x2)
-        softmax_rows(x2, out, log=True)
+        if self.half_dtype is not None and x2.size:  # (x widened to float32: PyTorch's half-precision kernels)
+            _log_softmax_half(x2, out, self.half_dtype if dim == x.ndim - 1 else None)
+        else:
+            softmax_rows(x2, out, log=True)
         y = _contiguous(self.restore(out))
         self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
         return y
@@ -258,8 +311,10 @@ class LogSoftmax(Node):
         picks = _row_picks_of(g) if self._pre_hooks is None and self._node_pre_hooks is None else None
         if picks is not None and self.dim == 1 == g.ndim - 1:
             return (_picks_backward(self.saved[0], *picks),)
-        out = _as_rows(self.saved[0], self.dim)[0]  # (out again: a view)
+        out = _as_rows(_as_returned(self, self.saved[0]), self.dim)[0]  # (out again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
+        if self.half_dtype is not None:  # (PyTorch's half-precision kernel: the sum of g in float32, in its order)
+            return (self.restore(g2 - xp.exp(out) * _half_row_sums(g2, self.dim == g.ndim - 1)),)
         dx = xp.empty(out.shape, g2.dtype)
         parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
         return (self.restore(dx.astype(out.dtype, copy=False)),)
@@ -328,13 +383,13 @@ def _softmax_input(x: Tensor, dim, dtype, name):
 def softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
     """softmax along ``dim`` (required, as ``torch.softmax``'s; ``nn.functional.softmax`` has the implicit one)."""
     x, d = _softmax_input(x, dim, dtype, "softmax")
-    return Softmax.apply(x, dim=d)
+    return keep_dim_as_given(Softmax.apply(x, dim=d), dim)
 
 
 def log_softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
     """log softmax along ``dim`` (required, as ``torch.log_softmax``'s)."""
     x, d = _softmax_input(x, dim, dtype, "log_softmax")
-    return LogSoftmax.apply(x, dim=d)
+    return keep_dim_as_given(LogSoftmax.apply(x, dim=d), dim)
 
 
 def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype) -> Tensor:

@@ -10,6 +10,7 @@ from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.saved_attributes import checked_argument, held_tensor, keep_dim_as_given, saved_dim
 from .elementwise import cast, conj_if_complex, promoted, refuse_integer_history
 from .indexing import _scatter_add_into
 
@@ -111,9 +112,13 @@ class Selected(Node):
     """The elements of ``x`` at ``index`` along ``dim`` (``index`` of ``x``'s rank; the result squeezed there unless
     ``keepdim``), one node as PyTorch's value-selecting ops record (cummax, cummin, mode): its gradient is added
     back at the index (``cummaxmin_backward``, ``value_selecting_reduction_backward``). A 0-d ``x`` is its own
-    value. Saves the index, not ``x`` (where PyTorch saves ``self``, the op checks its version: ``version_checked``)."""
+    value. Saves the index, not ``x`` (where PyTorch saves ``self``, the op checks its version: ``version_checked``).
+    PyTorch's ``_saved_dim`` (as given) and ``_saved_indices`` (as returned); each subclass the rest its node lists."""
 
     linear = True
+    _saved_dim = property(lambda node: saved_dim(node, node.dim))
+    _saved_indices = property(lambda node: held_tensor(node, node.index if node.keepdim or not node.shape
+                                                       else node.index.squeeze(node.dim)))
     scatter = "scatter_add"  # PyTorch's formula under create_graph: cummax's repeated indices add up
 
     def forward(self, x, index, dim, keepdim=True):
@@ -138,11 +143,11 @@ class Selected(Node):
 
 @torch_named("CummaxBackward0")
 class CumMax(Selected):
-    pass
+    _saved_self = property(lambda node: checked_argument(node, 0, 0))  # (held to check its version)
 
 
 @torch_named("CumminBackward0")
-class CumMin(Selected):
+class CumMin(CumMax):
     pass
 
 
@@ -154,8 +159,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
     node = CumMax if largest else CumMin
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
-        return getattr(return_types, name)._make((version_checked(node.apply(x, index=zero, dim=0), x),
-                                           Tensor._make(meta_results((x._data,), zero))))
+        return keep_dim_as_given(getattr(return_types, name)._make((
+            version_checked(node.apply(x, index=zero, dim=0), x), Tensor._make(meta_results((x._data,), zero)))), dim)
     am = xp.moveaxis(a, d, -1)
     idx = xp.zeros(am.shape, dtype=xp.int64)
     best = am[..., :1].copy() if am.shape[-1] else am[..., :0]
@@ -170,8 +175,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
         idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
     idx = c_order(xp.moveaxis(idx, -1, d))  # (PyTorch's results are contiguous: the values follow idx)
     # (PyTorch's cummax/cummin save their input)
-    return getattr(return_types, name)._make((version_checked(node.apply(x, index=idx, dim=d), x),
-                                       Tensor._make(meta_results((x._data,), idx))))
+    return keep_dim_as_given(getattr(return_types, name)._make((
+        version_checked(node.apply(x, index=idx, dim=d), x), Tensor._make(meta_results((x._data,), idx)))), dim)
 
 
 def cummax(x: Tensor, dim: int):

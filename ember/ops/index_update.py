@@ -18,10 +18,18 @@ from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState, no_grad
-from ..autograd.graph import Node, torch_named, version_checked
-from ..autograd.saved_attributes import checked_argument, held_tensor, unreleased
+from ..autograd.graph import Node, shown_as, torch_named, version_checked
+from ..autograd.saved_attributes import (
+    checked_argument,
+    held_tensor,
+    keep_dim_as_given,
+    not_saved,
+    saved_tensor,
+    unreleased,
+)
 from .indexing import (
     SAVED_DIM,
+    SAVED_INDEX,
     _overlaps,
     check_inplace,
     check_scatter_index,
@@ -119,8 +127,14 @@ class IndexAdd(Node):
 
 @torch_named("IndexCopyBackward0")
 class IndexCopy(Node):
+    # (PyTorch's names of what its node saves: the dim as given, the index given, the source for its own gradient)
+    _saved_dim = SAVED_DIM
+    _saved_index = SAVED_INDEX
+    _saved_source = property(lambda node: checked_argument(node, 1, 1) if node.needs_input_grad[1] else None)
+    _saved_source_dim = property(lambda node: node.source_dim)
+
     def forward(self, x, source, dim, index):
-        self.at = _along(dim, index)
+        self.at, self.dim, self.source_dim = _along(dim, index), dim, source.ndim
         out = x.copy()
         out[self.at] = source
         return out
@@ -135,8 +149,10 @@ class IndexCopy(Node):
 
 @torch_named("IndexFillBackward0")
 class IndexFill(Node):
+    _saved_dim, _saved_index = SAVED_DIM, SAVED_INDEX  # (PyTorch's names of what its node saves)
+
     def forward(self, x, value, dim, index):
-        self.at = _along(dim, index)
+        self.at, self.dim = _along(dim, index), dim
         out = x.copy()
         out[self.at] = value
         return out
@@ -169,7 +185,16 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
     _check_source(x, d, idx, source, "index_add")
     _check_bounds(x, d, idx, "index_add")
     # (PyTorch saves the index and the source, expanded to its shape, for the source's gradient)
-    return version_checked(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), index, source, reader=1)
+    out = keep_dim_as_given(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), dim)
+    return version_checked(out, index, source, reader=1)
+
+
+def _given(out: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out``, whose node keeps ``dim`` and ``index`` as given, which PyTorch's node saves (``_saved_dim``,
+    ``_saved_index``: a 0-d index stays 0-d)."""
+    if out.grad_fn is not None:
+        out.grad_fn.index = index._data
+    return keep_dim_as_given(out, dim)
 
 
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -180,7 +205,7 @@ def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
                            f"{SCALAR_TYPE_NAMES[x.dtype.name]} and (source) {SCALAR_TYPE_NAMES[source.dtype.name]}")
     _check_source(x, d, idx, source, "index_copy")
     _check_bounds(x, d, idx, "index_copy")
-    out = version_checked(IndexCopy.apply(x, source, dim=d, index=idx), index)
+    out = version_checked(_given(IndexCopy.apply(x, source, dim=d, index=idx), dim, index), index)
     return version_checked(out, source, reader=1)  # (as index_add's)
 
 
@@ -201,12 +226,13 @@ def _index_fill(x: Tensor, dim: int, index: Tensor, value, in_place: bool = Fals
                                f"{value._data.ndim} dimension(s).")
         if not in_place and value._requires_grad and _GradState.enabled and x.dtype._category < 2:
             raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[x.dtype.name]}")  # (masked_fill's)
-        return version_checked(IndexFillTensor.apply(x, value, dim=d, index=idx), index)
+        return version_checked(_given(IndexFillTensor.apply(x, value, dim=d, index=idx), dim, index), index)
     if isinstance(value, (complex, xp.complexfloating)) and x._data.dtype.kind != "c":  # (even with no imaginary part)
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     value = _dtype.checked_fill(value, x._data.dtype)
     # (a number is no input: PyTorch's node has the tensor's edge only)
-    return version_checked(IndexFill.apply(x, value=xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx), index)
+    out = IndexFill.apply(x, value=xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx)
+    return version_checked(_given(out, dim, index), index)
 
 
 # ----------------------------------------------------------------- in-place forms
@@ -548,7 +574,20 @@ def _scatter_reduced(x, src, at, reduce, include_self):
 class ScatterReduce(Node):
     """PyTorch's scatter_reduce and its backward (``scatter_reduce_backward``): ties in amax/amin share the
     gradient evenly among the values equal to the result, the old value counted even when ``include_self=False``
-    (as PyTorch counts it); prod divides out each factor, a single zero factor getting the product of the others."""
+    (as PyTorch counts it); prod divides out each factor, a single zero factor getting the product of the others.
+    index_reduce's node is this one, shown as PyTorch's IndexReduceBackward0 (its ``_saved_source``, the index as
+    given)."""
+
+    # (PyTorch's names of what its node saves: the dim as given, the index, the input, source and result)
+    _saved_dim = SAVED_DIM
+    _saved_index = property(lambda node: held_tensor(node, node.index))
+    _saved_include_self = property(lambda node: node.include_self)
+    _saved_reduce = property(lambda node: node.reduce)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_src, _raw_saved_src = saved_tensor(1)
+    _saved_result, _raw_saved_result = saved_tensor(2)
+    attributes_shown = {"IndexReduceBackward0": {
+        "_saved_source": saved_tensor(1)[0], "_raw_saved_source": saved_tensor(1)[1], **not_saved("src")}}
 
     def forward(self, x, src, at, reduce, include_self):
         self.at, self.reduce, self.include_self = at, reduce, include_self
@@ -616,6 +655,9 @@ def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
     out = ScatterReduce.apply(x, src, at=tuple(grids), reduce=reduce, include_self=include_self)
+    if out.grad_fn is not None:  # (read as PyTorch's node's ``_saved_dim`` and ``_saved_index``)
+        out.grad_fn.dim, out.grad_fn.index = d, idx
+        keep_dim_as_given(out, dim)
     return version_checked(out, index, reader=1)
 
 
@@ -640,7 +682,11 @@ def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str
     shape = [1] * x._data.ndim
     shape[d] = idx.size
     full = Tensor._make(xp.broadcast_to(idx.reshape(shape), source._data.shape))
-    return version_checked(scatter_reduce(x, d, full, source, reduce, include_self=include_self), index)
+    out = shown_as(scatter_reduce(x, d, full, source, reduce, include_self=include_self), "IndexReduceBackward0")
+    if out.grad_fn is not None:  # (PyTorch's node saves the index given, and the dim as given)
+        out.grad_fn.index = index._data
+        keep_dim_as_given(out, dim)
+    return version_checked(out, index)
 
 
 def index_reduce_(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
@@ -653,7 +699,13 @@ def index_reduce_(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: st
 class Put(Node):
     """``x`` seen as 1-D with ``source``'s elements written (added, when ``accumulate``) at ``index`` (wrapped to
     non-negative): the gradient of ``x`` is ``g`` (zero where written, unless accumulated), ``source``'s is
-    ``g.take(index)``."""
+    ``g.take(index)``. PyTorch's node saves the index given and the source, the source only for its own gradient
+    (``saved_for``: kept, and its version checked, only then)."""
+
+    saved_for = ((1,),)
+    _saved_accumulate = property(lambda node: node.accumulate)
+    _saved_index = property(lambda node: held_tensor(node, node.index_given))
+    _saved_source, _raw_saved_source = saved_tensor(0)
 
     def forward(self, x, source, index, accumulate):
         out = x.reshape(-1).copy()
@@ -663,6 +715,7 @@ class Put(Node):
         else:
             out[index] = src
         self.index, self.accumulate, self.source_shape = index, accumulate, source.shape
+        self.saved = (source,)
         return out.reshape(x.shape)
 
     def backward(self, g):
@@ -694,6 +747,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     if bad.size:
         raise IndexError(f"out of range: tried to access index {int(bad[0])} on a tensor of {n} elements.")
     out = Put.apply(input, source, index=xp.where(idx < 0, idx + n, idx), accumulate=bool(accumulate))
+    if out.grad_fn is not None:
+        out.grad_fn.index_given = index._data
     return version_checked(out, index)
 
 

@@ -39,7 +39,16 @@ from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, input_edge, shown_as, torch_named, unrecorded_view, version_checked
 from ..autograd.recorded import RecordedArray
-from ..autograd.saved_attributes import NotSaved, checked_argument, held_tensor, unreleased
+from ..autograd.saved_attributes import (
+    NotSaved,
+    as_unsigned,
+    checked_argument,
+    held_tensor,
+    keep_dim_as_given,
+    saved_dim,
+    saved_tensor,
+    unreleased,
+)
 from ..autograd.selected import selected_gradient
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import (
@@ -214,11 +223,6 @@ _ALL = slice(None)
 _UNSET_END = 9223372036854775807  # (PyTorch's end of a slice without one: INT64_MAX)
 
 
-def _as_unsigned(n: int) -> int:
-    """A saved int as PyTorch's ``_saved_<name>`` reads it: a negative one as unsigned 64-bit (-1: 2**64 - 1)."""
-    return n + 2 ** 64 if n < 0 else n
-
-
 def _one_step(node: BasicIndex) -> tuple[int, object]:
     """(the dim, the part) of the one step a slicing or selecting node takes (ember records ``x[1:3, 2]`` as two
     nodes, as PyTorch: each ``idx`` holds one step among whole slices and an Ellipsis), its dim counted in the
@@ -235,9 +239,9 @@ class SliceBackward0(BasicIndex):
     """``x[:2]``, ``narrow``, ``tensor_split``'s pieces: the node under PyTorch's name, its saved attributes (the
     slice as given: a missing start 0, end INT64_MAX, step 1; a negative one read as unsigned, as PyTorch's)."""
 
-    _saved_dim = property(lambda self: _one_step(self)[0])
-    _saved_start = property(lambda self: _as_unsigned(_one_step(self)[1].start or 0))
-    _saved_end = property(lambda self: _as_unsigned(
+    _saved_dim = property(lambda self: saved_dim(self, _one_step(self)[0]))  # (narrow's as given)
+    _saved_start = property(lambda self: as_unsigned(_one_step(self)[1].start or 0))
+    _saved_end = property(lambda self: as_unsigned(
         _UNSET_END if _one_step(self)[1].stop is None else _one_step(self)[1].stop))
     _saved_step = property(lambda self: _one_step(self)[1].step or 1)
     _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
@@ -246,13 +250,21 @@ class SliceBackward0(BasicIndex):
 class SelectBackward0(BasicIndex):
     """``x[0]``, ``select``: its saved attributes as PyTorch's (a negative index read as unsigned)."""
 
-    _saved_dim = property(lambda self: _one_step(self)[0])
-    _saved_index = property(lambda self: _as_unsigned(_one_step(self)[1]))
+    _saved_dim = property(lambda self: saved_dim(self, _one_step(self)[0]))  # (select's as given)
+    _saved_index = property(lambda self: as_unsigned(_one_step(self)[1]))
     _saved_self_sym_sizes = property(lambda self: tuple(self.shape))
 
 
 class UnsqueezeBackward0(BasicIndex):
-    """``x[None]``."""
+    """``x[None]``: PyTorch's ``_saved_dim``, the new dimension's (counted in the result)."""
+
+    @property
+    def _saved_dim(self) -> int:
+        idx = self.idx if self.idx.__class__ is tuple else (self.idx,)
+        k = next(k for k, part in enumerate(idx) if part is None)
+        if any(part is Ellipsis for part in idx[:k]):  # (the dims after it, each a whole slice's, from the end)
+            return len(self.shape) + 1 - (len(idx) - k)
+        return k
 
 
 class AliasBackward0(BasicIndex):
@@ -291,7 +303,10 @@ class UnbindBackward0(BasicIndex):
 class _Pieces(Node):
     """split / chunk / unbind recorded as PyTorch records them: one node for all the pieces (``a.grad_fn is
     b.grad_fn``), whose backward places the pieces' gradients in zeros of the input's shape; a piece that got
-    none (unused) leaves zeros, and its tensor hooks are called with None, as PyTorch calls them."""
+    none (unused) leaves zeros, and its tensor hooks are called with None, as PyTorch calls them. PyTorch's
+    ``_saved_dim``: the dim as given (``keep_dim_as_given``), the pieces' (each index's last part) wrapped."""
+
+    _saved_dim = property(lambda node: saved_dim(node, len(node.idxs[0]) - 1))
 
     def backward(self, *grads):
         first = next(g for g in grads if g is not None)  # (the engine runs no node without any gradient)
@@ -304,17 +319,25 @@ class _Pieces(Node):
 
 @torch_named("SplitBackward0")
 class SplitPieces(_Pieces):
-    pass
+    split_size = None  # (the size given to split, and chunk's: ``shape.split``)
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
+    _saved_split_size = property(lambda node: node.split_size)
 
 
 @torch_named("SplitWithSizesBackward0")
 class SplitWithSizesPieces(_Pieces):
-    pass
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
+    _saved_split_sizes = property(lambda node: tuple(_piece_length(idx[-1]) for idx in node.idxs))
 
 
 @torch_named("UnbindBackward0")
 class UnbindPieces(_Pieces):
     pass
+
+
+def _piece_length(part: slice) -> int:
+    """The length along its dim of a split piece's index part (``start:stop``)."""
+    return part.stop - part.start
 
 
 # the node of all the pieces -> the node of one piece alone, for what records views one node at a time
@@ -733,7 +756,7 @@ def _refuse_meta_masks(idx) -> None:
 
 
 # PyTorch's ``_saved_dim`` and ``_saved_index`` of its gather and scatter nodes (scatter's, gather's, scatter_add's)
-SAVED_DIM = property(lambda node: node.dim)
+SAVED_DIM = property(lambda node: saved_dim(node, node.dim))
 SAVED_INDEX = property(lambda node: held_tensor(node, node.index))
 
 
@@ -1093,7 +1116,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     if not 0 <= start <= n or length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
-    return SliceBackward0.apply(x, idx=idx)
+    return keep_dim_as_given(SliceBackward0.apply(x, idx=idx), dim)
 
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
@@ -1101,7 +1124,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     n = x._data.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(x.shape)} at dimension {d}")
-    return SelectBackward0.apply(x, idx=(slice(None),) * d + (index,))
+    return keep_dim_as_given(SelectBackward0.apply(x, idx=(slice(None),) * d + (index,)), dim)
 
 
 @torch_named("GatherBackward0")
@@ -1191,7 +1214,8 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     check_scatter_index(x, d, idx)
-    return version_checked(Gather.apply(x, index=idx, dim=d), x, index)  # (both saved by PyTorch's node)
+    out = keep_dim_as_given(Gather.apply(x, index=idx, dim=d), dim)
+    return version_checked(out, x, index)  # (both saved by PyTorch's node)
 
 
 @torch_named("ScatterAddBackward0")
@@ -1214,7 +1238,8 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     check_scatter_index(x, _wrap_dim(dim, x._data.ndim), idx, src._data)
     if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
         src = src[tuple(slice(0, n) for n in idx.shape)]
-    return version_checked(ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim)), index, reader=1)
+    return version_checked(keep_dim_as_given(
+        ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim)), dim), index, reader=1)
 
 
 def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = None) -> Tensor:
@@ -1249,6 +1274,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
     out = shown_as(written_copy_of(x, out, number), "ScatterBackward1" if number else "ScatterBackward0")
     if out.grad_fn is not None:  # (read as PyTorch's node's ``_saved_dim`` and ``_saved_index``)
         out.grad_fn.dim, out.grad_fn.index = d, idx
+        keep_dim_as_given(out, dim)
     return version_checked(out, index)
 
 
@@ -1303,7 +1329,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if why:  # PyTorch's error type depends on the dimension (two kernels)
         raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(
             f"INDICES element is out of DATA bounds: {why}")
-    return version_checked(IndexSelect.apply(x, dim=d, index=idx.reshape(-1)), index)
+    return version_checked(keep_dim_as_given(IndexSelect.apply(x, dim=d, index=idx.reshape(-1)), dim), index)
 
 
 class IndexSelect(Node):
@@ -1327,7 +1353,7 @@ class IndexSelect(Node):
 
     @property
     def _saved_dim(self) -> int:
-        return self.dim
+        return saved_dim(self, self.dim)
 
     @property
     def _saved_index(self) -> Tensor:
@@ -1344,6 +1370,7 @@ class Where(Node):
     next functions are PyTorch's two (``a``'s and ``b``'s)."""
     diagonal_jacobian = True
     own_layout = True
+    _saved_condition, _raw_saved_condition = saved_tensor(0)  # (PyTorch's name of what its node saves)
 
     def forward(self, a, b, cond):
         self.saved = (cond,)  # (its version is checked as PyTorch's saved condition's: ``where``)
@@ -1428,6 +1455,8 @@ class _MaskedFill(Node):
     diagonal_jacobian = True
     own_layout = True  # (row-major: _row_major)
 
+    _saved_mask, _raw_saved_mask = saved_tensor(0)  # (PyTorch's name of what its node saves)
+
     def forward(self, x, value, mask):
         self.saved = (mask,)
         return _row_major(xp.where(mask, value, x))
@@ -1452,6 +1481,8 @@ class _MaskedFillTensor(Node):
     is ``g`` summed over the mask)."""
     diagonal_jacobian = True
     own_layout = True  # (row-major: _row_major)
+
+    _saved_mask, _raw_saved_mask = saved_tensor(0)  # (PyTorch's name of what its node saves)
 
     def forward(self, x, value, mask):
         self.saved = (mask,)

@@ -12,6 +12,7 @@ from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results, refuse_meta
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.saved_attributes import checked_argument, held_tensor
 from .elementwise import require_tensor
 from .indexing import Gather
 
@@ -136,9 +137,12 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
 @torch_named("TakeBackward0")
 class Take(Node):
-    """x's elements, x seen as 1-D, at ``index`` (already in range, any shape); the gradient scatter-adds."""
+    """x's elements, x seen as 1-D, at ``index`` (already in range, any shape); the gradient scatter-adds.
+    PyTorch's node saves the input (``_saved_self``: held here to check its version, ``take``) and the index given."""
 
     linear = True
+    _saved_self = property(lambda node: checked_argument(node, 0, 0))
+    _saved_index = property(lambda node: held_tensor(node, node.index_given))
 
     def forward(self, x, index):
         self.shape, self.index = x.shape, index
@@ -161,7 +165,10 @@ def take(x: Tensor, index: Tensor) -> Tensor:
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise IndexError(f"out of range: tried to access index {int(idx.max() if idx.max() >= n else idx.min())} "
                          f"on a tensor of {n} elements.")
-    return version_checked(Take.apply(x, index=idx % max(n, 1)), index)
+    out = Take.apply(x, index=idx % max(n, 1))
+    if out.grad_fn is not None:
+        out.grad_fn.index_given = idx
+    return version_checked(out, x, index)  # (both saved by PyTorch's node)
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 from .. import _dtype, _warnings, return_types
 from .._autocast import full_precision
@@ -19,7 +20,15 @@ from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_dims_once
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
-from ..autograd.saved_attributes import held_tensor, input_sizes, not_saved, saved_tensor
+from ..autograd.saved_attributes import (
+    as_unsigned,
+    held_tensor,
+    input_sizes,
+    keep_dim_as_given,
+    not_saved,
+    saved_dim,
+    saved_tensor,
+)
 from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, check_dtype_argument, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex
 from .unary import sign_array
@@ -56,12 +65,15 @@ def _dims_unpack_error(dims) -> TypeError:
     return TypeError("argument 'dim' must be tuple of ints")
 
 
-def _dims_as_given(out: Tensor, dim, ndim: int) -> Tensor:
-    """``out``'s node keeps several ``dim`` in the order given (wrapped non-negative), which PyTorch's shows as its
-    ``_saved_dim``, where ember reduces over them sorted (``_axes``)."""
+def _dims_as_given(out: Tensor, dim) -> Tensor:
+    """``out``'s node keeps ``dim`` as given (in the order given, a negative one unwrapped), which PyTorch's shows as
+    its ``_saved_dim`` (a negative dim read as unsigned, ``as_unsigned``), where ember reduces over the dims wrapped
+    and sorted (``_axes``)."""
     node = out.grad_fn
-    if node is not None and isinstance(dim, (list, tuple)) and len(dim) > 1 and ndim:
-        node.dims_given = tuple(_wrap_dim(d, ndim) for d in dim)
+    if node is not None and dim is not None:
+        dims = tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
+        if len(dims) > 1 or builtins.any(d < 0 for d in dims):
+            node.dims_given = tuple(as_unsigned(operator.index(d)) for d in dims)
     return out
 
 
@@ -182,14 +194,14 @@ def _running_mean_of_infinite(x, axes, out):
 # sum / mean over given dimensions, under PyTorch's names for that overload (names only)
 @torch_named("SumBackward1")
 class _SumOverDims(Sum):
-    dims_given = None  # (``_dims_as_given``; non-negative: PyTorch's reads a negative dim as unsigned)
+    dims_given = None  # (``_dims_as_given``)
     _saved_dim = property(lambda self: self.dims_given or self.axes)
     _saved_keepdim = property(lambda self: self.keepdim)
 
 
 @torch_named("MeanBackward1")
 class _MeanOverDims(Mean):
-    dims_given = None  # (``_dims_as_given``; non-negative: PyTorch's reads a negative dim as unsigned)
+    dims_given = None  # (``_dims_as_given``)
     _saved_dim = property(lambda self: self.dims_given or self.axes)
     _saved_keepdim = property(lambda self: self.keepdim)
 
@@ -306,7 +318,7 @@ class MaxMinDim(Node):
     """max/min along a dim: the gradient goes to the index returned."""
 
     # PyTorch's names: the indices as returned (a tensor over the same memory), the input's shape
-    _saved_dim = property(lambda self: self.dim)  # (non-negative: PyTorch's reads a negative dim as unsigned)
+    _saved_dim = property(lambda self: saved_dim(self, self.dim))
     _saved_keepdim = property(lambda self: self.keepdim)
     # (the indices: PyTorch's saved variable, released with the graph: its error after a backward that freed it)
     _saved_indices = property(lambda self: held_tensor(self, self.indices))
@@ -342,7 +354,7 @@ class _ExtremeOfDim(Extreme):
     """max/min along the one dim of a 0-d tensor: PyTorch's node of the dim overload, with its saved names."""
 
     _saved_self, _raw_saved_self, _saved_result, _raw_saved_result = not_saved("self", "result").values()
-    _saved_dim = 0
+    _saved_dim = property(lambda self: saved_dim(self, 0))
     _saved_keepdim = property(lambda self: self.keepdim)
     _saved_indices = property(lambda self: Tensor._make(xp.zeros((), xp.int64)))
     _saved_self_sym_sizes = ()
@@ -490,7 +502,7 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> T
     ndim = x._data.ndim
     axes = None if dim is None else _axes(dim, ndim)  # (PyTorch checks the dims before a refused dtype=)
     x, asked = _accumulated_as(x, dtype)
-    return _as_asked(_dims_as_given(node.apply(x, axes=axes, keepdim=keepdim), dim, ndim), asked)
+    return _as_asked(_dims_as_given(node.apply(x, axes=axes, keepdim=keepdim), dim), asked)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
@@ -512,7 +524,7 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
             "or pass a floating dtype=)"
         )
     ndim = x._data.ndim
-    return _dims_as_given(node.apply(x, axes=None if dim is None else _axes(dim, ndim), keepdim=keepdim), dim, ndim)
+    return _dims_as_given(node.apply(x, axes=None if dim is None else _axes(dim, ndim), keepdim=keepdim), dim)
 
 
 @full_precision
@@ -574,10 +586,11 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
         return Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim == 0:  # the single element is its own max, at index 0
-        values = _ExtremeOfDim.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=keepdim)
+        values = keep_dim_as_given(_ExtremeOfDim.apply(x, fn=xp.max if largest else xp.min, axes=None,
+                                                       keepdim=keepdim), dim)
         index = Tensor._make(xp.zeros((), dtype=xp.int64))
         return (return_types.max if largest else return_types.min)._make((values, index))
-    values = (_MaxDim if largest else _MinDim).apply(x, dim=d, keepdim=keepdim, largest=largest)
+    values = keep_dim_as_given((_MaxDim if largest else _MinDim).apply(x, dim=d, keepdim=keepdim, largest=largest), dim)
     node = values.grad_fn
     indices = node.indices if node is not None else _argext(x._data, d, keepdim, largest)
     return (return_types.max if largest else return_types.min)._make((values, Tensor._make(meta_results((x._data,),
@@ -620,7 +633,7 @@ def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
     axes = _axes(dim, x._data.ndim)
     if x._data.size == 0:
         _refuse_empty_dims(name, x._data, dim)
-    return _dims_as_given(AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim), dim, x._data.ndim)
+    return _dims_as_given(AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim), dim)
 
 
 def _refuse_empty_dims(name: str, a, dim) -> None:

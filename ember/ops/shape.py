@@ -31,7 +31,7 @@ from .._uninitialized import UnmaterializedArray, uninitialized_error
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..autograd.recorded import RecordedArray
-from ..autograd.saved_attributes import input_sizes
+from ..autograd.saved_attributes import input_sizes, keep_dim_as_given, saved_dim
 from ..storage import root_array
 from .elementwise import promoted
 from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
@@ -203,7 +203,10 @@ class UnsqueezeBackward0(Reshape):
     of the dimension it goes before, 1 at the end); otherwise, and always for an empty array (which NumPy lays
     out anew), the view ``x[:, ..., None]``, laid out as PyTorch's (``basic_view``)."""
 
+    _saved_dim = property(lambda node: saved_dim(node, node.dim))  # (as given, ``unsqueeze``)
+
     def forward(self, x, shape, dim):
+        self.dim = dim
         if _meta_made[0] and is_meta(x):  # (PyTorch's stride for the new dimension, as below)
             strides = list(meta_layout(x)[0])
             strides.insert(dim, x.shape[dim] * strides[dim] if dim < x.ndim else 1)
@@ -687,7 +690,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
             view = unrecorded_view(x, _as_is, out, UnsqueezeBackward0)
             if view is not None:
                 return view
-    return UnsqueezeBackward0.apply(x, shape=shape, dim=d)
+    return keep_dim_as_given(UnsqueezeBackward0.apply(x, shape=shape, dim=d), dim)
 
 
 def _as_is(a):
@@ -925,7 +928,7 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 stop = n
             idxs.append(lead + (slice(start, stop),))
             start = stop
-        return view_pieces(x, idxs, SplitPieces)
+        return _as_given(view_pieces(x, idxs, SplitPieces), dim, step)
     if not isinstance(step, (tuple, list)):
         # one size: an int or an integer 0-d tensor as PyTorch's parser reads them (its SymInt: not a bool, nor a
         # NumPy integer or array)
@@ -950,7 +953,20 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     for s in sizes:  # narrow's view of each piece, its bounds checked above
         idxs.append(lead + (slice(start, start + s),))
         start += s
-    return view_pieces(x, idxs, SplitPieces if isinstance(split_size_or_sections, int) else SplitWithSizesPieces)
+    whole = isinstance(split_size_or_sections, int)
+    return _as_given(view_pieces(x, idxs, SplitPieces if whole else SplitWithSizesPieces), dim,
+                     split_size_or_sections if whole else None)
+
+
+def _as_given(pieces: tuple, dim: int, split_size: int | None = None) -> tuple:
+    """``pieces``, whose one node keeps what PyTorch's saves as given: the dim (``keep_dim_as_given``), and a
+    split's size (``_saved_split_size``; a size larger than the dimension, one piece, is kept as given)."""
+    node = pieces[0].grad_fn if pieces else None
+    if node is not None and isinstance(node, (SplitPieces, SplitWithSizesPieces, UnbindPieces)):
+        if split_size is not None:
+            node.split_size = split_size
+        keep_dim_as_given(pieces, dim)
+    return pieces
 
 
 def split_with_sizes(x: Tensor, split_sizes, dim: int = 0) -> tuple:
@@ -980,7 +996,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     if not x._data.ndim:
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     lead = (slice(None),) * d
-    return view_pieces(x, [lead + (i,) for i in range(x._data.shape[d])], UnbindPieces)
+    return _as_given(view_pieces(x, [lead + (i,) for i in range(x._data.shape[d])], UnbindPieces), dim)
 
 
 @torch_named("FlipBackward0")

@@ -18,6 +18,7 @@ from .._not_given import NOT_GIVEN
 from .._size import int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import torch_named
+from ..autograd.saved_attributes import keep_dim_as_given
 from .cumulative import Selected
 from .elementwise import refuse_complex
 from .indexing import Gather
@@ -43,6 +44,7 @@ def _take(x: Tensor, idx, dim: int) -> Tensor:
 @torch_named("SortBackward0")
 class SortNode(Selected):
     scatter = "scatter"  # (one index per element: PyTorch's value_selecting_reduction_backward)
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
 
     def forward(self, x, index, dim, keepdim=True):
         # the values laid out as their indices (the input's layout, as PyTorch's), a size-1 dimension's stride too
@@ -86,9 +88,10 @@ def _sort(x: Tensor, dim: int, descending: bool, stable):
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
     node = SortNode if stable is NOT_GIVEN else StableSortNode  # (any stable=, None too: PyTorch's overload)
     if a.ndim == 0:
-        return _scalar(x, _Sort, node)
+        return keep_dim_as_given(_scalar(x, _Sort, node), dim)
     idx = laid_out_like(a, _order(a, d, descending).astype(xp.int64))  # (values and indices laid out as the input)
-    return _Sort._make((node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx))))
+    return keep_dim_as_given(_Sort._make((node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))),
+                             dim)
 
 
 def argsort(x: Tensor, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, stable: bool = NOT_GIVEN) -> Tensor:
@@ -177,7 +180,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if a.dtype == xp.bool_:  # (PyTorch checks k first)
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if a.ndim == 0:
-        return _scalar(x, _TopK, TopKNode)
+        return keep_dim_as_given(_scalar(x, _TopK, TopKNode), dim)
     idx = _order(a, d, largest)
     idx = xp.take(idx, xp.arange(k), axis=d).astype(xp.int64)
-    return _TopK._make((TopKNode.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx))))
+    return keep_dim_as_given(_TopK._make((TopKNode.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))),
+                             dim)

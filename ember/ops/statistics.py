@@ -17,6 +17,7 @@ from .._size import c_type_name, int_argument
 from .._std_sort import std_sort
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
+from ..autograd.saved_attributes import keep_dim_as_given
 from .cumulative import Selected
 from .elementwise import refuse_integer_history
 from .reduction import _axes, _expand_back, _row_major, evenly_distributed_mask, variance
@@ -141,9 +142,9 @@ def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool):
         # the ((m - 1) // 2)-th of m non-NaN elements (NaN sort last); a slice of NaN only answers the NaN
         # PyTorch's std::nth_element leaves first among n equal elements
         k = xp.where(count > 0, (count - 1) // 2, _nth_of_equals(n))
-        return _kth_along(x, k, d, keepdim, result, NanmedianNode)
-    return _kth_along(x, (n - 1) // 2, d, keepdim, result, NanmedianNode if nan_named else MedianNode,
-                      nan_wins=not ignore_nan)
+        return keep_dim_as_given(_kth_along(x, k, d, keepdim, result, NanmedianNode), dim)
+    return keep_dim_as_given(_kth_along(x, (n - 1) // 2, d, keepdim, result, NanmedianNode if nan_named else
+                                        MedianNode, nan_wins=not ignore_nan), dim)
 
 
 @functools.lru_cache(maxsize=64)
@@ -178,8 +179,8 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     if x._data.dtype == xp.bool_ and x._data.ndim:  # (PyTorch's kernel has no bool version; the checks above
         # come first, and a 0-d tensor is its own k-th value before the kernel is chosen)
         raise not_implemented_for("kthvalue_cpu", x.dtype)
-    return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode,
-                      among_equals=lambda a, idx, dim: _selected_among_equals(a, idx, dim, k - 1))
+    return keep_dim_as_given(_kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode, among_equals=lambda a, idx, axis:
+                                        _selected_among_equals(a, idx, axis, k - 1)), dim)
 
 
 def _selected_among_equals(a, idx, dim: int, k: int):
@@ -249,6 +250,8 @@ def _quick_select(values: list, k: int) -> int:
 @torch_named("KthvalueBackward0")
 class KthvalueNode(Selected):
     scatter = "scatter"  # (one index per row)
+    _saved_keepdim = property(lambda node: node.keepdim)
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
 
 
 @torch_named("MedianBackward1")
@@ -273,7 +276,8 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     a = x._data
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
-        return _Mode._make((ModeNode.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero))))
+        return keep_dim_as_given(_Mode._make((ModeNode.apply(x, index=zero, dim=0),
+                                              Tensor._make(meta_results((x._data,), zero)))), dim)
     d = _wrap_dim(dim, a.ndim)
     rows = xp.moveaxis(a, d, -1)
     n = rows.shape[-1]
@@ -306,7 +310,7 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
     if not keepdim:
         idx = idx.squeeze(d)
-    return _Mode._make((values, Tensor._make(meta_results((x._data,), idx))))
+    return keep_dim_as_given(_Mode._make((values, Tensor._make(meta_results((x._data,), idx)))), dim)
 
 
 _INSERTION_SORTED = 16  # (libstdc++'s std::sort insertion-sorts a range of up to this many elements: stable)
@@ -348,8 +352,8 @@ def _value_less(p: tuple, q: tuple) -> bool:
 
 
 @torch_named("ModeBackward0")
-class ModeNode(Selected):
-    scatter = "scatter"  # (one index per row)
+class ModeNode(KthvalueNode):  # (its saved attributes too)
+    pass
 
 
 _ROUNDINGS = ("linear", "lower", "higher", "midpoint", "nearest")

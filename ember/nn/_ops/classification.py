@@ -241,13 +241,17 @@ class NLL(Node):
 
     @property
     def _saved_total_weight(self) -> Tensor:
-        """The summed weights of the targets not ignored (0 unreduced), as PyTorch's forward returns them."""
-        wt, reduction = self.meta[1], self.meta[3]
+        """The summed weights of the targets not ignored, as PyTorch's forward returns them: 0 unreduced, but for
+        a single sample's (C,) scores, whose kernel gives the target's weight (0 ignored) whatever the reduction."""
+        wt, reduction, shape = self.meta[1], self.meta[3], self.meta[4]
         self._argument(0)  # (PyTorch's error once freed)
-        if self.half_dtype is not None:  # (a half precision input's: the cascade's sum, in its type)
-            total = self.total_weight if self.total_weight is not None and reduction != "none" else 0
-            return Tensor._make(xp.asarray(total, dtype=self.half_dtype))
-        return Tensor._make(xp.asarray(wt.sum() if reduction != "none" else 0, dtype=wt.dtype))
+        if reduction == "none":
+            total = wt.sum() if len(shape) == 1 else 0  # (one target: its weight, nothing summed)
+        elif self.half_dtype is not None:  # (a half precision input's: the cascade's sum, in its type)
+            total = 0 if self.total_weight is None else self.total_weight
+        else:
+            total = wt.sum()
+        return Tensor._make(xp.asarray(total, dtype=wt.dtype if self.half_dtype is None else self.half_dtype))
 
 
 @torch_named("NllLoss2DBackward0")

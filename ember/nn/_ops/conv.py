@@ -685,14 +685,69 @@ def check_bias_dtype(input: Tensor, weight: Tensor, bias: Tensor | None) -> None
                            f"({CPP_TYPE_NAMES[bias.dtype.name]}) should be the same")
 
 
-def check_weight_dtype(name: str, input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
-    """PyTorch's check of the weight's dtype against the input's, after the shapes' (``expected scalar type Double
-    but found Float``); a complex tensor beside a real one: all the dtypes named."""
+def check_weight_dtype(name: str, input: Tensor, weight: Tensor, bias: Tensor | None, onednn: bool = False) -> None:
+    """PyTorch's check of the weight's dtype against the input's, after the shapes': its oneDNN path's words where
+    PyTorch takes that path (``onednn``, ``takes_onednn``: ``Input type (torch.FloatTensor) and weight type
+    (torch.DoubleTensor) should be the same or input should be a MKLDNN tensor ...``), its own kernels' otherwise
+    (``expected scalar type Double but found Float``); a complex tensor beside a real one: all the dtypes named."""
     if _complex(input, weight, bias):
         _check_same_dtype(name, input, weight, bias)
     elif weight._data.dtype != input._data.dtype:
+        if onednn:
+            raise RuntimeError(f"Input type ({_type_string(input)}) and weight type ({_type_string(weight)}) should "
+                               "be the same or input should be a MKLDNN tensor and weight is a dense tensor")
         raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[input.dtype.name]} but found "
                            f"{SCALAR_TYPE_NAMES[weight.dtype.name]}")
+
+
+# the dtypes with a legacy tensor type name (``torch.FloatTensor``), which PyTorch's type string gives for them
+_LEGACY_NAMED = frozenset(("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"))
+
+
+def _type_string(t: Tensor) -> str:
+    """PyTorch's ``Tensor.toString()``: the legacy type name where the dtype has one, ``CPU<Type>Type`` otherwise
+    (``CPUBFloat16Type``)."""
+    return t.type() if t.dtype.name in _LEGACY_NAMED else f"CPU{SCALAR_TYPE_NAMES[t.dtype.name]}Type"
+
+
+def _cpu_flags() -> frozenset:
+    """The CPU's feature flags (Linux's /proc/cpuinfo; none elsewhere), read once."""
+    global _CPU_FLAGS
+    if _CPU_FLAGS is None:
+        try:
+            with open("/proc/cpuinfo") as f:
+                line = next((ln for ln in f if ln.startswith("flags")), "")
+            _CPU_FLAGS = frozenset(line.partition(":")[2].split())
+        except OSError:
+            _CPU_FLAGS = frozenset()
+    return _CPU_FLAGS
+
+
+_CPU_FLAGS = None
+
+
+def takes_onednn(input: Tensor, weight: Tensor, stride, dilation, groups: int, output_padding=None) -> bool:
+    """Whether PyTorch's CPU convolution takes its oneDNN (MKLDNN) path for these arguments (``use_mkldnn``): a
+    bfloat16 input where the CPU has AVX-512 (BW, VL, DQ), a float16 one where it has AVX-512 FP16, a float32 one
+    unless the case is small (one sample of a 1x1 or 3x3 kernel's short input, ungrouped, single-threaded for a
+    1x1 kernel); a transposed one with an output padding at least its stride never. Shapes as PyTorch sees them: a
+    1-d convolution's as a 2-d one's of height 1."""
+    if output_padding is not None and any(op >= s for op, s in zip(output_padding, stride)):
+        return False
+    kind = input.dtype.name
+    if kind == "bfloat16":
+        return {"avx512bw", "avx512vl", "avx512dq"} <= _cpu_flags()
+    if kind == "float16":
+        return "avx512_fp16" in _cpu_flags()
+    if kind != "float32":
+        return False
+    shape, kernel = input._data.shape, weight._data.shape
+    if len(shape) == 3:  # (conv1d: PyTorch's 2-d view, (N, C, 1, L) and (O, I, 1, k))
+        shape, kernel = (shape[0], shape[1], 1, shape[2]), (*kernel[:2], 1, kernel[2])
+    strided, dilated = any(s != 1 for s in stride), any(d != 1 for d in dilation)
+    if not (strided or dilated or shape[0] >= 16 or kernel[-1] != 1 or kernel[-2] != 1 or get_num_threads() > 1):
+        return False
+    return groups > 1 or (kernel[-1] > 3 and kernel[-2] > 3) or shape[0] > 1 or math.prod(shape[:4]) > 20480
 
 
 def check_kernel_dtype(input: Tensor, nd: int, transposed: bool = False) -> None:
@@ -736,7 +791,7 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
                            f"Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be greater than actual "
                            "input size")
-    check_weight_dtype(name, input, weight, bias)
+    check_weight_dtype(name, input, weight, bias, takes_onednn(input, weight, stride, dilation, groups))
     check_kernel_dtype(input, nd)
     bias = cast_bias(input, bias)
     def run(x: Tensor) -> Tensor:

@@ -13,11 +13,19 @@ from ..._sparse import SparseCOO, compiled_rows, scatter_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, leaf_slot_to_fill, torch_named, version_checked
 from ...autograd.recorded import HigherOrderError, is_recorded
+from ...autograd.saved_attributes import saved_tensor
 
 
 @torch_named("EmbeddingBackward0")
 class Embedding(Node):
     linear = True
+    # (PyTorch's names of what its node saves: the indices, its options, the table's rows; without a padding_idx
+    # its -1, read unsigned as its other int64 arguments)
+    _saved_indices, _raw_saved_indices = saved_tensor(0)
+    _saved_padding_idx = property(lambda node: 2 ** 64 - 1 if node.padding_idx is None else node.padding_idx)
+    _saved_scale_grad_by_freq = property(lambda node: node.scale)
+    _saved_sparse = property(lambda node: node.sparse)
+    _saved_weight_sym_argsize_0 = property(lambda node: node.num)
 
     def forward(self, w, idx, padding_idx, scale_grad_by_freq, sparse=False):
         self.saved, self.num = (idx,), w.shape[0]
