@@ -427,10 +427,11 @@ class Sub(Node):
             self.alpha = alpha
             # (complex: PyTorch's a + (-alpha) * b)
             return complex_difference(a, b, alpha) if _complex_operands(a, b) else add_scaled(a, b, -alpha)
-        # (a scaled operand, already alpha * b: the plain difference; a is an array, b an array or a number: the
-        # test inline, as this is real subtraction's path, the complex difference computed alone)
-        if self.scaled_operand or a.dtype.kind != "c" and (b.dtype.kind != "c" if b.__class__ is xp.ndarray
-                                                           else not _is_complex(b)):
+        # (a scaled operand, already alpha * b: the plain difference; either operand an array or a number (a
+        # recorded gradient formula's ``1 - y``): the test inline, as this is real subtraction's path, the complex
+        # difference computed alone)
+        if self.scaled_operand or (a.dtype.kind != "c" if a.__class__ is xp.ndarray else not _is_complex(a)) and \
+                (b.dtype.kind != "c" if b.__class__ is xp.ndarray else not _is_complex(b)):
             return a - b
         return complex_difference(a, b)
 
