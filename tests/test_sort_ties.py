@@ -83,3 +83,23 @@ def test_the_gradient_follows_the_tied_indices():
     e = ember.tensor(a, requires_grad=True)
     (ember.sort(e, descending=True).values * ember.tensor(w)).sum().backward()
     assert e.grad.tolist() == t.grad.tolist()
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pack_padded_sequence_orders_equal_lengths_as_pytorchs_sort(batch_first):
+    """PyTorch sorts the lengths with torch.sort(descending=True): past 16 sequences equal lengths come in its
+    std::sort's order, which sorted_indices and the packed data show (failed before: ember's order was stable)."""
+    lengths = [3, 5, 2, 5, 4, 3, 5, 1, 2, 5, 3, 4, 5, 2, 3, 5, 4, 1, 5, 3]
+    x = np.random.default_rng(0).standard_normal((20, 6, 2) if batch_first else (6, 20, 2)).astype(np.float32)
+    want = torch.nn.utils.rnn.pack_padded_sequence(torch.from_numpy(x), lengths, batch_first=batch_first,
+                                                   enforce_sorted=False)
+    got = ember.nn.utils.rnn.pack_padded_sequence(ember.tensor(x), lengths, batch_first=batch_first,
+                                                  enforce_sorted=False)
+    assert want.sorted_indices.tolist() != sorted(range(20), key=lambda i: -lengths[i])  # (not the stable order)
+    assert got.sorted_indices.tolist() == want.sorted_indices.tolist()
+    assert got.unsorted_indices.tolist() == want.unsorted_indices.tolist()
+    assert got.batch_sizes.tolist() == want.batch_sizes.tolist()
+    assert np.array_equal(got.data.numpy(), want.data.numpy())
+    out, lens = ember.nn.utils.rnn.pad_packed_sequence(got, batch_first=batch_first)
+    ref, ref_lens = torch.nn.utils.rnn.pad_packed_sequence(want, batch_first=batch_first)
+    assert np.array_equal(out.numpy(), ref.numpy()) and lens.tolist() == ref_lens.tolist()
