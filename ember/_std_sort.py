@@ -1,7 +1,8 @@
 """libstdc++'s ``std::sort`` (introsort), step for step, for the kernels of PyTorch whose result depends on the
 order it leaves elements in: where the comparison is not a strict weak order (``a < b`` with NaN, which compares
 false with everything), no other sort gives the same order. PyTorch's CPU ``mode`` sorts (value, index) pairs by
-value with it, then takes runs of values that compare equal (each NaN a run of its own).
+value with it, then takes runs of values that compare equal (each NaN a run of its own); its CPU ``sort`` and
+``argsort`` without ``stable=True`` sort (value, index) pairs by value with it, which orders equal values so.
 """
 
 from __future__ import annotations

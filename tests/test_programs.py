@@ -119,6 +119,7 @@ CASES = [
     ("vision-finetune-mixup-ema-channels-last-resume", ["vision_finetune.py"], 1),
     ("appnp-sparse-buffer-protonet-episodes-jem-sgld", ["appnp_fewshot_sgld.py"], 1),
     ("tucker-rotate-rnnt-forward-i3d-same-padding-matching", ["kge_transducer_i3d.py"], 1),
+    ("fedformer-fourier-swin-roll-pct-knn-ties-bert4rec", ["fedformer_swin_pct.py"], 1),
 ]
 
 

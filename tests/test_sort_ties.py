@@ -1,6 +1,7 @@
 """The order of equal values in sort/argsort against PyTorch's CPU sort without ``stable=True`` (libstdc++'s
-introsort, docs/api.md "Differences"): the same as ember's stable order up to 16 elements per slice."""
+introsort over (value, index) pairs): the stable order up to 16 elements per slice, std::sort's beyond."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -17,10 +18,88 @@ def test_ties_up_to_16_elements_are_ordered_as_pytorchs_default_sort(n, descendi
     assert ember.argsort(ember.tensor(values.numpy()), descending=descending).tolist() == want.tolist()
 
 
-def test_past_16_elements_pytorchs_default_order_of_ties_is_not_the_stable_one():
-    """What docs/api.md says ember does not match (if PyTorch made its CPU sort stable, this tells)."""
+def test_past_16_elements_ties_are_ordered_as_pytorchs_default_sort():
+    """PyTorch's order of ties past 16 elements is not the stable one; ember's is PyTorch's (failed before: ember
+    gave the stable order)."""
     lengths = torch.tensor([5, 3, 5, 2, 5, 3, 1, 5, 3, 5, 2, 4, 5, 3, 5, 2, 5, 1])
     unstable = torch.sort(lengths, descending=True).indices.tolist()
     assert unstable != torch.sort(lengths, descending=True, stable=True).indices.tolist()
-    assert ember.sort(ember.tensor(lengths.numpy()), descending=True).indices.tolist() == \
+    got = ember.sort(ember.tensor(lengths.numpy()), descending=True)
+    assert got.indices.tolist() == unstable
+    assert ember.sort(ember.tensor(lengths.numpy()), descending=True, stable=True).indices.tolist() == \
         torch.sort(lengths, descending=True, stable=True).indices.tolist()
+
+
+DTYPES = ["float32", "float64", "int64", "int32", "uint8", "bool"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("shape,dim", [((17,), 0), ((3, 40), -1), ((40, 3), 0), ((2, 300, 2), 1), ((1000,), 0)])
+def test_ties_in_long_rows_follow_pytorchs_std_sort(dtype, descending, shape, dim):
+    rng = np.random.default_rng(sum(shape) + descending)
+    a = rng.integers(0, 4, shape).astype(dtype)
+    want = torch.sort(torch.from_numpy(a), dim=dim, descending=descending)
+    got = ember.sort(ember.tensor(a), dim=dim, descending=descending)
+    assert got.indices.tolist() == want.indices.tolist()
+    assert got.values.tolist() == want.values.tolist()
+    assert ember.argsort(ember.tensor(a), dim=dim, descending=descending).tolist() == \
+        torch.argsort(torch.from_numpy(a), dim=dim, descending=descending).tolist()
+    for stable in (None, False):  # (PyTorch's sort.stable overload with stable None or False: std::sort too)
+        assert ember.sort(ember.tensor(a), stable=stable, dim=dim, descending=descending).indices.tolist() == \
+            torch.sort(torch.from_numpy(a), stable=stable, dim=dim, descending=descending).indices.tolist()
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_nan_ties_and_signed_zeros_follow_pytorchs_std_sort(descending):
+    a = np.array([0.0, -0.0, np.nan, 1.0, np.nan, 0.0, 1.0, -0.0, np.nan, 2.0] * 4, dtype=np.float32)
+    want = torch.sort(torch.from_numpy(a), descending=descending).indices.tolist()
+    assert ember.sort(ember.tensor(a), descending=descending).indices.tolist() == want
+    assert ember.Tensor.argsort(ember.tensor(a), descending=descending).tolist() == want
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("n", [32767, 32768])
+def test_large_1d_integer_rows_take_pytorchs_stable_radix_sort(dtype, n):
+    """From 32768 elements a 1-D integer tensor sorted ascending is sorted stably by PyTorch (bool is not)."""
+    a = np.random.default_rng(n).integers(0, 3, n).astype(dtype)
+    want = torch.argsort(torch.from_numpy(a)).tolist()
+    assert ember.argsort(ember.tensor(a)).tolist() == want
+
+
+def test_expanded_rows_keep_their_order_as_pytorchs():
+    """A sorted dimension of stride 0 (all equal) gives 0, 1, 2, ... in PyTorch, not std::sort's order."""
+    t = torch.tensor([[2.0], [1.0]]).expand(2, 40)
+    e = ember.tensor([[2.0], [1.0]]).expand(2, 40)
+    assert ember.sort(e).indices.tolist() == torch.sort(t).indices.tolist()
+    assert ember.sort(e.contiguous()).indices.tolist() == torch.sort(t.contiguous()).indices.tolist()
+
+
+def test_the_gradient_follows_the_tied_indices():
+    a = np.array([1.0, 0.0, 1.0, 2.0, 0.0, 1.0] * 5, dtype=np.float32)
+    w = np.arange(30, dtype=np.float32)
+    t = torch.tensor(a, requires_grad=True)
+    (torch.sort(t, descending=True).values * torch.from_numpy(w)).sum().backward()
+    e = ember.tensor(a, requires_grad=True)
+    (ember.sort(e, descending=True).values * ember.tensor(w)).sum().backward()
+    assert e.grad.tolist() == t.grad.tolist()
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pack_padded_sequence_orders_equal_lengths_as_pytorchs_sort(batch_first):
+    """PyTorch sorts the lengths with torch.sort(descending=True): past 16 sequences equal lengths come in its
+    std::sort's order, which sorted_indices and the packed data show (failed before: ember's order was stable)."""
+    lengths = [3, 5, 2, 5, 4, 3, 5, 1, 2, 5, 3, 4, 5, 2, 3, 5, 4, 1, 5, 3]
+    x = np.random.default_rng(0).standard_normal((20, 6, 2) if batch_first else (6, 20, 2)).astype(np.float32)
+    want = torch.nn.utils.rnn.pack_padded_sequence(torch.from_numpy(x), lengths, batch_first=batch_first,
+                                                   enforce_sorted=False)
+    got = ember.nn.utils.rnn.pack_padded_sequence(ember.tensor(x), lengths, batch_first=batch_first,
+                                                  enforce_sorted=False)
+    assert want.sorted_indices.tolist() != sorted(range(20), key=lambda i: -lengths[i])  # (not the stable order)
+    assert got.sorted_indices.tolist() == want.sorted_indices.tolist()
+    assert got.unsorted_indices.tolist() == want.unsorted_indices.tolist()
+    assert got.batch_sizes.tolist() == want.batch_sizes.tolist()
+    assert np.array_equal(got.data.numpy(), want.data.numpy())
+    out, lens = ember.nn.utils.rnn.pad_packed_sequence(got, batch_first=batch_first)
+    ref, ref_lens = torch.nn.utils.rnn.pad_packed_sequence(want, batch_first=batch_first)
+    assert np.array_equal(out.numpy(), ref.numpy()) and lens.tolist() == ref_lens.tolist()

@@ -16,6 +16,7 @@ from .._creation import laid_out_like
 from .._meta import meta_results, strides_like
 from .._not_given import NOT_GIVEN
 from .._size import int_argument
+from .._std_sort import std_sort
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import torch_named
 from ..autograd.saved_attributes import keep_dim_as_given
@@ -35,6 +36,42 @@ def _order(a, axis: int, descending: bool):
     n = a.shape[axis]
     rev = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
     return xp.flip(n - 1 - rev, axis)
+
+
+_INSERTION_SORTED = 16  # (std::sort insertion-sorts a row of up to this many elements: equal values keep their order)
+_RADIX_SORTED = 32768  # (at::internal::GRAIN_SIZE: from this many, a 1-D integer row takes fbgemm's stable radix sort)
+
+
+def _unstable_order(a, axis: int, descending: bool):
+    """Indices that sort ``a`` along ``axis`` as PyTorch's CPU sort without ``stable=True`` leaves them: each row
+    sorted by ``std::sort`` over (value, index) pairs comparing values only (NaN the largest), which reorders
+    equal values in a row of more than 16. A row without equal values has one order; a 1-D integer tensor of
+    32768 elements or more sorted ascending takes PyTorch's radix sort, which is stable, and a dimension of
+    stride 0 (an expanded tensor) is left in order, as PyTorch's.
+    """
+    order = _order(a, axis, descending)
+    n = a.shape[axis]
+    if n <= _INSERTION_SORTED or a.strides[axis] == 0 or (
+            a.ndim == 1 and not descending and a.dtype.kind in "iu" and n >= _RADIX_SORTED):
+        return order
+    s = xp.moveaxis(xp.take_along_axis(a, order, axis), axis, -1)
+    tied = s[..., 1:] == s[..., :-1]
+    if s.dtype.kind in "fc":
+        tied |= xp.isnan(s[..., 1:]) & xp.isnan(s[..., :-1])  # (NaN compares equal to NaN in PyTorch's comparator)
+    rows = xp.nonzero(tied.any(axis=-1).reshape(-1))[0]
+    if not rows.size:
+        return order
+    order = xp.moveaxis(order, axis, -1).copy()
+    flat, flat_tied = order.reshape(-1, n), tied.reshape(-1, n - 1)
+    for r in rows.tolist():
+        # each value's rank among the row's distinct values (the stable order's runs), compared as ints
+        rank = xp.empty(n, dtype=xp.int64)
+        rank[flat[r]] = xp.concatenate(([0], xp.cumsum(~flat_tied[r])))
+        rank = rank.tolist()  # (ranks follow the sort's direction: std::sort by rank is its comparator's order)
+        items = list(range(n))
+        std_sort(items, lambda i, j, rank=rank: rank[i] < rank[j])
+        flat[r] = items
+    return xp.moveaxis(flat.reshape(order.shape), -1, axis)
 
 
 def _take(x: Tensor, idx, dim: int) -> Tensor:
@@ -75,8 +112,8 @@ def sort(x: Tensor, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, s
     or, given ``stable``, ``sort(x, *, stable, dim=-1, descending=False)``, PyTorch's two overloads
     (``sort_arguments``).
 
-    ember's sort is always stable (equal values keep their order), which PyTorch only promises
-    with ``stable=True``.
+    With ``stable=True`` equal values keep their order. Without it, equal values in a row of more than 16 come
+    in the order PyTorch's CPU sort (``std::sort``) leaves them, which ember reproduces.
     """
     dim, descending = sort_arguments("sort", False, args, dim, descending, stable)
     return _sort(x, dim, descending, stable)
@@ -89,7 +126,9 @@ def _sort(x: Tensor, dim: int, descending: bool, stable):
     node = SortNode if stable is NOT_GIVEN else StableSortNode  # (any stable=, None too: PyTorch's overload)
     if a.ndim == 0:
         return keep_dim_as_given(_scalar(x, _Sort, node), dim)
-    idx = laid_out_like(a, _order(a, d, descending).astype(xp.int64))  # (values and indices laid out as the input)
+    unstable = stable is NOT_GIVEN or not stable  # (None and False too: PyTorch's std::sort; True: a stable sort)
+    order = _unstable_order(a, d, descending) if unstable else _order(a, d, descending)
+    idx = laid_out_like(a, order.astype(xp.int64))  # (values and indices laid out as the input)
     return keep_dim_as_given(_Sort._make((node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))),
                              dim)
 

@@ -14,6 +14,7 @@ from ..._creation import full
 from ..._tensor import Tensor
 from ...ops.indexing import index_select
 from ...ops.shape import cat
+from ...ops.sorting import _unstable_order
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
@@ -119,7 +120,8 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                 "if you do not need ONNX exportability.")
         order, sorted_indices = xp.arange(batch), None
     else:
-        order = xp.argsort(-lens, kind="stable")
+        # (PyTorch sorts with torch.sort(lengths, descending=True): equal lengths in its std::sort's order)
+        order = _unstable_order(lens, 0, True)
         sorted_indices = _int64(order)
     lens = lens[order]
     if lens.size and lens[-1] <= 0:
