@@ -126,15 +126,6 @@ def leaky_relu(x, slope, one, out, d):
             d[i] = one if pos else slope
 
 
-@kernel
-def leaky_relu_grad(g, x, slope, out):
-    """out = g where x > 0, else g * slope (PyTorch's ``leaky_relu_backward``, from the saved input): 1-D arrays of
-    one dtype, ``slope`` a scalar of it. The bits of g times the forward's derivative (1 or slope; g * 1 is g)."""
-    for i in range(x.shape[0]):
-        v = g[i]
-        out[i] = v if x[i] > 0 else v * slope
-
-
 @kernel.fused
 def silu(x, out, d):
     """out = x sigmoid(x) and, when d is as long as x, d = s (1 + x (1 - s)), s = sigmoid(x): 1-D float32 arrays.

@@ -64,12 +64,6 @@ class Pointwise(Node):
     # None: whether it would); where it would, forward keeps no f'
     selected_from_input = None
 
-    # ``multiplied_from_input(g, x, *params)``: a multiplying (not selecting) node's gradient g f' in one compiled
-    # pass from the saved input (the same bits as the product with the f' forward would keep), or None where it
-    # would not run on such arrays (``g`` None: whether it would); where it would, forward keeps no f' (one pass
-    # over memory less: a WGAN critic's LeakyReLU wrote its f' beside its result, which PyTorch's kernel does not)
-    multiplied_from_input = None
-
     # ``passes(x, *params)``: where a selecting node's gradient passes (g f', a bool mask of the input), for one whose
     # f' is 0 also where PyTorch's kernel multiplies (hardswish's at x = -1.5: g * 0, -0.0 for a negative g); None:
     # where f' != 0 (``selected_product``)
@@ -79,8 +73,8 @@ class Pointwise(Node):
         need = self.needs_input_grad is not None
         if need and x.__class__ is xp.ndarray and x.ndim > 1 and not (x.flags.c_contiguous and 1 not in x.shape):
             self.input_strides = (x.strides, x.itemsize)  # (a row-major input, the common case: None)
-        from_input = self.selected_from_input if self.selects_gradient else self.multiplied_from_input
-        if need and from_input is not None and self.saves_input and from_input(None, x, *params):
+        if need and self.selected_from_input is not None and self.saves_input and \
+                self.selected_from_input(None, x, *params):
             need = False  # (backward reads the saved input)
         out, deriv = fn(x, need, *params)
         # the input too where PyTorch's node saves it (``_saved_self``), which the formula does not read (f' is
@@ -135,10 +129,6 @@ class Pointwise(Node):
                                                 selects=self.selects_gradient),)
         if self.selects_gradient:
             return (self.laid_out(self.selected(g), g),)
-        if self.saved[0] is None and self.multiplied_from_input is not None and type(g) is xp.ndarray:
-            gx = self.multiplied_from_input(g, self.saved[1], *self.params)
-            if gx is not None:
-                return (self.laid_out(gx, g),)
         return (self.laid_out(multiply(g, self.derivative()), g),)  # split among the intra-op threads
 
     def laid_out(self, gx, g):
@@ -224,7 +214,7 @@ def _saved_param(position: int) -> property:
 
 def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tuple[str, ...] | None = None,
                reads_result_in_place: bool = True, selects_gradient: bool = False, selected_from_input=None,
-               passes=None, multiplied_from_input=None, **attributes) -> type:
+               passes=None, **attributes) -> type:
     """The node class of one activation: ``SmoothPointwise`` (``Pointwise`` for a piecewise-linear one, not
     ``smooth``) under PyTorch's node name ``name`` (``GeluBackward0``), made once per activation so that its
     ``grad_fn`` reads as PyTorch's at no cost per call. ``own``: ember's class name (``__qualname__``, by which
@@ -235,8 +225,7 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
     reads its result, the input it overwrote: that entry shows as ``_saved_result``, as PyTorch's, and there is no
     ``_saved_self`` (unless not ``reads_result_in_place``: threshold_'s ``ThresholdBackward1`` saves its input).
     ``selects_gradient``: ``Pointwise.selects_gradient`` (a piecewise-linear one whose PyTorch kernel selects),
-    ``selected_from_input`` its one-pass form (``Pointwise.selected_from_input``; ``multiplied_from_input`` that of
-    a multiplying one, ``Pointwise.multiplied_from_input``), ``passes`` where it passes the
+    ``selected_from_input`` its one-pass form (``Pointwise.selected_from_input``), ``passes`` where it passes the
     gradient if not where f' != 0 (``Pointwise.passes``). ``attributes``: further class attributes (PyTorch's other
     ``_saved_*`` entries, ``Pointwise.contiguous_result``)."""
     if (selected_from_input is not None or passes is not None) and not selects_gradient:
@@ -247,12 +236,8 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
     own = own or name[:-len("Backward0")]
     namespace: dict = {"__module__": __name__, "__qualname__": own, "selects_gradient": selects_gradient,
                        **attributes}
-    if multiplied_from_input is not None and (selects_gradient or saved is None):
-        raise TypeError("multiplied_from_input belongs to a multiplying node that saves its input")
     if selected_from_input is not None:
         namespace["selected_from_input"] = staticmethod(selected_from_input)
-    if multiplied_from_input is not None:
-        namespace["multiplied_from_input"] = staticmethod(multiplied_from_input)
     if passes is not None:
         namespace["passes"] = staticmethod(passes)
     if saved is not None:
@@ -266,35 +251,7 @@ def node_named(name: str, smooth: bool = True, own: str | None = None, saved: tu
     return torch_named(name)(type(own, (base,), namespace))
 
 
-def _leaky_relu_grad(g, x, slope):
-    """leaky_relu's input gradient from the saved input, as PyTorch's ``leaky_relu_backward``: g where x > 0, else
-    g * slope, the bits of g times the f' forward would keep (g * 1 is g). One compiled pass
-    (``_kernels.activation.leaky_relu_grad``) where it runs, else that product (the reference). ``g`` None: whether
-    forward may leave f' unmade (a plain float32/float64 array ``x``); None where this does not apply (the caller
-    multiplies by f', made again from x)."""
-    if x.__class__ is not xp.ndarray or x.dtype not in _COMPILED_FLOATS:
-        return None
-    if g is None:
-        return True
-    if g.shape != x.shape or g.dtype != x.dtype:
-        return None
-    s = _scalar(x, slope)
-    if not policy.compiles(x.size, policy.min_compiled_elements):
-        return xp.multiply(g, _leaky_relu(x, True, slope)[1])
-    gx = xp.empty_like(x)
-
-    def grad(go, xo, out):
-        if go.ndim == 1:
-            compiled.leaky_relu_grad(go, xo, s, out)
-        else:  # (arrays parallel_flat cannot flatten come whole: the reference)
-            xp.multiply(go, _leaky_relu(xo, True, slope)[1], out=out)
-
-    parallel_flat(grad, g, x, gx, min_elements=policy.min_parallel_pass_elements, flat=True)
-    return gx
-
-
-_LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False, saved=("negative_slope",), backward_operands="xg",
-                         multiplied_from_input=_leaky_relu_grad)
+_LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False, saved=("negative_slope",), backward_operands="xg")
 _GELU = node_named("GeluBackward0", saved=("approximate",))
 _SILU = node_named("SiluBackward0", saved=())
 _SOFTPLUS = node_named("SoftplusBackward0", saved=("beta", "threshold"))
@@ -452,8 +409,7 @@ def _leaky_relu(x, need, slope):
     if not need and 0 < slope <= 1:  # (not 0: inf * 0 is NaN)
         return xp.maximum(x, x * s), None  # x * s <= x exactly where x > 0; NaN propagates
     d = xp.add(pos, xp.multiply(xp.logical_not(pos), s))  # 1 or slope, exactly (one term is 0)
-    with xp.errstate(invalid="ignore"):  # (-inf * 0 at slope 0: NaN, as PyTorch's, which does not warn)
-        return x * d, (d if need else None)
+    return x * d, (d if need else None)
 
 
 def _gelu_recorded(x, approximate):
@@ -751,9 +707,6 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
     tracked = _tracked(input)
     check_inplace(input, tracked)
     node = out.grad_fn
-    if node is not None and node.multiplied_from_input is not None and node.saved[0] is None:
-        # f' from the input before the result overwrites it (the saved entry reads the result then)
-        node.saved = (node.derivative(), *node.saved[1:])
     original = None
     if node is not None and node.saves_input and not result_saved and not node._packed:
         # PyTorch's in-place form saves ``self.clone()`` (``keep_original_input``): the copy, which takes that
@@ -784,8 +737,8 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
                 node.saved = (node.derivative_from_result(input._data, *node.params), *node.saved[1:])
             if node.derivative_from_result is not None and node.params[0] < 0:
                 node.backward = _refuse_negative_slope  # (at backward, as PyTorch's elu_backward refuses)
-            elif node.multiplied_from_input is not None and node.params[0] < 0:  # (leaky_relu_backward's refusal)
-                node.backward = _refuse_negative_leaky_slope
+            elif node.__class__ is _LEAKY_RELU and node.params[0] < 0:  # (leaky_relu_backward's refusal; ember's
+                node.backward = _refuse_negative_leaky_slope  # f' is the input's, but PyTorch's reads the result)
         if (result_saved or second_form) and input.grad_fn is node:  # (not a view's CopySlices)
             shown_as(input, node.name()[:-1] + "1")
     return input
