@@ -457,9 +457,9 @@ def build_upsample_nearest(fw, batch: int, seed: int = 0):
     return build_upsample(fw, batch, seed, mode="nearest")
 
 
-def build_wgan_gp_critic(fw, batch: int, seed: int = 0):
-    """One WGAN-GP critic step on 32x32 images: the Wasserstein loss plus the gradient penalty, whose input
-    gradient is taken with create_graph=True and differentiated again into the critic's weights."""
+def wgan_gp_parts(fw, batch: int, seed: int = 0):
+    """The WGAN-GP critic step's critic, Adam and data (8 batches each of real and fake images and of mixing
+    weights), for ``build_wgan_gp_critic`` and ``node_profile.py``."""
     nn = fw.nn
     fw.manual_seed(seed)
     critic = nn.Sequential(
@@ -473,6 +473,13 @@ def build_wgan_gp_critic(fw, batch: int, seed: int = 0):
     reals = [fw.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)) for _ in range(8)]
     fakes = [fw.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)) for _ in range(8)]
     alphas = [fw.tensor(rng.uniform(0, 1, (batch, 1, 1, 1)).astype(np.float32)) for _ in range(8)]
+    return critic, optimizer, reals, fakes, alphas
+
+
+def build_wgan_gp_critic(fw, batch: int, seed: int = 0):
+    """One WGAN-GP critic step on 32x32 images: the Wasserstein loss plus the gradient penalty, whose input
+    gradient is taken with create_graph=True and differentiated again into the critic's weights."""
+    critic, optimizer, reals, fakes, alphas = wgan_gp_parts(fw, batch, seed)
 
     def step(i: int) -> float:
         real, fake, alpha = reals[i % 8], fakes[i % 8], alphas[i % 8]

@@ -187,3 +187,36 @@ def test_one_gradient_alone_the_im2col_forwards_bits(threads, need, taken):
     assert taken == [(16, 16, 16, 16)]
     np.testing.assert_array_equal(got[True], got[False])
     np.testing.assert_allclose(got[True], got[None], rtol=1e-4, atol=1e-5 * np.abs(got[None]).max())
+
+
+# the largest ratio of the phases forward's float32 RMS error to PyTorch's, against float64, on CASES (measured
+# 2026-12-07: 1.2-2.4 at m = 2, 4.6-5.2 at m = 4, F(4, 2)'s factors 1/2, 1/6, 2, 4 and 8; the largest single
+# element's error is about 10x PyTorch's there)
+_ERROR_RATIO = {2: 4.0, 4: 10.0}
+
+
+@pytest.mark.parametrize("x_shape,w_shape,padding,m", CASES)
+def test_float32_error_within_winograds_bound(x_shape, w_shape, padding, m, taken):
+    """The forward's float32 error against the float64 convolution, as a multiple of PyTorch's float32 error on the
+    same inputs (the RMS over the output): bounded per m, so that a change that loses accuracy beyond Winograd's
+    (a transform's coefficient rounded, a sum reordered into cancellation) fails here, where the value test's
+    relative tolerance of 1e-4 would pass it."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = (rng.standard_normal(w_shape) * 0.2).astype(np.float32)
+    b = rng.standard_normal(w_shape[0]).astype(np.float32)
+    exact = torch.nn.functional.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64),
+                                       torch.tensor(b, dtype=torch.float64), stride=2, padding=padding).numpy()
+    theirs = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride=2,
+                                        padding=padding).numpy()
+    ours = ember.nn.functional.conv2d(ember.tensor(x), ember.tensor(w), ember.tensor(b), stride=2,
+                                      padding=padding).numpy()
+    assert taken == [x_shape]
+
+    def rms(a):
+        return float(np.sqrt(np.mean((a.astype(np.float64) - exact) ** 2)))
+
+    scale = float(np.sqrt(np.mean(exact ** 2)))
+    # (PyTorch's error can be 0 on tiny sums: a floor of float32's rounding of the values)
+    floor = np.finfo(np.float32).eps * scale
+    assert rms(ours) <= _ERROR_RATIO[m] * max(rms(theirs), floor)

@@ -519,12 +519,19 @@ def exp_linear_grad_from_result(result, alpha, scale, inner):
     return xp.where(result > 0, _scalar(result, scale), negative)
 
 
-def _refuse_negative_slope(*grads):
-    """The backward of an in-place ELU (CELU) with a negative alpha: f' from its result would be wrong where the
-    negative branch's result is positive, which PyTorch refuses."""
-    raise RuntimeError("In-place elu backward calculation is triggered with a negative slope which is not supported. "
-                       "This is caused by calling in-place forward function with a negative slope, please call "
-                       "out-of-place version instead.")
+def _refuser(op: str):
+    """The backward of an in-place ELU (CELU; ``op`` "elu") with a negative alpha, or of an in-place LeakyReLU
+    ("leakyReLu") with a negative slope: f' from its result would be wrong where the negative branch's result is
+    positive, which PyTorch refuses (its message, as ``elu_backward``'s and ``leaky_relu_backward``'s)."""
+    def refuse(*grads):
+        raise RuntimeError(f"In-place {op} backward calculation is triggered with a negative slope which is not "
+                           "supported. This is caused by calling in-place forward function with a negative slope, "
+                           "please call out-of-place version instead.")
+    return refuse
+
+
+_refuse_negative_slope = _refuser("elu")
+_refuse_negative_leaky_slope = _refuser("leakyReLu")
 
 
 # (ELU's and SELU's node, whose in-place form's f' is ``exp_linear_grad_from_result``)
@@ -730,6 +737,8 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool
                 node.saved = (node.derivative_from_result(input._data, *node.params), *node.saved[1:])
             if node.derivative_from_result is not None and node.params[0] < 0:
                 node.backward = _refuse_negative_slope  # (at backward, as PyTorch's elu_backward refuses)
+            elif node.__class__ is _LEAKY_RELU and node.params[0] < 0:  # (leaky_relu_backward's refusal; ember's
+                node.backward = _refuse_negative_leaky_slope  # f' is the input's, but PyTorch's reads the result)
         if (result_saved or second_form) and input.grad_fn is node:  # (not a view's CopySlices)
             shown_as(input, node.name()[:-1] + "1")
     return input
