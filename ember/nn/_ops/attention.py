@@ -14,7 +14,7 @@ import math
 from functools import partial
 
 from ..._autocast import lower_precision
-from ..._backend import xp
+from ..._backend import quiet_call, xp
 from ..._creation import laid_out_empty
 from ..._dtype import np_kind
 from ..._kernels._omp import region_threads
@@ -26,7 +26,7 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node, records_nothing, shown_as, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.activation import compiled_softmax, softmax, softmax_rows, softmax_vjp
-from .dropout import _check_p, dropout_mask
+from .dropout import dropout_mask
 
 _CAUSAL: dict = {}  # (L, S, dtype) -> additive mask: 0 where key j <= query i, -inf above the diagonal
 
@@ -431,14 +431,17 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             and _common_case(query, key, value) and compiled_softmax(query._data)):
         s = 1 / math.sqrt(query._data.shape[3]) if scale is None else float(scale)
         if s > 0:
-            if records_nothing(query, key, value):  # (no node: its forward's calls, as ``Node.apply`` would make)
+            if records_nothing(query, key, value):
+                # no node: its forward's calls, with NumPy's errors ignored (inf/nan silently) as ``Node.apply`` runs
+                # them, and the result as it makes it
                 q = query._data
-                return Tensor._make(_forward_plain(q, key._data, value._data, s, bool(is_causal),
-                                                  _flash_output(q, q.dtype))[0])
+                return Tensor._make(quiet_call(_forward_plain, q, key._data, value._data, s, bool(is_causal),
+                                               _flash_output(q, q.dtype))[0])
             return ScaledDotProductFlashAttentionForCpuBackward0.apply(
                 query, key, value, mask=None, dmask=None, scale=s, causal=bool(is_causal), groups=1)
     groups = _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa)
-    _check_p(dropout_p)
+    if not 0 <= dropout_p <= 1:  # (PyTorch's RuntimeError here, where F.dropout's is a ValueError)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     flash = _flash_path(query, key, value, attn_mask, dropout_p, groups)
     if attn_mask is not None and is_causal and not flash and query._data.size and key._data.size:
         # PyTorch's flash kernel applies both (the mask within the causal triangle); its math composite refuses them
