@@ -943,3 +943,49 @@ def test_sdpa_common_case_keeps_the_checks():
     ref = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(wide)[..., ::2] for _ in range(3)))
     assert_close(got, ref, atol=1e-5, rtol=1e-5)
     assert got.stride() == ref.stride()
+
+
+@pytest.mark.parametrize("case", ["no_grad", "no_grad, input requires grad", "grad mode, nothing requires grad",
+                                  "recorded", "inference_mode", "dim 0", "transposed input", "float64", "1-d",
+                                  "a row of -inf", "method"])
+def test_softmax_without_its_node_is_applys(monkeypatch, case):
+    """``softmax`` over the last dim of a row-major float32 tensor where nothing records runs ``Softmax.forward``'s
+    kernel call without the node: the same bits, shape, strides and fields as ``Softmax.apply`` gives, and PyTorch's
+    values; where something records, in inference mode, along another dim, of a non-row-major or float64 input,
+    the node runs (its forward called) as before."""
+    from ember._kernels.policy import policy
+    from ember.ops import activation as A
+
+    rng = np.random.default_rng(4)
+    shape = (7,) if case == "1-d" else (3, 5, 6)
+    a = rng.standard_normal(shape).astype(np.float64 if case == "float64" else np.float32)
+    if case == "a row of -inf":
+        a[1, 2] = -np.inf
+    x = ember.tensor(a, requires_grad=case in ("no_grad, input requires grad", "recorded"))
+    tx = torch.tensor(a, requires_grad=x.requires_grad)
+    if case == "transposed input":
+        x = ember.tensor(np.ascontiguousarray(a.swapaxes(0, 2))).transpose(0, 2)
+        tx = torch.tensor(np.ascontiguousarray(a.swapaxes(0, 2))).transpose(0, 2)
+    dim = 0 if case == "dim 0" else -1
+    ctx = (ember.no_grad() if case.startswith("no_grad") else ember.inference_mode() if case == "inference_mode"
+           else ember.enable_grad())
+    calls = []
+    forward = A.Softmax.forward
+    monkeypatch.setattr(A.Softmax, "forward", lambda self, *a, **kw: calls.append(1) or forward(self, *a, **kw))
+    with ctx:
+        made = A.Softmax.apply(x, dim=dim % x.dim())
+        calls.clear()
+        got = x.softmax(dim) if case == "method" else ember.nn.functional.softmax(x, dim)
+    node_runs = case in ("recorded", "inference_mode", "dim 0", "transposed input", "float64")
+    assert bool(calls) == (node_runs or not policy.use_compiled())  # (the NumPy kernels: the node as before)
+    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
+    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
+    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
+    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not x._vc
+    for s in SLOTS:
+        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
+            assert getattr(got, s) == getattr(made, s), s
+    with torch.no_grad() if case.startswith("no_grad") else torch.enable_grad():
+        ref = torch.nn.functional.softmax(tx, dim)
+    assert_close(got, ref, atol=1e-6, rtol=1e-5)  # (NaN where PyTorch has NaN)
+    assert got.stride() == ref.stride() and got.requires_grad == ref.requires_grad
