@@ -742,6 +742,7 @@ def test_layer_norm_without_its_node_is_applys(monkeypatch, case, dtype):
     bits, shape, strides and fields (no ``grad_fn``, ``requires_grad`` False, its own version counter, no base) as
     ``LayerNorm.apply`` gives, and PyTorch's values; where something records, or in inference mode, or for a
     non-row-major input, the node runs (its forward called) as before."""
+    from ember._kernels.policy import policy
     from ember.nn._ops import norm as N
 
     shape = {"2-d": (6, 16), "one row": (1, 16), "two normalized dims": (2, 3, 4, 4)}.get(case, (2, 5, 16))
@@ -764,7 +765,7 @@ def test_layer_norm_without_its_node_is_applys(monkeypatch, case, dtype):
         calls.clear()
         got = ember.nn.functional.layer_norm(x, norm, w, b, 1e-5)
     node_runs = case in ("recorded", "parameters recorded", "inference_mode", "transposed input")
-    assert bool(calls) == node_runs
+    assert bool(calls) == (node_runs or not policy.use_compiled())  # (the NumPy kernels: the node as before)
     assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
     assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
     assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
@@ -784,7 +785,7 @@ def test_layer_norm_without_its_node_is_applys(monkeypatch, case, dtype):
         m = ember.nn.LayerNorm(norm, dtype=ember.float32 if dtype == np.float32 else ember.float64)
         with ember.no_grad():
             m(x)
-        assert not calls
+        assert bool(calls) == (not policy.use_compiled())
 
 
 @pytest.mark.parametrize("mode", ["no_grad", "grad mode", "recorded"])
@@ -879,3 +880,164 @@ def _view_fast_path_after_meta(monkeypatch, S):
     with pytest.raises(RuntimeError, match="view size is not compatible"):
         m.t().view(12)
     assert parsed  # (the meta tensor's views: the general path)
+
+
+def _heads(rng, shape, layout: str, requires_grad: bool):
+    """query, key and value of ``shape`` (B, H, T, E) as ember tensors and PyTorch's: the heads of one (B, T, 3 H E)
+    projection split and viewed as a GPT block makes them ("split"), or three row-major tensors ("contiguous")."""
+    B, H, T, E = shape
+    if layout == "split":
+        a = rng.standard_normal((B, T, 3 * H * E)).astype(np.float32)
+        out = []
+        for fw in (ember, torch):
+            p = fw.tensor(a, requires_grad=requires_grad)
+            out.append([t.view(B, T, H, E).transpose(1, 2) for t in p.split(H * E, dim=2)])
+        return out
+    arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+    return [[fw.tensor(a, requires_grad=requires_grad) for a in arrays] for fw in (ember, torch)]
+
+
+@pytest.mark.skipif(__import__("os").environ.get("EMBER_KERNELS") == "numpy",
+                    reason="the common case takes the compiled softmax")
+@pytest.mark.parametrize("layout", ["split", "contiguous"])
+@pytest.mark.parametrize("case", ["no_grad", "no_grad, inputs require grad", "grad mode, nothing requires grad",
+                                  "recorded", "inference_mode", "not causal, a scale", "one token"])
+def test_sdpa_without_its_node_is_applys(monkeypatch, case, layout):
+    """``scaled_dot_product_attention``'s common case (plain 4-d float32 heads, no mask, dropout or grouped heads)
+    where nothing records (``records_nothing``) runs its forward's calls without the node: the same bits, shape,
+    strides and fields as the node's ``apply`` gives, and PyTorch's values and strides; where something records, or
+    in inference mode, the node runs (its forward called) and its gradients are PyTorch's."""
+    from ember.nn._ops import attention as A
+
+    rng = np.random.default_rng(5)
+    shape = (2, 2, 1 if case == "one token" else 16, 8)
+    requires_grad = case in ("no_grad, inputs require grad", "recorded")
+    (q, k, v), (tq, tk, tv) = _heads(rng, shape, layout, requires_grad)
+    causal, scale = (False, 0.3) if case.startswith("not causal") else (True, None)
+    node = A.ScaledDotProductFlashAttentionForCpuBackward0
+    ctx = (ember.no_grad() if case.startswith("no_grad") else ember.inference_mode() if case == "inference_mode"
+           else ember.enable_grad())
+    calls = []
+    forward = node.forward
+    monkeypatch.setattr(node, "forward", lambda self, *a, **kw: calls.append(1) or forward(self, *a, **kw))
+    with ctx:
+        made = node.apply(q, k, v, mask=None, dmask=None, scale=scale or 1 / np.sqrt(8), causal=causal, groups=1)
+        calls.clear()
+        got = ember.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+    assert bool(calls) == (case in ("recorded", "inference_mode"))
+    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
+    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
+    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
+    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not q._vc
+    for s in SLOTS:
+        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
+            assert getattr(got, s) == getattr(made, s), s
+    with torch.no_grad() if case.startswith("no_grad") else torch.enable_grad():
+        ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal, scale=scale)
+    assert_close(got, ref, atol=1e-5, rtol=1e-5)
+    assert got.stride() == ref.stride() and got.requires_grad == ref.requires_grad
+    if case == "recorded":
+        assert type(got.grad_fn).__name__ == type(ref.grad_fn).__name__
+        g = rng.standard_normal(shape).astype(np.float32)
+        grads = ember.autograd.grad(got, (q, k, v), ember.tensor(g))
+        expected = torch.autograd.grad(ref, (tq, tk, tv), torch.tensor(g))
+        for a, b in zip(grads, expected):
+            assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_sdpa_common_case_computes_quietly(recorded):
+    """The common case's products run with NumPy's floating-point errors ignored, as ``Node.apply`` runs an op's
+    forward (and as PyTorch computes): scores that overflow or are inf - inf give inf/NaN without a warning, where
+    PyTorch gives NaN too."""
+    a = np.full((1, 2, 4, 8), 3e38, np.float32)
+    a[0, 0, :, ::2] = -np.inf
+    results = []
+    for fw in (ember, torch):
+        q, k, v = (fw.tensor(a, requires_grad=recorded) for _ in range(3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with fw.enable_grad() if recorded else fw.no_grad():
+                results.append(fw.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True))
+    got, ref = results
+    assert np.array_equal(np.isnan(got.detach().numpy()), np.isnan(ref.detach().numpy()))
+    assert got.requires_grad == ref.requires_grad == recorded
+
+
+def test_sdpa_common_case_keeps_the_checks():
+    """Inputs the common case does not take (a mask, dropout, grouped heads, another dtype, mismatched shapes, 3-d
+    heads, a last dimension of stride > 1) still meet PyTorch's checks and values."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((1, 2, 6, 4)).astype(np.float32)
+    for fw in (ember, torch):
+        F = fw.nn.functional
+        x = fw.tensor(a)
+        with pytest.raises(RuntimeError, match="same dtype"):
+            F.scaled_dot_product_attention(x, x.double(), x)
+        with pytest.raises(RuntimeError):
+            F.scaled_dot_product_attention(x, fw.tensor(a[:, :, :, :3]), x)
+        with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1"):
+            F.scaled_dot_product_attention(x, x, x, dropout_p=1.5)  # (F.dropout's is a ValueError)
+        with pytest.raises(RuntimeError, match="dropout"):
+            F.scaled_dot_product_attention(x, x, x, dropout_p=-0.1)
+    e, t = (fw.tensor(a) for fw in (ember, torch))
+    for kwargs in ({"enable_gqa": True}, {"scale": -0.5}, {"attn_mask": "bool"}):
+        if kwargs.get("attn_mask") == "bool":
+            m = np.tril(np.ones((6, 6), bool))
+            args = ({"attn_mask": ember.tensor(m)}, {"attn_mask": torch.tensor(m)})
+        else:
+            args = (kwargs, kwargs)
+        got = ember.nn.functional.scaled_dot_product_attention(e, e, e, **args[0])
+        ref = torch.nn.functional.scaled_dot_product_attention(t, t, t, **args[1])
+        assert_close(got, ref, atol=1e-5, rtol=1e-5)
+    wide = rng.standard_normal((1, 2, 4, 6)).astype(np.float32)  # heads of stride 2 in the last dimension
+    got = ember.nn.functional.scaled_dot_product_attention(*(ember.tensor(wide)[..., ::2] for _ in range(3)))
+    ref = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(wide)[..., ::2] for _ in range(3)))
+    assert_close(got, ref, atol=1e-5, rtol=1e-5)
+    assert got.stride() == ref.stride()
+
+
+@pytest.mark.parametrize("case", ["no_grad", "no_grad, input requires grad", "grad mode, nothing requires grad",
+                                  "recorded", "inference_mode", "dim 0", "transposed input", "float64", "1-d",
+                                  "a row of -inf", "method"])
+def test_softmax_without_its_node_is_applys(monkeypatch, case):
+    """``softmax`` over the last dim of a row-major float32 tensor where nothing records runs ``Softmax.forward``'s
+    kernel call without the node: the same bits, shape, strides and fields as ``Softmax.apply`` gives, and PyTorch's
+    values; where something records, in inference mode, along another dim, of a non-row-major or float64 input,
+    the node runs (its forward called) as before."""
+    from ember._kernels.policy import policy
+    from ember.ops import activation as A
+
+    rng = np.random.default_rng(4)
+    shape = (7,) if case == "1-d" else (3, 5, 6)
+    a = rng.standard_normal(shape).astype(np.float64 if case == "float64" else np.float32)
+    if case == "a row of -inf":
+        a[1, 2] = -np.inf
+    x = ember.tensor(a, requires_grad=case in ("no_grad, input requires grad", "recorded"))
+    tx = torch.tensor(a, requires_grad=x.requires_grad)
+    if case == "transposed input":
+        x = ember.tensor(np.ascontiguousarray(a.swapaxes(0, 2))).transpose(0, 2)
+        tx = torch.tensor(np.ascontiguousarray(a.swapaxes(0, 2))).transpose(0, 2)
+    dim = 0 if case == "dim 0" else -1
+    ctx = (ember.no_grad() if case.startswith("no_grad") else ember.inference_mode() if case == "inference_mode"
+           else ember.enable_grad())
+    calls = []
+    forward = A.Softmax.forward
+    monkeypatch.setattr(A.Softmax, "forward", lambda self, *a, **kw: calls.append(1) or forward(self, *a, **kw))
+    with ctx:
+        made = A.Softmax.apply(x, dim=dim % x.dim())
+        calls.clear()
+        got = x.softmax(dim) if case == "method" else ember.nn.functional.softmax(x, dim)
+    node_runs = case in ("recorded", "inference_mode", "dim 0", "transposed input", "float64")
+    assert bool(calls) == (node_runs or not policy.use_compiled())  # (the NumPy kernels: the node as before)
+    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
+    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
+    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
+    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not x._vc
+    for s in SLOTS:
+        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
+            assert getattr(got, s) == getattr(made, s), s
+    with torch.no_grad() if case.startswith("no_grad") else torch.enable_grad():
+        ref = torch.nn.functional.softmax(tx, dim)
+    assert_close(got, ref, atol=1e-6, rtol=1e-5)  # (NaN where PyTorch has NaN)
+    assert got.stride() == ref.stride() and got.requires_grad == ref.requires_grad

@@ -14,7 +14,7 @@ from .._kernels._omp import region_threads
 from .._kernels.policy import policy
 from .._parallel import chunks_for, parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node, torch_named
+from ..autograd.graph import Node, records_nothing, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
 from ..autograd.saved_attributes import keep_dim_as_given, saved_dim, saved_tensor
 from .elementwise import cast, not_implemented_for
@@ -371,6 +371,10 @@ def log_softmax_array(x, dim):
     return restore(out)
 
 
+_F32 = xp.dtype(xp.float32)
+_ONE32 = xp.float32(1)
+
+
 def _softmax_input(x: Tensor, dim, dtype, name):
     if dtype is not None:
         x = cast(x, dtype if isinstance(dtype, _dtype.dtype) else _dtype.from_np(_dtype.to_np(dtype)))
@@ -382,6 +386,20 @@ def _softmax_input(x: Tensor, dim, dtype, name):
 
 def softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
     """softmax along ``dim`` (required, as ``torch.softmax``'s; ``nn.functional.softmax`` has the implicit one)."""
+    if dtype is None and x.__class__ is Tensor and records_nothing(x):  # (a recorded call: one test, then the node)
+        a = x._data
+        if (a.__class__ is xp.ndarray and a.dtype == _F32 and a.ndim and (dim == -1 or dim == a.ndim - 1)
+                and a.flags.c_contiguous and a.size and policy.use_compiled()):
+            # the last dim of a row-major float32 tensor where nothing records (no_grad: attention's probabilities
+            # in inference): ``Softmax.forward``'s kernel call without the node, so the same bits and layout
+            n = a.shape[-1]
+            rows = a.size // n
+            y = xp.empty((rows, n), a.dtype)
+            if region_threads(rows, a.size) or chunks_for(rows, a.size, policy.min_parallel_pass_elements) > 1:
+                softmax_rows(a.reshape(rows, n), y)
+            else:  # (``softmax_rows``' call of one chunk, without its tests)
+                compiled.softmax(a.reshape(rows, n), y, _ONE32, 0, 0, False)
+            return Tensor._make(y.reshape(a.shape))
     x, d = _softmax_input(x, dim, dtype, "softmax")
     return keep_dim_as_given(Softmax.apply(x, dim=d), dim)
 

@@ -14,7 +14,7 @@ import math
 from functools import partial
 
 from ..._autocast import lower_precision
-from ..._backend import xp
+from ..._backend import quiet_call, xp
 from ..._creation import laid_out_empty
 from ..._dtype import np_kind
 from ..._kernels._omp import region_threads
@@ -23,10 +23,10 @@ from ..._meta import is_meta
 from ..._parallel import chunks_for, gemm_block, parallel_for, parallel_rows, stack_matmul
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
-from ...autograd.graph import Node, shown_as, version_checked
+from ...autograd.graph import Node, records_nothing, shown_as, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.activation import compiled_softmax, softmax, softmax_rows, softmax_vjp
-from .dropout import _check_p, dropout_mask
+from .dropout import dropout_mask
 
 _CAUSAL: dict = {}  # (L, S, dtype) -> additive mask: 0 where key j <= query i, -inf above the diagonal
 
@@ -70,6 +70,11 @@ class ScaledDotProductAttention(Node):
         # of a (B, S, H, E) projection took 1.9 (GPT-style heads of 64 x 32, batch 64; the copy: 0.1 ms)
         plain = compiled_softmax(q) and type(kr) is xp.ndarray  # (under create_graph some inputs are recorded)
         fold = plain and mask is None and scale > 0
+        if fold and dmask is None and groups == 1 and type(v) is xp.ndarray:  # (the common case, its calls alone)
+            out, p = _forward_plain(q, k, v, scale, causal, self._output_for(q, q.dtype))
+            self.saved = (q, k, v, p, dmask)
+            self.scale, self.groups = scale, groups
+            return out
         if plain and mask is None and dmask is None and _heads_at_once(q, kr, vr):
             out, p = _forward_at_once(q, kr, vr, scale, fold, causal, self._output_for(q, q.dtype))
             self.saved = (q, k, v, p, dmask)
@@ -103,11 +108,14 @@ class ScaledDotProductAttention(Node):
         nq, nk, nv = needs[:3]
         nmask = len(needs) > 3 and needs[3]  # (the flash path's node has no mask input)
         groups = self.groups
+        if nq and nk and nv and not nmask and dmask is None and groups == 1 and compiled_softmax(g):
+            if _heads_at_once(q, k, v, g):
+                gq, gk, gv = _backward_at_once(g, q, k, v, p, self.scale)
+                return (gq, gk, gv) if len(needs) == 3 else (gq, gk, gv, None, None)
+            if q.__class__ is k.__class__ is v.__class__ is xp.ndarray:  # (not recorded: the common case's calls)
+                gq, gk, gv = _backward_plain(g, q, k, v, p, self.scale)
+                return (gq, gk, gv) if len(needs) == 3 else (gq, gk, gv, None, None)
         kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
-        if (nq and nk and nv and not nmask and dmask is None and groups == 1 and compiled_softmax(g)
-                and _heads_at_once(q, k, v, g)):
-            gq, gk, gv = _backward_at_once(g, q, k, v, p, self.scale)
-            return (gq, gk, gv) if len(needs) == 3 else (gq, gk, gv, None, None)
         gq = gk = gv = gmask = None
         if nv:  # dV = P_dropped^T G
             pd = p if dmask is None else p * dmask
@@ -146,7 +154,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(ScaledDotProductAttention):
     GPT block's head merge then copies nothing)."""
 
     def _output_for(self, q, dtype):
-        return laid_out_empty(q, dtype)
+        return _flash_output(q, dtype)
 
 
 def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
@@ -160,6 +168,38 @@ def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | N
             and q.shape[1] == k.shape[1] * groups and q.shape[3] == k.shape[3] == v.shape[3] and q.size > 0
             and k.size > 0 and dropout_p == 0 and (attn_mask is None or not attn_mask.requires_grad)
             and _unit_last_stride(query) and _unit_last_stride(key) and _unit_last_stride(value))
+
+
+_FLASH_LAYOUTS: dict = {}  # _flash_output's answers, by (shape, strides, item size)
+
+
+def _flash_output(q, dtype):
+    """``laid_out_empty(q, dtype)``: the flash kernel's output laid out as ``empty_like(query)``. Where that is a
+    transpose of a new row-major array (a GPT block's heads, a (B, H, T, E) view of (B, T, H, E) memory), the
+    permutation is kept by q's shape and strides (up to 256 of them), and the array made without
+    ``laid_out_empty``'s sort and tests (about 1.5 µs a call at batch 1); a row-major q gives None, as there."""
+    key = (q.shape, q.strides, q.itemsize)
+    found = _FLASH_LAYOUTS.get(key, _FLASH_LAYOUTS)
+    if found is _FLASH_LAYOUTS:
+        out = laid_out_empty(q, dtype)
+        found = out
+        if out is None:
+            found = None
+        elif out.size and min(out.strides) > 0:  # (its strides in decreasing order: the row-major array's dims)
+            order = sorted(range(out.ndim), key=out.strides.__getitem__, reverse=True)
+            back = [0] * out.ndim
+            for place, d in enumerate(order):
+                back[d] = place
+            shape = tuple(out.shape[d] for d in order)
+            if xp.empty(shape, out.dtype).transpose(back).strides == out.strides:
+                found = (shape, tuple(back))
+        if found is out:  # (another layout: laid_out_empty each call)
+            return out
+        if len(_FLASH_LAYOUTS) >= 256:
+            _FLASH_LAYOUTS.clear()
+        _FLASH_LAYOUTS[key] = found
+        return out
+    return None if found is None else xp.empty(found[0], dtype).transpose(found[1])
 
 
 def _unit_last_stride(t: Tensor) -> bool:
@@ -186,8 +226,10 @@ def _heads_at_once(*arrays) -> bool:
     q, k = arrays[0], arrays[1]
     L, E, S = q.shape[-2], q.shape[-1], k.shape[-2]
     total = sum(x.size for x in arrays) + 2 * q.size // E * S
-    return (gemm_block(L, E, S) is None and gemm_block(L, S, max(x.shape[-1] for x in arrays)) is None
-            and chunks_for(a.shape[0], total) > 1 and not policy.omp)  # (under omp: OpenMP regions instead)
+    # (the split first: at one thread it is the answer, without the blocks' tests)
+    return (chunks_for(a.shape[0], total) > 1 and gemm_block(L, E, S) is None
+            and gemm_block(L, S, max(x.shape[-1] for x in arrays)) is None
+            and not policy.omp)  # (under omp: OpenMP regions instead)
 
 
 def _forward_at_once(q, k, v, scale: float, fold: bool, causal: bool, out=None) -> tuple:
@@ -230,6 +272,55 @@ def _backward_at_once(g, q, k, v, p, scale: float) -> tuple:
 
     parallel_for(run, q.shape[0], q.size + k.size + v.size + g.size + 2 * p.size)
     return gq, gk, gv
+
+
+def _forward_plain(q, k, v, scale: float, causal: bool, out=None) -> tuple:
+    """``ScaledDotProductAttention.forward`` of plain float32 arrays the compiled softmax takes, with no mask, no
+    dropout, one query head per key head and a scale > 0 (folded into the softmax), as (output, probabilities):
+    the same calls as there (heads at once, or the two stacked products around the softmax), so the same bits,
+    without its tests. ``out``: ``_output_for``'s array."""
+    if _heads_at_once(q, k, v):
+        return _forward_at_once(q, k, v, scale, True, causal, out)
+    s = stack_matmul(q, xp.ascontiguousarray(xp.swapaxes(k, -1, -2)))
+    p = _probabilities(s, s.shape[-2] if causal else 0, scale)
+    return stack_matmul(p, v, out=out), p
+
+
+def _backward_plain(g, q, k, v, p, scale: float) -> tuple:
+    """``backward``'s gradients of q, k and v for plain float32 arrays with no mask, no dropout and one query head
+    per key head, as the general branch computes them (the four stacked products, the softmax's product whole or in
+    ``parallel_rows``' chunks), so the same bits, without its tests."""
+    gv = stack_matmul(p.swapaxes(-1, -2), g)
+    gp = stack_matmul(g, v.swapaxes(-1, -2))
+    sc = gp.dtype.type(scale)
+    if gp.size:
+        n = gp.shape[-1]
+        rows = gp.reshape(-1, n), p.reshape(-1, n)
+        if region_threads(rows[0].shape[0], gp.size) or gp.size < policy.min_parallel_pass_elements:
+            softmax_vjp(rows[0], rows[1], rows[0], sc)  # (``_softmax_jvp_rows`` of the whole, as ``backward``)
+        else:
+            parallel_rows(partial(_softmax_jvp_rows, scale=sc), *rows, None, None,
+                          min_elements=policy.min_parallel_pass_elements)
+    return stack_matmul(gp, k), stack_matmul(gp.swapaxes(-1, -2), q), gv
+
+
+def _common_case(query: Tensor, key: Tensor, value: Tensor) -> bool:
+    """Whether query, key and value are plain tensors of 4-d non-empty float32 arrays of one batch and head count,
+    query's and key's and value's head size one (above 1, each of stride 1) and key's and value's lengths one: the
+    inputs ``_check_inputs`` passes without a word and ``_flash_path`` takes (with no mask, no dropout and no
+    grouped heads), told by a few comparisons (a GPT block's call)."""
+    if not (query.__class__ is key.__class__ is value.__class__ is Tensor):
+        return False
+    q, k, v = query._data, key._data, value._data
+    if not (q.__class__ is k.__class__ is v.__class__ is xp.ndarray and q.ndim == k.ndim == v.ndim == 4):
+        return False
+    qs, ks, vs = q.shape, k.shape, v.shape
+    return (q.dtype == k.dtype == v.dtype == _F32 and qs[0] == ks[0] == vs[0] and qs[1] == ks[1] == vs[1]
+            and qs[3] == ks[3] == vs[3] > 1 and ks[2] == vs[2] > 0 and qs[2] > 0
+            and q.strides[3] == k.strides[3] == v.strides[3] == 4)
+
+
+_F32 = xp.dtype(xp.float32)
 
 
 def _probabilities(s, causal: int = 0, scale: float = 1.0):
@@ -336,8 +427,21 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     than query, each serving a consecutive group of query heads. A query row whose keys are all
     masked out gives zeros (and zero gradients), as PyTorch.
     """
+    if (attn_mask is None and dropout_p.__class__ is float and dropout_p == 0.0 and not enable_gqa
+            and _common_case(query, key, value) and compiled_softmax(query._data)):
+        s = 1 / math.sqrt(query._data.shape[3]) if scale is None else float(scale)
+        if s > 0:
+            if records_nothing(query, key, value):
+                # no node: its forward's calls, with NumPy's errors ignored (inf/nan silently) as ``Node.apply`` runs
+                # them, and the result as it makes it
+                q = query._data
+                return Tensor._make(quiet_call(_forward_plain, q, key._data, value._data, s, bool(is_causal),
+                                               _flash_output(q, q.dtype))[0])
+            return ScaledDotProductFlashAttentionForCpuBackward0.apply(
+                query, key, value, mask=None, dmask=None, scale=s, causal=bool(is_causal), groups=1)
     groups = _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa)
-    _check_p(dropout_p)
+    if not 0 <= dropout_p <= 1:  # (PyTorch's RuntimeError here, where F.dropout's is a ValueError)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     flash = _flash_path(query, key, value, attn_mask, dropout_p, groups)
     if attn_mask is not None and is_causal and not flash and query._data.size and key._data.size:
         # PyTorch's flash kernel applies both (the mask within the causal triangle); its math composite refuses them
