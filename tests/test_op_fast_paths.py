@@ -1041,3 +1041,14 @@ def test_softmax_without_its_node_is_applys(monkeypatch, case):
         ref = torch.nn.functional.softmax(tx, dim)
     assert_close(got, ref, atol=1e-6, rtol=1e-5)  # (NaN where PyTorch has NaN)
     assert got.stride() == ref.stride() and got.requires_grad == ref.requires_grad
+
+
+@pytest.mark.parametrize("dim", [True, 1.0, "1"])
+def test_softmax_without_its_node_keeps_the_dim_check(dim):
+    """The no-node softmax path takes an int dim only: a bool or float dim meets PyTorch's TypeError as the node's
+    path does (it once took ``True`` and ``1.0`` for the last dim of a 2-d tensor)."""
+    for fw in (ember, torch):
+        with fw.no_grad(), pytest.raises(TypeError):
+            fw.softmax(fw.ones(2, 3), dim)
+        with fw.no_grad(), pytest.raises(TypeError):
+            fw.nn.functional.softmax(fw.ones(2, 3), dim=dim)

@@ -103,3 +103,24 @@ def test_pack_padded_sequence_orders_equal_lengths_as_pytorchs_sort(batch_first)
     out, lens = ember.nn.utils.rnn.pad_packed_sequence(got, batch_first=batch_first)
     ref, ref_lens = torch.nn.utils.rnn.pad_packed_sequence(want, batch_first=batch_first)
     assert np.array_equal(out.numpy(), ref.numpy()) and lens.tolist() == ref_lens.tolist()
+
+
+@pytest.mark.skipif(__import__("os").environ.get("EMBER_KERNELS") == "numpy", reason="the compiled sort's own test")
+def test_compiled_std_sort_orders_as_the_python_reference():
+    """The compiled replay of libstdc++'s std::sort (``ember._kernels.mode.std_sort_rows``) leaves every row of ranks
+    in the Python reference's order (``ember._std_sort``), rows of 17 to 600 with few and many ties, including the
+    depth limit's heap sort (a long row of two values)."""
+    from ember._kernels import mode as compiled_sort
+    from ember._std_sort import std_sort
+
+    rng = np.random.default_rng(3)
+    for n, distinct in [(17, 2), (40, 5), (200, 3), (600, 20), (600, 2), (333, 333)]:
+        ranks = rng.integers(0, distinct, (6, n)).astype(np.int64)
+        rows = np.array([4, 0, 2, 5, 1, 3], dtype=np.int64)
+        out = np.full((6, n), -1, dtype=np.int64)
+        compiled_sort.std_sort_rows(ranks, rows, out)
+        for i, r in enumerate(rows):
+            items = list(range(n))
+            rank = ranks[i].tolist()
+            std_sort(items, lambda a, b, rank=rank: rank[a] < rank[b])
+            assert out[r].tolist() == items, (n, distinct, i)

@@ -1,8 +1,10 @@
-"""``mode``'s index among equal values (numba): PyTorch's CPU kernel sorts each row's (value, index) pairs by value
-with libstdc++'s ``std::sort`` and takes the last pair of the mode's run; beyond 16 elements introsort's partitions
-reorder equal values, so the index is that sort's, not the value's last occurrence. The reference is
-``ember/_std_sort.py`` run in Python (``ember.ops.statistics._mode_index``); this is the same sort step for step on
-two arrays (values, indices) swapped together, so the index is the reference's.
+"""libstdc++'s ``std::sort`` compiled (numba), for PyTorch's CPU orders of equal values: ``mode``'s index among
+equal values and ``sort``'s order of ties without ``stable=True``. PyTorch's CPU mode sorts each row's (value, index)
+pairs by value with ``std::sort`` and takes the last pair of the mode's run; its sort sorts them the same way; beyond
+16 elements introsort's partitions reorder equal values, so the order is that sort's, not the values' own. The
+reference is ``ember/_std_sort.py`` run in Python (``ember.ops.statistics._mode_index``, ``ember.ops.sorting``'s
+Python path); this is the same sort step for step on two arrays (values, indices) swapped together, so the order is
+the reference's.
 
 The one difference in the order of work: the reference recurses into the right part of each partition and loops on
 the left; here the right parts wait on a stack. The parts are disjoint ranges sorted independently of one another,
@@ -189,3 +191,21 @@ def mode_indices(rows, which, out):
                     best, best_count = k[i], count
                 count = 0
         out[r] = best
+
+
+@kernel
+def std_sort_rows(ranks, rows, out):
+    """out[rows[i]] = the indices 0..n-1 in the order ``std::sort`` leaves them comparing ``ranks[i]`` (int64,
+    2-D: one row per sort), for each i."""
+    n = ranks.shape[1]
+    v = np.empty(n, np.int64)
+    k = np.empty(n, np.int64)
+    stack = np.empty((n + 1, 3), np.int64)
+    for i in range(rows.shape[0]):
+        for j in range(n):
+            v[j] = ranks[i, j]
+            k[j] = j
+        _std_sort(v, k, stack)
+        r = rows[i]
+        for j in range(n):
+            out[r, j] = k[j]

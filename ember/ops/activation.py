@@ -388,7 +388,8 @@ def softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
     """softmax along ``dim`` (required, as ``torch.softmax``'s; ``nn.functional.softmax`` has the implicit one)."""
     if dtype is None and x.__class__ is Tensor and records_nothing(x):  # (a recorded call: one test, then the node)
         a = x._data
-        if (a.__class__ is xp.ndarray and a.dtype == _F32 and a.ndim and (dim == -1 or dim == a.ndim - 1)
+        if (a.__class__ is xp.ndarray and a.dtype == _F32 and a.ndim and dim.__class__ is int
+                and (dim == -1 or dim == a.ndim - 1)
                 and a.flags.c_contiguous and a.size and policy.use_compiled()):
             # the last dim of a row-major float32 tensor where nothing records (no_grad: attention's probabilities
             # in inference): ``Softmax.forward``'s kernel call without the node, so the same bits and layout

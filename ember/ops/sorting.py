@@ -13,6 +13,9 @@ import operator
 from .. import return_types
 from .._backend import xp
 from .._creation import laid_out_like
+from .._kernels import mode as compiled_sort
+from .._kernels._jit import numba_loaded
+from .._kernels.policy import policy
 from .._meta import meta_results, strides_like
 from .._not_given import NOT_GIVEN
 from .._size import int_argument
@@ -62,16 +65,28 @@ def _unstable_order(a, axis: int, descending: bool):
     if not rows.size:
         return order
     order = xp.moveaxis(order, axis, -1).copy()
-    flat, flat_tied = order.reshape(-1, n), tied.reshape(-1, n - 1)
-    for r in rows.tolist():
-        # each value's rank among the row's distinct values (the stable order's runs), compared as ints
-        rank = xp.empty(n, dtype=xp.int64)
-        rank[flat[r]] = xp.concatenate(([0], xp.cumsum(~flat_tied[r])))
-        rank = rank.tolist()  # (ranks follow the sort's direction: std::sort by rank is its comparator's order)
-        items = list(range(n))
+    flat = order.reshape(-1, n)  # (a view: written in place)
+    # each value's rank among its row's distinct values (the stable order's runs), compared as ints; the ranks follow
+    # the sort's direction, so std::sort by rank is its comparator's order
+    sorted_ranks = xp.zeros((rows.size, n), dtype=xp.int64)
+    xp.cumsum(~tied.reshape(-1, n - 1)[rows], axis=-1, out=sorted_ranks[:, 1:])
+    ranks = xp.empty_like(sorted_ranks)
+    xp.put_along_axis(ranks, flat[rows], sorted_ranks, axis=-1)
+    _std_sort_rows(ranks, rows, flat)
+    return xp.moveaxis(order, -1, axis)
+
+
+def _std_sort_rows(ranks, rows, out) -> None:
+    """out[rows[i]] = the indices 0..n-1 as ``std::sort`` orders them by ``ranks[i]``: compiled
+    (``ember._kernels.mode``, the same steps on arrays) from ``policy.min_compiled_elements`` ranks on or once numba
+    is loaded, else the Python reference (``ember._std_sort``; about a second a million ranks)."""
+    if (ranks.size >= policy.min_compiled_elements or numba_loaded()) and policy.use_compiled():
+        compiled_sort.std_sort_rows(ranks, rows, out)
+        return
+    for rank, r in zip(ranks.tolist(), rows.tolist()):
+        items = list(range(len(rank)))
         std_sort(items, lambda i, j, rank=rank: rank[i] < rank[j])
-        flat[r] = items
-    return xp.moveaxis(flat.reshape(order.shape), -1, axis)
+        out[r] = items
 
 
 def _take(x: Tensor, idx, dim: int) -> Tensor:

@@ -56,8 +56,8 @@ _CASCADE_LEVELS = 8  # (PyTorch's CPU nll_loss kernel's cascade_sum_num_levels)
 # (its level power, max(4, CeilLog2(batch) / levels): 4 for every batch of at most 2 ** 39 rows, so 4 here)
 _CASCADE_POWER = 4
 # Fewer rows than this are summed by the loop: a level at a time costs about 0.2 ms whatever the rows (the array
-# steps of eight levels), the loop about 1 µs a row (float16, CPU time under load)
-_CASCADE_LOOP_ROWS = 256
+# steps of eight levels), the loop about 0.3 µs a row plus 45 (float16, CPU time; the two even near 600 rows)
+_CASCADE_LOOP_ROWS = 640
 
 
 def _half_cascade(picked, wt, ignored, weighted: bool, half):

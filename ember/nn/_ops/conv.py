@@ -685,15 +685,16 @@ def check_bias_dtype(input: Tensor, weight: Tensor, bias: Tensor | None) -> None
                            f"({CPP_TYPE_NAMES[bias.dtype.name]}) should be the same")
 
 
-def check_weight_dtype(name: str, input: Tensor, weight: Tensor, bias: Tensor | None, onednn: bool = False) -> None:
+def check_weight_dtype(name: str, input: Tensor, weight: Tensor, bias: Tensor | None, onednn=None) -> None:
     """PyTorch's check of the weight's dtype against the input's, after the shapes': its oneDNN path's words where
-    PyTorch takes that path (``onednn``, ``takes_onednn``: ``Input type (torch.FloatTensor) and weight type
+    PyTorch takes that path (``onednn``: a function of no arguments, called only for differing dtypes, saying
+    whether it does: ``takes_onednn``; ``Input type (torch.FloatTensor) and weight type
     (torch.DoubleTensor) should be the same or input should be a MKLDNN tensor ...``), its own kernels' otherwise
     (``expected scalar type Double but found Float``); a complex tensor beside a real one: all the dtypes named."""
     if _complex(input, weight, bias):
         _check_same_dtype(name, input, weight, bias)
     elif weight._data.dtype != input._data.dtype:
-        if onednn:
+        if onednn is not None and onednn():
             raise RuntimeError(f"Input type ({_type_string(input)}) and weight type ({_type_string(weight)}) should "
                                "be the same or input should be a MKLDNN tensor and weight is a dense tensor")
         raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[input.dtype.name]} but found "
@@ -791,7 +792,7 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
                            f"Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be greater than actual "
                            "input size")
-    check_weight_dtype(name, input, weight, bias, takes_onednn(input, weight, stride, dilation, groups))
+    check_weight_dtype(name, input, weight, bias, lambda: takes_onednn(input, weight, stride, dilation, groups))
     check_kernel_dtype(input, nd)
     bias = cast_bias(input, bias)
     def run(x: Tensor) -> Tensor:

@@ -131,7 +131,8 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
     if any(n < 1 for n in out_sp):
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, in_shape[2:]))}). Calculated output "
                            f"size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small")
-    check_weight_dtype(name, input, weight, bias, takes_onednn(input, weight, stride, dilation, groups, output_padding))
+    check_weight_dtype(name, input, weight, bias,
+                       lambda: takes_onednn(input, weight, stride, dilation, groups, output_padding))
     check_kernel_dtype(input, nd, transposed=True)
     bias = cast_bias(input, bias)
     pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
