@@ -189,9 +189,14 @@ def all_reduce_coalesced(tensors: list[Tensor] | Tensor, op: ReduceOp = ReduceOp
             raise ValueError(f"Invalid usage of tensors with different dtypesFound {tensors[0].dtype} and  {t.dtype}")
     if (pg := _member(group, "all_reduce_coalesced")) is None:
         return None
-    flat = xp.concatenate([t._data.reshape(-1) for t in tensors]) if tensors else xp.empty(0, xp.float32)
+    if not tensors:  # (PyTorch's dispatcher has no tensor to choose a kernel by)
+        raise NotImplementedError("There were no tensor arguments to this function (e.g., you passed an empty list "
+                                  "of Tensors), but no fallback function is registered for schema "
+                                  "c10d::allreduce_coalesced_.  This usually means that this function requires a "
+                                  "non-empty list of Tensors")
+    flat = xp.concatenate([t._data.reshape(-1) for t in tensors])
     with Agreement(pg, "all_reduce_coalesced", op) as agree:
-        _check_op("all_reduce_coalesced", op, tensors[0] if tensors else None)
+        _check_op("all_reduce_coalesced", op, tensors[0])
         for i, t in enumerate(tensors):
             check_tensor("all_reduce_coalesced", f"tensors[{i}]", t, any_strides=True)
         agree.array = flat
