@@ -421,7 +421,12 @@ def test_declined_states(monkeypatch):
     assert apply_same(E.Add, operator.add, x, m) is None
     # (a meta tensor made: the ordinary tensors keep the path, as a model built on the meta device then trained)
     assert apply_same(E.Add, operator.add, x, y) is not None and apply_one(U.Neg, x) is not None
-    assert (m + y).grad_fn is not None and (m + y).is_meta and (-m).is_meta
+    assert (m + m).grad_fn is not None and (m + m).is_meta and (-m).is_meta
+    made = [True]  # (as a meta tensor made anywhere sets the flag every module imported: PyTorch's device check)
+    monkeypatch.setattr(_meta, "made", made)
+    monkeypatch.setattr(E, "_meta_made", made)
+    with pytest.raises(RuntimeError, match="not on the expected device meta"):
+        m + y  # (PyTorch's error: a CPU tensor of some dimensions beside a meta one)
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 64])

@@ -103,7 +103,6 @@ KNOWN = {
         'test_edge_shapes[min-0-d]',
         'test_edge_shapes[min-1]',
         'test_edge_shapes[min-3x1]',
-        'test_edge_shapes[mode-0-d]',
         'test_edge_shapes[nanmedian-0-d]',
         'test_edge_shapes[nanmedian-0x3]',
         'test_edge_shapes[nanmedian-1]',

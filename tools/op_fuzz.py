@@ -940,7 +940,7 @@ def _grad_at_nan(case: Case, detail: str) -> bool:
     return len(index) == a.ndim and bool(np.isnan(a[index]))
 
 
-SORTS = "Differences from PyTorch, Tensors and numerics: sort, argsort and topk are always stable"
+SORTS = "Differences from PyTorch, Tensors and numerics: topk is stable"
 TIES = "Differences from PyTorch, Tensors and numerics: which index a tie gives"
 SCATTER = ('Differences from PyTorch, Tensors and numerics: scatter_(..., reduce="multiply") and reduce="add" '
            "have no gradient")
@@ -950,8 +950,7 @@ QUIRKS = "Differences from PyTorch, Tensors and numerics: PyTorch quirks not mat
 # (op or "*", kind, test of the call and the finding's detail, the docs reference)
 ALLOWED: list[tuple[str, str, Callable[[Case, str], bool], str]] = [
     # the indices (result 1; argsort's only result) among equal values
-    *((op, "value", lambda c, d: _ties(c) and d.startswith("result 1"), SORTS) for op in ("sort", "topk")),
-    ("argsort", "value", lambda c, d: _ties(c), SORTS),
+    ("topk", "value", lambda c, d: _ties(c) and d.startswith("result 1"), SORTS),
     *((op, "value", lambda c, d: _ties(c) and d.startswith("result 1"), TIES)
       for op in ("kthvalue", "median", "nanmedian", "mode")),
     *((op, "value", lambda c, d: _has_layout(c, "expand") and "dim" in c.kwargs, QUIRKS)
