@@ -27,6 +27,18 @@ UNARY = [U.Neg, U.Tanh, U.Relu, U.Exp, U.Sigmoid, U.Sqrt]
 SLOTS = [s for s in ember.Tensor.__slots__ if s not in ("__weakref__", "__dict__")]
 
 
+def _assert_as_applys(got, made, source) -> None:
+    """``got``, an op's result made without its node, is ``made``, the node's ``apply`` result on the same input
+    ``source``: the same bytes, shape, strides and dtype, and the same Tensor fields (a new version counter)."""
+    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
+    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
+    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
+    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not source._vc
+    for s in SLOTS:
+        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
+            assert getattr(got, s) == getattr(made, s), s
+
+
 @pytest.fixture(autouse=True)
 def _no_meta_yet(monkeypatch):
     # (the fast paths are off for good once a process has made a meta tensor, as an earlier test may have)
@@ -771,13 +783,7 @@ def test_layer_norm_without_its_node_is_applys(monkeypatch, case, dtype):
         got = ember.nn.functional.layer_norm(x, norm, w, b, 1e-5)
     node_runs = case in ("recorded", "parameters recorded", "inference_mode", "transposed input")
     assert bool(calls) == (node_runs or not policy.use_compiled())  # (the NumPy kernels: the node as before)
-    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
-    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
-    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
-    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not x._vc
-    for s in SLOTS:
-        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
-            assert getattr(got, s) == getattr(made, s), s
+    _assert_as_applys(got, made, x)
     tx = torch.tensor(a, requires_grad=x.requires_grad)
     if case == "transposed input":
         tx = torch.tensor(np.ascontiguousarray(a.swapaxes(0, 1))).transpose(0, 1)
@@ -930,13 +936,7 @@ def test_sdpa_without_its_node_is_applys(monkeypatch, case, layout):
         calls.clear()
         got = ember.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
     assert bool(calls) == (case in ("recorded", "inference_mode"))
-    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
-    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
-    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
-    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not q._vc
-    for s in SLOTS:
-        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
-            assert getattr(got, s) == getattr(made, s), s
+    _assert_as_applys(got, made, q)
     with torch.no_grad() if case.startswith("no_grad") else torch.enable_grad():
         ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal, scale=scale)
     assert_close(got, ref, atol=1e-5, rtol=1e-5)
@@ -1035,13 +1035,7 @@ def test_softmax_without_its_node_is_applys(monkeypatch, case):
         got = x.softmax(dim) if case == "method" else ember.nn.functional.softmax(x, dim)
     node_runs = case in ("recorded", "inference_mode", "dim 0", "transposed input", "float64")
     assert bool(calls) == (node_runs or not policy.use_compiled())  # (the NumPy kernels: the node as before)
-    assert got._data.shape == made._data.shape and got._data.strides == made._data.strides
-    assert got._data.tobytes() == made._data.tobytes() and got._data.dtype == made._data.dtype
-    assert got.requires_grad == made.requires_grad and (got.grad_fn is None) == (made.grad_fn is None)
-    assert got.is_inference() == made.is_inference() and got._base is None and got._vc is not x._vc
-    for s in SLOTS:
-        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
-            assert getattr(got, s) == getattr(made, s), s
+    _assert_as_applys(got, made, x)
     with torch.no_grad() if case.startswith("no_grad") else torch.enable_grad():
         ref = torch.nn.functional.softmax(tx, dim)
     assert_close(got, ref, atol=1e-6, rtol=1e-5)  # (NaN where PyTorch has NaN)
