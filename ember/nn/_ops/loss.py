@@ -119,7 +119,7 @@ class PointwiseLoss(Node):
             return loss if out_dtype is None else loss.astype(out_dtype)
         total = loss.sum(dtype=loss.dtype)
         if reduction != "sum":
-            total = total / loss.dtype.type(loss.shape[0] if reduction == "batchmean" else loss.size)
+            total = total / loss.dtype.type(loss.size)  # (kl_div's 'batchmean' divides outside this node)
         return scalar_result(total if out_dtype is None else total.astype(out_dtype), out_dtype or loss.dtype)
 
     def backward(self, g):
@@ -130,8 +130,6 @@ class PointwiseLoss(Node):
             return tuple(None if d is None else r(d(g) / n) for d in (dx, dt))
         if self.reduction == "mean":
             g = g / max(1, int(xp.prod(self.shape)))
-        elif self.reduction == "batchmean":
-            g = g / self.shape[0]
         return (g * dx if dx is not None else None), (g * dt if dt is not None else None)
 
     # PyTorch's saved arguments (its formula reads them; this node keeps the derivatives they give)
