@@ -68,32 +68,31 @@ def _half_cascade(picked, wt, ignored, weighted: bool, half):
     operation rounded to the half type. Returns (the summed loss, the total weight): the weights summed by the same
     cascade, or the count of rows not ignored rounded to the half type. ``picked``: the scores ``x[t]`` (float32,
     exact); ``wt``: the weights ``w[t]``."""
-    power = _CASCADE_POWER
     values = picked.astype(half)
     weights = wt.astype(half)
     if weighted:
         values = values * weights
     kept = xp.flatnonzero(~ignored)
-    total = _cascade_levels(values[kept], kept, power, True, half)
+    total = _cascade_levels(values[kept], kept, True, half)
     if weighted:
-        total_weight = _cascade_levels(weights[kept], kept, power, False, half)
+        total_weight = _cascade_levels(weights[kept], kept, False, half)
     else:
         total_weight = half.type(xp.float32(len(kept)))
     return total, total_weight
 
 
-def _cascade_levels(values, rows, power: int, negated: bool, half):
+def _cascade_levels(values, rows, negated: bool, half):
     """``_half_cascade_loop``'s sum of ``values`` (the rows not ignored, numbered ``rows``), a level at a time: level
     ``j``'s partial sum runs from zero over the values it receives (level 0: the rows' values, subtracted where
     ``negated``; level ``j + 1``: level ``j``'s partials at its flushes) and is flushed at each received row whose
-    index is a multiple of ``16 ** (j + 1)`` (``2 ** (power * (j + 1))``): each run between flushes a group, summed
+    index is a multiple of ``16 ** (j + 1)`` (``_CASCADE_POWER`` bits a level): each run between flushes a group, summed
     in order for all groups at once (a column of a (groups, longest run) array per step, the short runs padded
     with zeros that change no sum: +0 subtracted, -0 added), so the roundings are the loop's. A level whose runs
     are long (ignored rows at many flush indices merge runs) is summed a value at a time; fewer than
     ``_CASCADE_LOOP_ROWS`` values by the loop."""
     if len(values) < _CASCADE_LOOP_ROWS:
-        return _half_cascade_loop(values, rows, power, negated, half)
-    mask = (1 << power) - 1
+        return _half_cascade_loop(values, rows, negated, half)
+    mask = (1 << _CASCADE_POWER) - 1
     zero = half.type(0)
     leftovers = []
     for j in range(_CASCADE_LEVELS):
@@ -103,7 +102,7 @@ def _cascade_levels(values, rows, power: int, negated: bool, half):
         if j == _CASCADE_LEVELS - 1:  # (the last level is never flushed)
             flush = xp.zeros(m, dtype=bool)
         else:
-            flush = (rows & (mask << (j * power))) == 0
+            flush = (rows & (mask << (j * _CASCADE_POWER))) == 0
         group = xp.cumsum(flush) - flush  # (each value's group: the flushes before it)
         count = int(group[-1]) + 1
         starts = xp.searchsorted(group, xp.arange(count))
@@ -137,15 +136,15 @@ def _cascade_levels(values, rows, power: int, negated: bool, half):
     return total
 
 
-def _half_cascade_loop(values, rows, power: int, negated: bool, half):
+def _half_cascade_loop(values, rows, negated: bool, half):
     """The reference of ``_cascade_levels``: PyTorch's loop, a row at a time."""
-    mask = (1 << power) - 1
+    mask = (1 << _CASCADE_POWER) - 1
     zero = half.type(0)
     sums = [zero] * _CASCADE_LEVELS
     for b, value in zip(rows.tolist(), values):
         sums[0] = sums[0] - value if negated else sums[0] + value
         for j in range(_CASCADE_LEVELS - 1):
-            if b & (mask << (j * power)):
+            if b & (mask << (j * _CASCADE_POWER)):
                 break
             sums[j + 1] = sums[j + 1] + sums[j]
             sums[j] = zero
