@@ -260,6 +260,11 @@ REFUSALS = {
     "mm not a tensor": lambda m: m.mm(_t(m, 2, 3), [[1.0]]),
     "bmm 2-d": lambda m: m.bmm(_t(m, 2, 3), _t(m, 2, 3, 2)),
     "bmm batch sizes": lambda m: m.bmm(_t(m, 2, 2, 3), _t(m, 3, 3, 2)),
+    "bmm 2-d second": lambda m: m.bmm(_t(m, 2, 2, 3), _t(m, 3, 2)),
+    "bmm inner sizes": lambda m: m.bmm(_t(m, 2, 2, 3), _t(m, 2, 4, 2)),
+    "bmm batch and inner sizes": lambda m: m.bmm(_t(m, 2, 2, 3), _t(m, 3, 4, 2)),
+    "bmm empty batch sizes": lambda m: m.bmm(_t(m, 0, 2, 3), _t(m, 1, 3, 2)),
+    "bmm batch sizes and dtypes": lambda m: m.bmm(_t(m, 2, 2, 3), _t(m, 3, 3, 2, dtype="float64")),
     "bmm bool": lambda m: m.bmm(_t(m, 2, 2, 3, dtype="bool"), _t(m, 2, 3, 2, dtype="bool")),
     "mv dims": lambda m: m.mv(_t(m, 2, 3), _t(m, 3, 1)),
     "mv sizes": lambda m: m.mv(_t(m, 2, 3), _t(m, 4)),
@@ -281,6 +286,9 @@ REFUSALS = {
     "baddbmm input dtype": lambda m: m.baddbmm(_t(m, 2, 2, 2, dtype="float64"), _t(m, 2, 2, 3), _t(m, 2, 3, 2)),
     "baddbmm input shape": lambda m: m.baddbmm(_t(m, 3, 2, 2), _t(m, 2, 2, 3), _t(m, 2, 3, 2)),
     "baddbmm batch sizes": lambda m: m.baddbmm(_t(m, 2, 2, 2), _t(m, 2, 2, 3), _t(m, 3, 3, 2)),
+    "baddbmm inner sizes": lambda m: m.baddbmm(_t(m, 2, 2, 2), _t(m, 2, 2, 3), _t(m, 2, 4, 2)),
+    "addbmm batch sizes": lambda m: m.addbmm(_t(m, 2, 2), _t(m, 2, 2, 3), _t(m, 3, 3, 2)),
+    "addbmm inner sizes": lambda m: m.addbmm(_t(m, 2, 2), _t(m, 2, 2, 3), _t(m, 2, 4, 2)),
     "addbmm input shape": lambda m: m.addbmm(_t(m, 3, 3), _t(m, 2, 2, 3), _t(m, 2, 3, 2)),
     "addbmm input dtype": lambda m: m.addbmm(_t(m, 2, 2, dtype="float64"), _t(m, 2, 2, 3), _t(m, 2, 3, 2)),
     "addmv 2-d input": lambda m: m.addmv(_t(m, 2, 1), _t(m, 2, 3), _t(m, 3)),
@@ -299,8 +307,7 @@ REFUSALS = {
 
 # refusals ember words its own way (the type PyTorch's; the words both messages share, where any)
 OWN_WORDS = {"addbmm input shape": "", "addmm input shape": "", "addr input shape": "", "baddbmm input shape": "",
-             "addmm 1-d": "", "mm 1-d": "", "mm 3-d": "", "bmm 2-d": "", "addr 2-d vector": "addr: ",
-             "bmm batch sizes": "", "baddbmm batch sizes": "",
+             "addmm 1-d": "", "mm 1-d": "", "mm 3-d": "", "addr 2-d vector": "addr: ",
              "dot sizes": "inconsistent tensor size, expected tensor [2] and src [3] to have the same number of elements",
              "matmul inner sizes": "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x2)",
              "matmul inner sizes vector": ""}

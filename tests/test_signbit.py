@@ -1,6 +1,8 @@
 """``torch.signbit`` / ``Tensor.signbit`` against PyTorch: -0.0 and a negative NaN count, integers by sign, unsigned
 and bool never, float16/bfloat16 too; complex is PyTorch's error."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -26,3 +28,16 @@ def test_signbit_matches_pytorch(dtype):
 
 def test_signbit_of_complex_is_pytorchs_error():
     assert_same_error(lambda m: m.signbit(m.tensor([1j])))
+
+
+def test_signbit_of_float64_beyond_float32s_range_warns_nothing():
+    """float64 values float32 cannot hold (1e300, 1e-320) are read in their own type: no overflow warning of a
+    conversion, and the signs of the tiny ones kept."""
+    values = [1e300, -1e300, 1e-320, -1e-320, -5e-324, -0.0, float("-inf"), -float("nan")]
+    results = []
+    for m in (torch, ember):
+        x = m.tensor(values, dtype=m.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            results.append(m.signbit(x).tolist())
+    assert results[1] == results[0] == [False, True, False, True, True, True, True, True]

@@ -431,11 +431,21 @@ def bmm(a: Tensor, b: Tensor, out_dtype: dtype | None = None) -> Tensor:
     return _matmul(a, b, _BatchTimesBatch)
 
 
-def _check_bmm(a: Tensor, b: Tensor) -> None:
-    _check_dims("bmm", a, 3)
-    _check_dims("bmm", b, 3)
-    if a._data.shape[0] != b._data.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: {a._data.shape[0]} and {b._data.shape[0]}")
+def _check_bmm(a: Tensor, b: Tensor, addbmm: bool = False) -> None:
+    """PyTorch's checks of two batches of matrices, in its words: bmm's and baddbmm's name the batch and inner
+    sizes ``b`` should have in one message, addbmm's kernel each in its own."""
+    for name, t in (("batch1", a), ("batch2", b)):
+        if t._data.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    (batches, rows, inner), (batches2, inner2, columns) = a._data.shape, b._data.shape
+    if not addbmm:
+        if (batches2, inner2) != (batches, inner):
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batches}, {inner}] "
+                               f"but got: [{batches2}, {inner2}].")
+    elif batches2 != batches:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batches} and {batches2}")
+    elif inner2 != inner:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({rows}x{inner} and {inner2}x{columns})")
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
@@ -806,7 +816,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1,
         input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
             "addbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
     require_tensors("addbmm", 2, batch1=batch1, batch2=batch2)
-    _check_bmm(batch1, batch2)
+    _check_bmm(batch1, batch2, addbmm=True)
     _check_same_dtype(input, batch1, batch2, "addbmm")
     check_product(batch1, batch2, "addmm_impl_cpu_")
     (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
