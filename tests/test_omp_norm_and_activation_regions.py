@@ -86,3 +86,25 @@ def test_region_forms_match_torch_and_one_thread(case, dtype, threads, omp_reque
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got.view(np.uint8), serial.view(np.uint8))
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", ["layer_norm", "rms_norm"])
+def test_gradient_regions_are_split_by_rows(case, threads, omp_requests):
+    """The row kernels' gradient takes a region by its rows, each row one thread's: one row of 4 Ki features runs
+    serially, 4 Ki rows of one feature on both threads (the counts asked of numba's layer), the values the same
+    as PyTorch's either way."""
+    fn, with_w, with_b = CASES[case]
+    rng = np.random.default_rng(4)
+    ember.set_num_threads(2)
+    for shape, wanted in (((1, 4096), []), ((4096, 1), [2])):
+        x_np, g_np = rng.standard_normal(shape), rng.standard_normal(shape)
+        with policy.override(omp=True, omp_min_elements=1 << 10):
+            x = ember.tensor(x_np, requires_grad=True)
+            w = ember.tensor(np.linspace(0.5, 1.5, shape[1]), requires_grad=True)
+            y = fn(ember, x, w, None)
+            omp_requests.clear()
+            y.backward(ember.tensor(g_np))
+        assert omp_requests == wanted, shape
+        want = _run(torch, fn, x_np, g_np, with_w, with_b)
+        np.testing.assert_allclose(x.grad.numpy(), want[1], rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(w.grad.numpy(), want[2], rtol=1e-10, atol=1e-10)
