@@ -40,3 +40,24 @@ def test_exponent_gradient_under_create_graph(base):
     assert g.requires_grad == tg.requires_grad
     assert g.dtype == ember.float64
     np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda m: m.ones(1, 4).expand(3, 4), id="expanded"),
+    pytest.param(lambda m: m.ones(3, 4)[:, ::2], id="sliced"),
+    pytest.param(lambda m: m.ones(3, 4).t(), id="transposed"),
+    pytest.param(lambda m: m.ones(2, 3, 4).permute(2, 0, 1), id="permuted"),
+    pytest.param(lambda m: m.ones(2, 3, 4, 5).to(memory_format=m.channels_last), id="channels_last"),
+    pytest.param(lambda m: m.ones(3, 4, requires_grad=True).t(), id="requiring_grad"),
+    pytest.param(lambda m: m.empty(3, 4, device="meta").t(), id="meta")])
+@pytest.mark.parametrize("base", [2.5, 1j])
+def test_result_strides_of_a_number_base_as_pytorchs(make, base):
+    """PyTorch's CPU kernel writes ``number ** t`` row-major whatever the exponent's layout (a transposed,
+    channels-last or broadcast one; the meta device keeps it): ember's strides, and the exponent's gradient's."""
+    outs = []
+    for m in (ember, torch):
+        e = make(m)
+        y = m.pow(base, e)
+        g = m.autograd.grad(y, e, m.ones_like(y))[0].stride() if e.requires_grad and not y.is_complex() else None
+        outs.append((tuple(y.shape), y.stride(), y.is_contiguous(), g))
+    assert outs[0] == outs[1]

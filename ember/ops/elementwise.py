@@ -639,8 +639,12 @@ class PowNumberBase(Pow):
 
     def forward(self, b, base, dtype=None):
         """``dtype``: the dtype the number promotes the exponent to (a complex base of a real exponent), which the
-        power is computed in; the node saves the exponent as given, PyTorch's ``_saved_exponent``."""
+        power is computed in; the node saves the exponent as given, PyTorch's ``_saved_exponent``. The result is
+        row-major whatever the exponent's layout (transposed, channels-last, expanded), as PyTorch's CPU kernel
+        writes it; on the meta device PyTorch's keeps the exponent's layout."""
         out = Pow.forward(self, base, b if dtype is None else b.astype(dtype))
+        if out.__class__ is xp.ndarray and not out.flags.c_contiguous and not (_meta_made[0] and is_meta(out)):
+            out = xp.ascontiguousarray(out)
         self.saved = (base, b, out)
         return out
 
