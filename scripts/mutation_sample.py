@@ -28,7 +28,10 @@ executed in-process (a module's or class's body, run on import; a numba kernel's
 test reaches), those that executed its function or class (``function``, the innermost scope with any); else,
 and without a map, the module's hand-kept entries in ``TARGETS`` (``hand``). The modules whose code also runs in
 the ranks DDP tests launch (``SUBPROCESS_TARGETS``) always add their hand entries, as coverage does not see the
-ranks. Each mutant's JSON records its ``selection`` and how many tests it named (``selected``).
+ranks. Each mutant's JSON records its ``selection`` and how many tests it named (``selected``). A map's node id
+that pytest no longer finds (a test renamed since the map, a parameter's id that differs every run) is dropped,
+with a line saying so, and the mutant's ``dropped`` counts them; a selection left empty falls back to the next
+(``function``, then ``hand``).
 """
 
 from __future__ import annotations
@@ -723,7 +726,7 @@ def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None 
             info["failed"] = failed[0].split(" - ")[0][:300] if failed else "error collecting"
         return "caught"
     if out.returncode in (4, 5):
-        raise RuntimeError(f"pytest could not run {' '.join(tests)[:2000]} (exit status {out.returncode}):\n"
+        raise Unfound(f"pytest could not run {' '.join(tests)[:2000]} (exit status {out.returncode}):\n"
                            + out.stdout[-2000:] + out.stderr[-2000:])
     if out.returncode == 0:
         return "survived"
@@ -731,6 +734,12 @@ def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None 
         failed = [line for line in out.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
         info["failed"] = failed[0].split(" - ")[0][:300] if failed else f"exit status {out.returncode}"
     return "caught"
+
+
+class Unfound(RuntimeError):
+    """pytest found no test for a node id it was given, with no collection error (its exit status 4 or 5): a map's
+    id that no longer names a test (``Selection.stale`` tells which), or one the mutant made the test file name
+    otherwise (a parameter's id built from ember's values)."""
 
 
 def _run_as_group(cmd: list[str], cwd: str, env: dict, timeout: float) -> subprocess.CompletedProcess:
@@ -810,11 +819,20 @@ class Selection:
         self.map, self.root, self.max_seconds = coverage_map, root, max_seconds
         self.indexes: dict[str, object] = {}
         self.defined: dict[str, set[str] | None] = {}
+        # the map's node ids the unmutated copy does not collect (found by ``stale``), never selected again
+        self.gone: set[str] = set()
+        # test file -> the node ids (and their test functions and classes) the unmutated copy collects from it
+        self.collected: dict[str, set[str]] = {}
+        # the map's node ids the last call of ``tests`` left out as no longer there
+        self.dropped: set[str] = set()
 
     def tests(self, mutant: dict) -> tuple[str, list[str]]:
         """(``coverage``, ``function`` or ``hand``; the tests) for ``mutant`` in the current source; a module in
         SUBPROCESS_TARGETS adds its hand entries to a coverage or function selection. With ``max_seconds``, a
-        selection whose tests took longer in the map's build is cut to that time (the kind then ends in ``-cut``)."""
+        selection whose tests took longer in the map's build is cut to that time (the kind then ends in ``-cut``).
+        The map's ids that are no longer there (``gone``, or a test file or function no longer defined) are left
+        out and kept in ``dropped``; a selection they all were falls back to the scope's, then the hand map."""
+        self.dropped = set()
         hand = TARGETS[mutant["file"]]
         found = self._from_map(mutant) if self.map is not None else None
         if found is None:
@@ -865,9 +883,33 @@ class Selection:
         return None
 
     def _existing(self, tests: list[str]) -> list[str]:
-        """``tests`` less those whose file or test function is no longer there (a map built on an older commit):
-        pytest would stop on an unfound node id."""
-        return [t for t in tests if self._defined(t)]
+        """``tests`` less those whose file or test function is no longer there (a map built on an older commit) and
+        those found ``gone``: pytest would stop on an unfound node id."""
+        kept = [t for t in tests if t not in self.gone and self._defined(t)]
+        if len(kept) < len(tests):
+            self.dropped.update(set(tests).difference(kept))
+        return kept
+
+    def stale(self, scratch: str, tests: list[str]) -> list[str]:
+        """Those of ``tests`` that the copy in ``scratch`` (unmutated now) does not collect: a parameter's id that
+        is not the same every run (an object's memory address in it, a set's order), or one renamed since the map.
+        Each test file is collected once per run."""
+        files = sorted({t.partition("::")[0] for t in tests}.difference(self.collected))
+        if files:
+            # (a file that does not collect unmutated collects nothing: its ids cannot run, all stale)
+            out = _run_as_group([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "--collect-only", "-p",
+                                 "no:cacheprovider", "--continue-on-collection-errors", *files],
+                                cwd=scratch, env=dict(os.environ, PYTHONPATH=scratch), timeout=None)
+            for file in files:
+                self.collected[file] = set()
+            for line in out.stdout.splitlines():
+                path, sep, name = line.strip().partition("::")
+                if sep and path in self.collected:
+                    # the id, its test function's (a parametrized test named whole) and its classes'
+                    parts = name.split("[")[0].split("::")
+                    self.collected[path].update([line.strip(), path] + [
+                        path + "::" + "::".join(parts[:i]) for i in range(1, len(parts) + 1)])
+        return [t for t in tests if t not in self.collected[t.partition("::")[0]]]
 
     def _defined(self, test: str) -> bool:
         path, _, name = test.partition("::")
@@ -999,16 +1041,9 @@ def main(argv: list[str] | None = None) -> int:
         _precompile(scratch, sorted({m["file"] for m in drawn}))
         limits = Limits(scratch, args.timeout, args.hang_factor)
         for mutant in drawn:
-            kind, tests = selection.tests(mutant)
-            mutant["selection"], mutant["selected"] = kind, len(tests)
-            original = _apply(scratch, mutant)
-            try:
-                began = time.monotonic()
-                mutant["outcome"] = limits.judge(mutant, original, tests)
-                mutant["seconds"] = round(time.monotonic() - began, 1)
-            finally:
-                with open(os.path.join(scratch, mutant["file"]), "w", encoding="utf-8") as f:
-                    f.write(original)
+            began = time.monotonic()
+            mutant["outcome"] = _judge_selected(mutant, selection, limits, scratch)
+            mutant["seconds"] = round(time.monotonic() - began, 1)
             results.append(mutant)
             print({"caught": ".", "survived": "S", "timeout": "T", "unjudged": "?"}[mutant["outcome"]], end="",
                   flush=True)
@@ -1041,6 +1076,40 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         _write(args.json, args.seed, results)
     return 0
+
+
+def _judge_selected(mutant: dict, selection: Selection, limits: Limits, scratch: str) -> str:
+    """``mutant``'s outcome under the tests ``selection`` picks, its record given that selection (``selection``,
+    ``selected`` and ``dropped``: how many of the map's ids were left out as no longer there). When pytest does
+    not find a selected id, the ids are collected in the unmutated copy: those not there either are dropped (one
+    line says so) and the mutant is run again on what is left, or on the scope's or hand map's tests when nothing
+    is. When all are there, the mutant changed a parameter's id (one built from ember's values): the parametrized
+    tests are run whole (the kind ends in ``-widened``), as the suite runs them under any id."""
+    kind, tests = selection.tests(mutant)
+    original = _apply(scratch, mutant)
+    try:
+        while True:
+            mutant["selection"], mutant["selected"], mutant["dropped"] = kind, len(tests), len(selection.dropped)
+            try:
+                return limits.judge(mutant, original, tests)
+            except Unfound:
+                with open(os.path.join(scratch, mutant["file"]), "w", encoding="utf-8") as f:
+                    f.write(original)
+                stale = [t for t in selection.stale(scratch, tests) if t not in selection.gone]
+                _apply(scratch, mutant)
+            if stale:
+                selection.gone.update(stale)
+                kind, tests = selection.tests(mutant)
+                print(f"\n{mutant['file']}:{mutant['line']}: dropped {len(stale)} selected tests pytest does not "
+                      f"find ({', '.join(stale)[:200]}); {len(tests)} left ({kind})", flush=True)
+            elif any("[" in t for t in tests):
+                kind, tests = kind + "-widened", list(dict.fromkeys(t.split("[")[0] for t in tests))
+            else:  # (a test function or file the unmutated copy collects and the mutant's does not)
+                mutant["failed"] = "a selected test not collected under the mutant"
+                return "caught"
+    finally:
+        with open(os.path.join(scratch, mutant["file"]), "w", encoding="utf-8") as f:
+            f.write(original)
 
 
 def _exit_on_signal(signum: int, frame) -> None:

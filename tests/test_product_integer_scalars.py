@@ -197,3 +197,28 @@ def test_addbmm_with_an_empty_result_reads_beta_as_pytorch(batches, dtype):
                 except Exception as err:  # noqa: BLE001 (the type is compared)
                     outcomes.append(type(err))
             assert outcomes[1] == outcomes[0], (beta, (n, k, p))
+
+
+# each dimension of the result 0 in turn, the inner one not: (input, first operand, second operand)
+_EMPTY_RESULTS = {"addmm": [[(0, 2), (0, 3), (3, 2)], [(2, 0), (2, 3), (3, 0)]],
+                  "baddbmm": [[(0, 2, 2), (0, 2, 3), (0, 3, 2)], [(2, 0, 2), (2, 0, 3), (2, 3, 2)],
+                              [(2, 2, 0), (2, 2, 3), (2, 3, 0)]],
+                  "addmv": [[(0,), (0, 3), (3,)]]}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+@pytest.mark.parametrize("op", sorted(_EMPTY_RESULTS))
+def test_an_empty_result_reads_neither_scalar_as_pytorch(op, dtype):
+    """An empty result of addmm, baddbmm and addmv, whichever of its dimensions is 0: PyTorch's kernels return
+    before they read beta or alpha (any scalar taken: a float or complex one for an integer result)."""
+    for beta, alpha in [(0.5, 2.5), (1j, 1), (300, 1j), (True, 0.5)]:
+        for shapes in _EMPTY_RESULTS[op]:
+            outcomes = []
+            for lib in (torch, ember):
+                d = getattr(lib, dtype)
+                try:
+                    r = getattr(lib, op)(*[lib.ones(s, dtype=d) for s in shapes], beta=beta, alpha=alpha)
+                    outcomes.append((str(r.dtype).split(".")[1], list(r.shape)))
+                except Exception as err:  # noqa: BLE001 (the type is compared)
+                    outcomes.append(type(err))
+            assert outcomes[1] == outcomes[0], (beta, alpha, shapes)

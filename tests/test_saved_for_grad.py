@@ -229,6 +229,42 @@ def test_a_backward_that_raised_in_a_node_leaves_its_saved_tensors_packed(fails_
     assert got[0] == got[1]
 
 
+class _Packed:
+    """What a pack hook gives: a box holding the saved tensor (a weak reference to it tells whether it is kept)."""
+
+
+@pytest.mark.parametrize("retain", [False, True])
+def test_what_the_pack_hooks_gave_is_freed_with_the_graph(retain):
+    """A backward that does not retain the graph frees what the saved-tensor hooks packed, as PyTorch's: a
+    program's packed copies (offloaded, compressed) are not held after it; one that retains keeps them for the
+    next, whose release frees them."""
+    import gc
+    import weakref
+
+    got = []
+    for m in (ember, torch):
+        boxes = []
+
+        def pack(t, boxes=boxes):
+            box = _Packed()
+            box.t = t
+            boxes.append(weakref.ref(box))
+            return box
+
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        with m.autograd.graph.saved_tensors_hooks(pack, lambda box: box.t):
+            y = (x * x.exp()).sum()
+        y.backward(retain_graph=retain)
+        gc.collect()
+        after_first = [r() is not None for r in boxes]
+        if retain:
+            y.backward()
+            gc.collect()
+        got.append((after_first, [r() is not None for r in boxes], x.grad.tolist()))
+    assert got[0][:2] == got[1][:2] and len(got[0][0]) == 3
+    np.testing.assert_allclose(got[0][2], got[1][2], rtol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["mul", "div", "matmul", "dot", "einsum", "linear", "bilinear", "addcmul"])
 @pytest.mark.parametrize("which", [0, 1])
 def test_second_order_with_one_input_requiring_grad(name, which):

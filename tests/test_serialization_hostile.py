@@ -398,6 +398,8 @@ WRONG_CALLS = {  # each a call PyTorch's weights_only loader refuses too (TypeEr
     "OrderedDict(list, list)": _call("collections", "OrderedDict", b"]]"),
     "set(list, list)": _call("builtins", "set", b"]]"),
     "torch.Size(tuple, tuple)": _call("torch", "Size", b"))"),
+    # (a complex number is pickled as its two parts: a third is the call's TypeError in PyTorch)
+    "complex(int, int, int)": _call("builtins", "complex", b"K\x01K\x02K\x03"),
     "_rebuild_tensor_v2 of 5": _call("torch._utils", "_rebuild_tensor_v2", b"K\x00" * 5),
     "_rebuild_tensor_v2 of 8": _call("torch._utils", "_rebuild_tensor_v2", b"K\x00" * 8),
     "_rebuild_parameter of 2": _call("torch._utils", "_rebuild_parameter", b"K\x00" * 2),
