@@ -16,7 +16,7 @@ import copy
 import numbers
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _dtype, _inference, _warnings
 from ._arg_aliases import accept_torch_names_in_methods
