@@ -159,7 +159,8 @@ class _LackedTensorAttribute:
     """A name ``torch.Tensor`` has and ember's lacks. Read on a tensor it raises ``MissingFeatureError`` naming
     ``torch.Tensor.<name>`` (an AttributeError: ``hasattr(x, name)`` is False); read on the class, Python's own
     AttributeError (``hasattr(ember.Tensor, name)`` is False too). No ``__set__``: an attribute a program sets on a
-    tensor under that name is read back, as PyTorch's own attributes would not allow but ember's ``__dict__`` does."""
+    tensor under that name is kept and read back, as before (PyTorch refuses the write where its attribute is a
+    read-only property, ``name``)."""
 
     __slots__ = ("name",)
 
