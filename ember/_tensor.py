@@ -16,7 +16,7 @@ import copy
 import numbers
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _dtype, _inference, _warnings
 from ._arg_aliases import accept_torch_names_in_methods
@@ -28,6 +28,7 @@ from ._layout import strided
 from ._memory_format import channels_last, channels_last_3d, strides_in_channels_last_order
 from ._meta import as_laid_out, is_meta, no_data_error
 from ._meta import made as _meta_made
+from ._missing import MissingTensorMethods
 from ._shown_name import shown_as_pytorchs
 from ._size import Size, c_type_name, parsed_int
 from ._tensor_methods import (
@@ -140,6 +141,7 @@ class Tensor(
     CumulativeMethods, ShapeMethods, ViewInplaceMethods, MovementMethods, IndexingMethods, IndexUpdateMethods,
     LookupMethods, LinalgMethods, LinalgCompatMethods, MatrixMethods, DistanceMethods, SortingMethods,
     SamplingMethods, InplaceMethods, GammaMethods, SpecialMethods, ComplexMethods, ConversionMethods, MemoryMethods,
+    MissingTensorMethods,  # (last: any of ember's own definitions comes first)
 ):
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -660,18 +662,6 @@ class Tensor(
             out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         memo[id(self)] = out
         return out
-
-    if not TYPE_CHECKING:  # a type checker then flags a misspelt method instead of typing it Any
-        def __getattr__(self, name: str):
-            # Only reached when normal lookup fails. A name torch.Tensor has is a missing feature, named as such;
-            # anything else (a typo, a protocol probe such as NumPy's __array_interface__) is the usual error.
-            from ._torch_names import TENSOR
-
-            if name in TENSOR:
-                from ._missing import missing
-
-                raise missing(f"'{type(self).__name__}' object", f"torch.Tensor.{name}")
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
 
     # ----------------------------------------------------------------- device moves
     def cpu(self) -> Tensor:

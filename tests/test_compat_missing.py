@@ -124,6 +124,44 @@ def test_missing_tensor_method_names_the_torch_feature():
         assert type(info.value) is AttributeError
 
 
+def test_every_tensor_name_ember_lacks_is_named_as_missing():
+    """Each public torch.Tensor name ember's Tensor does not define (outside ``MissingTensorMethods``) is in
+    ``TENSOR_LACKS``, and each entry there is PyTorch's: the missing-feature error replaces a ``__getattr__``."""
+    from ember import _torch_names
+    from ember._missing import TENSOR_LACKS, MissingTensorMethods
+
+    own = {n for klass in ember.Tensor.__mro__ if klass is not MissingTensorMethods for n in vars(klass)}
+    assert _torch_names.TENSOR - own <= TENSOR_LACKS <= _torch_names.TENSOR
+    x, p = ember.ones(2), ember.nn.Parameter(ember.ones(1))
+    for name in sorted(_torch_names.TENSOR - own):
+        assert not hasattr(x, name) and not hasattr(p, name) and not hasattr(ember.Tensor, name), name
+        with pytest.raises(MissingFeatureError, match=rf"torch\.Tensor\.{name} is not implemented"):
+            getattr(x, name)
+
+
+def test_tensor_attribute_reads_take_pythons_fast_path():
+    """No class of a tensor defines ``__getattr__``: CPython then reads every attribute of its instances by the
+    general path (no specialised LOAD_ATTR / LOAD_METHOD), a cost on every op."""
+    for cls in (ember.Tensor, ember.nn.Parameter, ember.nn.Buffer):
+        assert not any("__getattr__" in vars(klass) for klass in cls.__mro__), cls
+
+
+def test_lacked_tensor_names_behave_as_missing_attributes():
+    x = ember.ones(2)
+    with pytest.raises(AttributeError, match="type object 'Tensor' has no attribute 'geqrf'") as info:
+        ember.Tensor.geqrf  # noqa: B018
+    assert type(info.value) is AttributeError
+    x.name = "activations"  # a program's own attribute under a name PyTorch's Tensor has: kept, as before
+    assert x.name == "activations" and not hasattr(ember.ones(2), "name")
+
+    class Forwarding(ember.Tensor):  # a subclass's own __getattr__ still answers what the class lacks
+        def __getattr__(self, name):
+            return f"forwarded {name}"
+
+    f = Forwarding._make(ember.ones(2)._data)
+    assert f.geqrf == "forwarded geqrf" and f.sizee == "forwarded sizee" and f.shape == (2,)
+
+
 def test_missing_module_method_names_the_torch_feature():
     assert hasattr(torch.nn.Linear(1, 1), "ipu")
     layer = ember.nn.Linear(1, 1)

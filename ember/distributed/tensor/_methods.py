@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+from ..._missing import MissingTensorMethods
 from ..._tensor import Tensor
 from . import _ops
 from ._api import _FUNCTIONS, DTensor, unsupported
@@ -115,7 +116,9 @@ def install() -> None:
     for name in _OPERATORS:
         if name not in own:
             setattr(DTensor, name, _refuse(name.strip("_")))
-    public = {n for klass in Tensor.__mro__ for n in vars(klass) if not n.startswith("_")}
+    # (not the names Tensor lacks: reading one raises MissingFeatureError naming PyTorch's, on a DTensor too)
+    public = {n for klass in Tensor.__mro__ if klass is not MissingTensorMethods for n in vars(klass)
+              if not n.startswith("_")}
     blocked = frozenset(public - _ALLOWED - own)
 
     def __getattribute__(self, name):
