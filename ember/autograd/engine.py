@@ -275,27 +275,15 @@ def inputs_given() -> bool:
     return walk is not None and walk.reach is not None
 
 
-_ndarray = xp.ndarray
-# From this size a gradient summed into one the walk owns costs less than a sum into a new array (float32, one
-# thread: 4 Ki elements 0.74 against 0.87 µs, 16 Ki 1.8 against 6.2); below it NumPy's ``out=`` costs more.
-_IN_PLACE_MIN_ELEMENTS = 4096
-
-
 class _Walk:
     """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
 
-    __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "one_root", "serial", "accumulates", "owned")
+    __slots__ = ("buffers", "deps", "ready", "order", "reach", "roots", "one_root", "serial", "accumulates")
 
     def __init__(self, roots, min_topo: int = 0) -> None:
         self.reach: set | None = None  # with inputs given: the nodes on a path to them (``_reaching``)
         self.accumulates = True  # False: autograd.grad's, which writes no leaf's .grad
         self.buffers: dict[Node, list] = {}
-        # The (node, output_nr) slots of ``buffers`` whose array this walk owns while it waits there: a gradient
-        # that a node marked ``fresh_input_grads`` returned (its post-hooks, which could keep it, not run), or a sum
-        # the walk made, where more gradients are still to come. Nothing outside the walk can see such an array
-        # before the node that receives it runs (its tensor hooks, retain_grad and the captured gradients of
-        # autograd.grad all read the final sum), so the next gradient may be added into it in place.
-        self.owned: set = set()
         for (node, nr), grad in roots:
             self.add(node, nr, grad)
         root_nodes = list(self.buffers)
@@ -313,46 +301,13 @@ class _Walk:
             buf = self.buffers[node] = [None] * node.num_outputs
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
 
-    def add_input_grad(self, node: Node, nr: int, grad, fresh: bool, more: bool) -> None:
-        """``add`` for a gradient a node returned: ``fresh`` when that node made the array and nothing else holds it
-        (``Node.fresh_input_grads``), ``more`` when ``node`` still waits for other gradients. A second gradient is
-        summed in place into whichever of the two the walk owns (PyTorch's engine likewise adds into the gradient
-        that nobody else references): IEEE addition is commutative, so ``held + grad`` and ``grad + held`` are the
-        same bits, and the sum needs no new array (a ResNet block's input gets its two branches' gradients)."""
-        buf = self.buffers.get(node)
-        if buf is None:
-            buf = self.buffers[node] = [None] * node.num_outputs
-        held = buf[nr]
-        if held is None:
-            buf[nr] = grad
-            if fresh and more:
-                self.owned.add((node, nr))
-            return
-        if (held.__class__ is _ndarray and grad.__class__ is _ndarray and held.size >= _IN_PLACE_MIN_ELEMENTS
-                and held.shape == grad.shape and held.dtype == grad.dtype):
-            owned = self.owned
-            if (node, nr) in owned and held.flags.writeable:
-                xp.add(held, grad, out=held)
-                return
-            if fresh and grad.flags.writeable:
-                buf[nr] = xp.add(grad, held, out=grad)
-                if more:
-                    owned.add((node, nr))
-                return
-            buf[nr] = held + grad
-            if more:  # (the walk's own new array)
-                owned.add((node, nr))
-            return
-        buf[nr] = held + grad
-
     def pop(self) -> tuple[Node, list]:
         node = heapq.heappop(self.ready)[2]
         return node, self.buffers.pop(node)
 
-    def send(self, node: Node, input_grads, fresh: bool = False) -> None:
-        """Pass ``node``'s input gradients down its edges (summed to each input's shape); queue what is ready.
-        ``fresh``: the arrays are ``node``'s own, which nothing else holds (``add_input_grad``)."""
-        deps, add = self.deps, self.add_input_grad
+    def send(self, node: Node, input_grads) -> None:
+        """Pass ``node``'s input gradients down its edges (summed to each input's shape); queue what is ready."""
+        deps, add = self.deps, self.add
         passed = zip(node.next_edges, node.input_shapes, input_grads)
         if node.send_order is not None:
             passed = [*passed]
@@ -361,14 +316,14 @@ class _Walk:
             if edge is None:
                 continue
             child, nr = edge
-            remaining = deps[child] - 1
-            deps[child] = remaining
             if g is not None:
                 if g.shape != shape:
                     g = sum_to_shape(g, shape)
                 if edge.__class__ is not tuple:  # a promoted operand's edge: then cast to the input's dtype, as
                     g = cast_gradient(g, edge.dtype)  # PyTorch's engine sums a gradient to the shape first
-                add(child, nr, g, fresh, remaining)
+                add(child, nr, g)
+            remaining = deps[child] - 1
+            deps[child] = remaining
             if remaining == 0:
                 self._release(child)
 
@@ -537,8 +492,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                     node.repack_saved()
                 if ran is not None:
                     ran.append(node)
-            # (a post-hook got the input gradients as tensors and may keep them: then they are not the walk's)
-            walk.send(node, input_grads, node.fresh_input_grads and not (node._post_hooks and hooks))
+            walk.send(node, input_grads)
         node = None  # (an error in a callback or in ``then`` is no node's: anomaly mode names none, as PyTorch's)
         _GradState.higher_order = prev_higher_order
         trace.finish("backward", "autograd", started)

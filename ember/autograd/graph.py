@@ -267,12 +267,6 @@ class Node:
     # Positions in ``saved`` of inputs PyTorch saves as their transpose (linear's weight, saved as ``weight.t()``
     # for its GEMM): its error for one changed in place names that view, of the reversed shape.
     saved_transposed: tuple[int, ...] = ()
-    # True for a node whose backward, on plain arrays, returns input gradients it made itself: each a new array (or a
-    # view of one) that nothing else holds, not its output gradient, not a saved array, not another input's
-    # gradient, not a gradient store's lent slot. The engine may then sum another gradient of the same input into it
-    # in place (``engine._Walk.add``: a residual block's input), as PyTorch's engine adds into a gradient nobody else
-    # references; ember decides that by this mark, never by reference counts. Set where it holds on every path.
-    fresh_input_grads = False
 
     def __init__(self) -> None:  # (``apply`` makes its nodes without calling this: it sets the same field)
         self.saved = ()

@@ -212,7 +212,6 @@ def _ties_to_second(dtype) -> bool:
 @torch_named("ReluBackward0")
 class Relu(Node):
     diagonal_jacobian = True
-    fresh_input_grads = True  # (the selected gradient is a new array on every path, never g itself)
     _saved_result, _raw_saved_result = saved_tensor(0)
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):

@@ -350,7 +350,6 @@ class ConvNd(Node):
     float32_compute = True
     multilinear = True
     bias_input = 2
-    fresh_input_grads = True  # (every path's gradients are arrays its products, sums or zeros made: none is g)
 
     @one_blas_thread
     def forward(self, x, w, b, stride, pads, dilation, groups):

@@ -69,7 +69,6 @@ def _normalized_grad(gxhat, xhat, invstd, axes):
 @torch_named("NativeBatchNormBackward0")
 class BatchNorm(Node):
     """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
-    fresh_input_grads = True  # (dx, dw and db are new arrays on both paths: none is g or a saved array)
     float32_compute = True
     narrows_mixed_result = True  # (graph.Node: one node in the half input's dtype, as PyTorch's)
     rerun_for_higher_order = True
