@@ -149,6 +149,7 @@ def step_fn(fw, workload: str):
         return wgan_step, acc
 
     def step(i: int) -> None:
+        hooked.clear()  # (a new graph each step: a freed node's id comes back on a new node, which needs its hooks)
         t0 = clock()
         optimizer.zero_grad()
         t1 = clock()
