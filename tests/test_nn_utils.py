@@ -64,6 +64,41 @@ def test_deprecated_clip_grad_norm_clips_and_warns_as_pytorch(rng):
         assert_close(ep.grad, tp.grad)
 
 
+def _clip_warnings(mod, params_of):
+    """The (category, message, file) of each warning clip_grad_norm_ gives for each kind of parameters, and the
+    total norms it returns."""
+    import warnings
+    seen, totals = [], []
+    for kind in ("spent generator", "empty generator", "empty list", "empty iterator", "live generator"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            totals.append(float(mod.nn.utils.clip_grad_norm_(params_of(kind), 1.0)))
+        seen.append([(w.category, str(w.message), w.filename) for w in caught])
+    return seen, totals
+
+
+def test_clip_grad_norm_of_an_empty_generator_warns_as_pytorch():
+    # model.parameters() handed to an optimizer first is spent: PyTorch warns that nothing will be clipped
+    # (MTGNN's trainer.Optim keeps the generator it gave to Adam and clips it every step); an empty list or
+    # iterator that is not a generator does not warn, nor does a generator of parameters without gradients.
+    def params_of(mod):
+        def make(kind):
+            model = mod.nn.Linear(2, 2)
+            if kind == "spent generator":
+                gen = model.parameters()
+                mod.optim.Adam(gen, lr=0.1)
+                return gen
+            return {"empty generator": (p for p in []), "empty list": [], "empty iterator": iter([]),
+                    "live generator": model.parameters()}[kind]
+        return make
+    e_seen, e_totals = _clip_warnings(ember, params_of(ember))
+    t_seen, t_totals = _clip_warnings(torch, params_of(torch))
+    assert e_seen == t_seen
+    assert e_seen[0] == [(UserWarning, "`parameters` is an empty generator, no gradient clipping will occur.",
+                          __file__)]
+    assert e_totals == t_totals == [0.0] * 5
+
+
 def test_clip_grad_norm_edge_cases(rng):
     e, _ = paired_params(rng)
     e[0].grad = None

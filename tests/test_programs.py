@@ -54,6 +54,7 @@ CASES = [
     ("llama-rotary-complex", ["llama_lm.py"], 1),
     ("fno-spectral", ["fno_1d.py"], 1),
     ("tcn-weight-norm", ["tcn_weight_norm.py"], 1),
+    ("spatiotemporal-anomaly", ["spatiotemporal_anomaly.py"], 1),
     ("diffusion-2d", ["diffusion_2d.py"], 1),
     ("jacobians-hessians", ["jacobians_hessians.py"], 1),
     ("forward-mode-jvp", ["forward_mode_jvp.py"], 1),

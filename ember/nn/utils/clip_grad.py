@@ -7,6 +7,7 @@ reduction (other norms), then combined; no work per element happens in Python.
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Iterable
 
 from ... import _trace, _warnings
@@ -114,10 +115,15 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
 
     Returns the total norm before clipping (a 0-d tensor). ``foreach`` is accepted for
     compatibility; the computation is already vectorised per gradient, and is one NumPy call
-    for all of them when they are one gradient store's, in order.
+    for all of them when they are one gradient store's, in order. An empty generator (``model.parameters()``
+    read once already, by an optimizer's constructor) warns, as PyTorch's, that nothing will be clipped; an empty
+    list or other iterator does not.
     """
     started = _trace.start()
+    generator = isinstance(parameters, types.GeneratorType)
     parameters = _listed(parameters, "clip_grad_norm_", max_norm)
+    if generator and not parameters:
+        _warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.")
     grads = _grads(parameters, "clip_grad_norm_")
     flat = _flat(parameters) if not any(_global_norm(g) for g in grads) else None
     total = get_total_norm([Tensor._make(flat)] if flat is not None else grads, norm_type, error_if_nonfinite)
