@@ -45,6 +45,21 @@ def bench_mode(m) -> str:
     return "ms per call: " + "; ".join(out)
 
 
+def bench_sort(m) -> str:
+    rng = np.random.default_rng(0)
+    out = []
+    for shape, levels, dt, desc in [((64, 32), 0, "float32", False), ((100, 1000), 0, "float32", False),
+                                    ((100, 1000), 10, "int64", False), ((1000, 64), 4, "int64", True),
+                                    ((100000,), 0, "float32", False), ((100000,), 100, "float32", True),
+                                    ((100, 1000), 20, "float64", True)]:
+        x = rng.standard_normal(shape) if not levels else rng.integers(0, levels, size=shape)
+        a = m.tensor(x.astype(dt))
+        kind = "ties" if levels else "distinct"
+        out.append(f"{shape} {dt} {kind}{' desc' if desc else ''}: "
+                   f"{best(lambda a=a, d=desc: m.sort(a, descending=d), 5, 5) * 1e3:.3f}")
+    return "sort without stable=, ms per call: " + "; ".join(out)
+
+
 def bench_nll(m) -> str:
     rng = np.random.default_rng(0)
     out = []
@@ -89,7 +104,8 @@ def bench_act(m) -> str:
     return "node.backward on 32x32 float32, µs: " + " | ".join(out)
 
 
-BENCHES = {"mode": bench_mode, "nll": bench_nll, "view": bench_view, "sub": bench_sub, "act": bench_act}
+BENCHES = {"mode": bench_mode, "sort": bench_sort, "nll": bench_nll, "view": bench_view, "sub": bench_sub,
+           "act": bench_act}
 
 
 def main() -> None:
@@ -101,7 +117,7 @@ def main() -> None:
     if args.torch:
         import torch as m
 
-        torch_benches = {"mode", "nll"}
+        torch_benches = {"mode", "nll", "sort"}
         m.set_num_threads(1)
     else:
         import ember as m
