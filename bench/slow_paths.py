@@ -1,11 +1,12 @@
-"""CPU time of five paths that were correct but slow (docs/benchmarks.md, "five slow paths"): ``mode`` on rows
-with ties, half-precision ``nll_loss``, ``view``/``reshape`` and binary ops after a meta tensor exists, complex and
-real subtraction, and the activations' backward on a row-major 32x32 input.
+"""CPU time of paths that were correct but slow (docs/benchmarks.md, "five slow paths", "sort's and mode's
+std::sort"): ``mode`` on rows with ties, ``sort`` without ``stable=True``, half-precision ``nll_loss``,
+``view``/``reshape``, binary ops and other small ops after a meta tensor exists, complex and real subtraction, and
+the activations' backward on a row-major 32x32 input.
 
-    PYTHONPATH=<an ember checkout> python bench/slow_paths.py [mode|nll|view|sub|act ...] [--torch] [--meta]
+    PYTHONPATH=<an ember checkout> python bench/slow_paths.py [mode|sort|nll|view|sub|act|small ...] [--torch] [--meta]
 
 Run it from each checkout in turn (alternating) to compare; ``--torch``: the same calls on PyTorch where they
-exist (mode, nll); ``--meta``: make one meta tensor first (view, sub). Each figure is the least of several
+exist (mode, sort, nll); ``--meta``: make one meta tensor first (view, sub, small). Each figure is the least of several
 samples of ``time.thread_time`` (one thread's CPU time: meaningful on a loaded machine).
 """
 
@@ -82,6 +83,16 @@ def bench_view(m) -> str:
     return "µs: " + " | ".join(f"{name} {best(f, 20000, warm=2000) * 1e6:.2f}" for name, f in cases)
 
 
+def bench_small(m) -> str:
+    x, w = m.randn(8, 64), m.randn(64, 32, requires_grad=True)
+    i = m.tensor([0, 3, 5])
+    cases = [("x.sum()", lambda: x.sum()), ("x.sum(1)", lambda: x.sum(1)), ("x.exp()", lambda: x.exp()),
+             ("x @ w", lambda: x @ w), ("x[i]", lambda: x[i]), ("x.t() + 1", lambda: x.t() + 1),
+             ("x * 2 + x", lambda: x * 2 + x),
+             ("relu(x @ w).sum().backward()", lambda: (x @ w).relu().sum().backward())]
+    return "µs: " + " | ".join(f"{name} {best(f, 3000, 5, 300) * 1e6:.2f}" for name, f in cases)
+
+
 def bench_sub(m) -> str:
     x, y, i = m.randn(8, 64), m.randn(64), m.ones(8, 64, dtype=m.int64)
     z, zy = m.randn(8, 64, dtype=m.complex64), m.randn(64, dtype=m.complex64)
@@ -105,7 +116,8 @@ def bench_act(m) -> str:
 
 
 BENCHES = {"mode": bench_mode, "sort": bench_sort, "nll": bench_nll, "view": bench_view, "sub": bench_sub,
-           "act": bench_act}
+           "act": bench_act,
+           "small": bench_small}
 
 
 def main() -> None:
