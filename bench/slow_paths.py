@@ -1,11 +1,12 @@
-"""CPU time of five paths that were correct but slow (docs/benchmarks.md, "five slow paths"): ``mode`` on rows
-with ties, half-precision ``nll_loss``, ``view``/``reshape`` and binary ops after a meta tensor exists, complex and
-real subtraction, and the activations' backward on a row-major 32x32 input.
+"""CPU time of paths that were correct but slow (docs/benchmarks.md, "five slow paths", "sort's and mode's
+std::sort"): ``mode`` on rows with ties, ``sort`` without ``stable=True``, half-precision ``nll_loss``,
+``view``/``reshape``, binary ops and other small ops after a meta tensor exists, complex and real subtraction, and
+the activations' backward on a row-major 32x32 input.
 
-    PYTHONPATH=<an ember checkout> python bench/slow_paths.py [mode|nll|view|sub|act ...] [--torch] [--meta]
+    PYTHONPATH=<an ember checkout> python bench/slow_paths.py [mode|sort|nll|view|sub|act|small ...] [--torch] [--meta]
 
 Run it from each checkout in turn (alternating) to compare; ``--torch``: the same calls on PyTorch where they
-exist (mode, nll); ``--meta``: make one meta tensor first (view, sub). Each figure is the least of several
+exist (mode, sort, nll); ``--meta``: make one meta tensor first (view, sub, small). Each figure is the least of several
 samples of ``time.thread_time`` (one thread's CPU time: meaningful on a loaded machine).
 """
 
@@ -45,6 +46,21 @@ def bench_mode(m) -> str:
     return "ms per call: " + "; ".join(out)
 
 
+def bench_sort(m) -> str:
+    rng = np.random.default_rng(0)
+    out = []
+    for shape, levels, dt, desc in [((64, 32), 0, "float32", False), ((100, 1000), 0, "float32", False),
+                                    ((100, 1000), 10, "int64", False), ((1000, 64), 4, "int64", True),
+                                    ((100000,), 0, "float32", False), ((100000,), 100, "float32", True),
+                                    ((100, 1000), 20, "float64", True)]:
+        x = rng.standard_normal(shape) if not levels else rng.integers(0, levels, size=shape)
+        a = m.tensor(x.astype(dt))
+        kind = "ties" if levels else "distinct"
+        out.append(f"{shape} {dt} {kind}{' desc' if desc else ''}: "
+                   f"{best(lambda a=a, d=desc: m.sort(a, descending=d), 5, 5) * 1e3:.3f}")
+    return "sort without stable=, ms per call: " + "; ".join(out)
+
+
 def bench_nll(m) -> str:
     rng = np.random.default_rng(0)
     out = []
@@ -65,6 +81,16 @@ def bench_view(m) -> str:
              ("t().view(8, 8, 8)", lambda: y.view(8, 8, 8)), ("view of a leaf needing grad", lambda: w.view(512)),
              ("x + y", lambda: x + x), ("x.tanh()", lambda: x.tanh()), ("w * y", lambda: w * x)]
     return "µs: " + " | ".join(f"{name} {best(f, 20000, warm=2000) * 1e6:.2f}" for name, f in cases)
+
+
+def bench_small(m) -> str:
+    x, w = m.randn(8, 64), m.randn(64, 32, requires_grad=True)
+    i = m.tensor([0, 3, 5])
+    cases = [("x.sum()", lambda: x.sum()), ("x.sum(1)", lambda: x.sum(1)), ("x.exp()", lambda: x.exp()),
+             ("x @ w", lambda: x @ w), ("x[i]", lambda: x[i]), ("x.t() + 1", lambda: x.t() + 1),
+             ("x * 2 + x", lambda: x * 2 + x),
+             ("relu(x @ w).sum().backward()", lambda: (x @ w).relu().sum().backward())]
+    return "µs: " + " | ".join(f"{name} {best(f, 3000, 5, 300) * 1e6:.2f}" for name, f in cases)
 
 
 def bench_sub(m) -> str:
@@ -89,7 +115,9 @@ def bench_act(m) -> str:
     return "node.backward on 32x32 float32, µs: " + " | ".join(out)
 
 
-BENCHES = {"mode": bench_mode, "nll": bench_nll, "view": bench_view, "sub": bench_sub, "act": bench_act}
+BENCHES = {"mode": bench_mode, "sort": bench_sort, "nll": bench_nll, "view": bench_view, "sub": bench_sub,
+           "act": bench_act,
+           "small": bench_small}
 
 
 def main() -> None:
@@ -101,7 +129,7 @@ def main() -> None:
     if args.torch:
         import torch as m
 
-        torch_benches = {"mode", "nll"}
+        torch_benches = {"mode", "nll", "sort"}
         m.set_num_threads(1)
     else:
         import ember as m

@@ -61,17 +61,25 @@ def meta_array(shape, dtype) -> np.ndarray:
 
 
 def is_meta(array) -> bool:
-    """Whether ``array`` is a meta tensor's (a view of the placeholder, as every view of one is)."""
-    if type(array) is not np.ndarray or array.base is None:
+    """Whether ``array`` is a meta tensor's (a view of the placeholder, as every view of one is): its chain of bases
+    (NumPy's views, and the objects ``as_strided`` makes, which keep the array they view as ``base``) leads to the
+    placeholder. A walk of two or three attributes (0.15-0.25 µs), where ``np.may_share_memory`` took 0.37."""
+    if type(array) is not np.ndarray:
         return False
-    if array.size:
-        return np.may_share_memory(array, _PLACEHOLDER)
-    # (an array without elements shares no memory with anything: its chain of bases, which as_strided's views
-    # pass through, leads to the placeholder)
     base = array.base
-    while base is not None and base is not _PLACEHOLDER:
+    while base is not None:
+        if base is _PLACEHOLDER:
+            return True
         base = getattr(base, "base", None)
-    return base is _PLACEHOLDER
+    return False
+
+
+def any_meta(arrays) -> bool:
+    """Whether any of ``arrays`` (arrays, numbers, Nones) is a meta tensor's array."""
+    for a in arrays:
+        if a.__class__ is np.ndarray and is_meta(a):
+            return True
+    return False
 
 
 def contiguous_strides(shape) -> tuple:
@@ -152,7 +160,7 @@ def check_operand_devices(*arrays) -> None:
     """PyTorch's error for an elementwise op mixing a meta tensor's ``arrays`` with a CPU tensor's: every operand
     on the first one's device, where a 0-d CPU tensor counts as a number (``meta + cpu_scalar`` is fine).
     PyTorch's matmul, in-place ops and copies accept the mix; those do not call this."""
-    if not made[0]:
+    if not made[0] or not any_meta(arrays):  # (all on the CPU)
         return
     devices = ["meta" if is_meta(a) else "cpu" for a in arrays]
     operands = [d for a, d in zip(arrays, devices) if d == "meta" or a.ndim]
@@ -170,7 +178,7 @@ def refuse_meta(op: str, *arrays) -> None:
     """PyTorch's NotImplementedError where any of ``arrays`` is a meta tensor's and the op ``aten::<op>`` has no meta
     kernel: one whose result's shape or value depends on values (``unique``, ``bincount``, ``masked_select``,
     ``equal``)."""
-    if made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in arrays):
+    if made[0] and any_meta(arrays):
         raise NotImplementedError(
             f"aten::{op}: attempted to run this operator with Meta tensors, but there was no fake impl or Meta kernel "
             "registered. You may have run into this message while using an operator with PT2 compilation APIs "
@@ -193,7 +201,7 @@ def meta_results(arrays, out, elementwise: bool = False):
     dtypes where any of its input ``arrays`` is a meta tensor's: PyTorch's result on the meta device.
     ``elementwise``: the op is PyTorch's TensorIterator's (a pointwise op), whose result takes its inputs' layout
     (``iterator_strides``); any other's is a new tensor's."""
-    if not made[0] or not any(a.__class__ is np.ndarray and is_meta(a) for a in arrays):
+    if not made[0] or not any_meta(arrays):
         return out
     if isinstance(out, tuple):
         return tuple(None if o is None else meta_results(arrays, o, elementwise) for o in out)
@@ -324,12 +332,13 @@ def iterator_layout(out, arrays):
                 and not (made[0] and is_meta(out)):
             for a in arrays:  # (an operand with NumPy's strides for them, a keepdim result's: nothing to change)
                 if a.__class__ is np.ndarray and a.ndim > 1 and (a.strides != out.strides or not out.size):
-                    if out.size and not made[0] and _all_exactly_row_major(out, arrays):
+                    if out.size and _all_exactly_row_major(out, arrays):  # (never with a meta operand with
+                        # dimensions: its strides are 0, no row-major step)
                         return out  # (x + pos of (1, T, C) and (T, C): what the rule below gives, without its work)
                     return size_one_strides(out, arrays)
         return out
     if out.__class__ is not np.ndarray or out.ndim < 2 \
-            or made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in (out, *arrays)):
+            or made[0] and (is_meta(out) or any_meta(arrays)):
         return out  # (a meta result's layout is recorded instead: ``meta_results``)
     if sum(a.__class__ is np.ndarray and a.ndim > 0 for a in arrays) < 2:
         # one operand with dimensions: NumPy keeps its order, as PyTorch does, but for a dimension of size 1 it

@@ -1051,3 +1051,56 @@ def test_softmax_without_its_node_keeps_the_dim_check(dim):
             fw.softmax(fw.ones(2, 3), dim)
         with fw.no_grad(), pytest.raises(TypeError):
             fw.nn.functional.softmax(fw.ones(2, 3), dim=dim)
+
+
+def test_sum_product_unsqueeze_and_layout_keep_their_path_after_a_meta_tensor(monkeypatch):
+    """After a meta tensor exists, add's and mul's operands of one dtype skip promote, unsqueeze skips its node where
+    nothing records, and a row-major elementwise result keeps NumPy's strides without the layout rule's work, on
+    ordinary tensors (all four ran their general path for the rest of the process before); meta operands still
+    take it: their results are meta tensors with PyTorch's strides, and a meta tensor beside a CPU one is PyTorch's
+    error."""
+    from ember.ops import shape as S
+
+    made = [True]  # (as a meta tensor made anywhere sets the flag every module imported)
+    for module in (_meta, E, S):
+        monkeypatch.setattr(module, "made" if module is _meta else "_meta_made", made)
+    monkeypatch.setattr(graph, "_meta_made", made)
+    promoted, unsqueezed, relaid = [], [], []
+    promote = E.promote
+    monkeypatch.setattr(E, "promote", lambda *a: promoted.append(1) or promote(*a))
+    apply = S.UnsqueezeBackward0.apply.__func__
+    monkeypatch.setattr(S.UnsqueezeBackward0, "apply",
+                        classmethod(lambda cls, *a, **k: unsqueezed.append(1) or apply(cls, *a, **k)))
+    size_one = _meta.size_one_strides
+    monkeypatch.setattr(_meta, "size_one_strides", lambda *a: relaid.append(1) or size_one(*a))
+    x, y = ember.randn(2, 3), ember.randn(2, 3)
+    pos = ember.randn(1, 5, 4)
+    with ember.no_grad():
+        s, p, u = E._sum(E.Add, x, y), E.mul(x, y), x.unsqueeze(0)
+        h = pos + ember.randn(5, 4)
+    assert not promoted and not unsqueezed and not relaid
+    np.testing.assert_array_equal(s.numpy(), x.numpy() + y.numpy())
+    np.testing.assert_array_equal(p.numpy(), x.numpy() * y.numpy())
+    assert u.stride() == torch.randn(2, 3).unsqueeze(0).stride() and h.stride() == (20, 4, 1)
+    m, tm = ember.empty(3, 4, device="meta"), torch.empty(3, 4, device="meta")
+    assert (m + m).is_meta and (m * m).is_meta and m.t().unsqueeze(1).stride() == tm.t().unsqueeze(1).stride()
+    assert promoted and unsqueezed
+    with pytest.raises(RuntimeError, match="not on the expected device meta"):
+        m * ember.randn(3, 4)  # (PyTorch's error)
+
+
+def test_is_meta_walks_to_the_placeholder():
+    """``_meta.is_meta`` (a walk along the bases) answers as the overlap with the placeholder does, for meta arrays
+    and their views (empty ones too), broadcast and strided ones, and for ordinary arrays and views of them."""
+    meta = _meta.meta_array((8, 64), np.float32)
+    real = np.random.rand(8, 64).astype(np.float32)
+    strided = np.lib.stride_tricks.as_strided
+    metas = [meta, meta.T[1:], _meta.meta_array((0, 3), np.int64)[:, 1:], meta[None], meta.reshape(512),
+             np.broadcast_to(_meta.meta_array((1, 64), np.float32), (8, 64)), strided(meta, (4, 4), (8, 4)),
+             _meta.meta_array((), np.bool_), ember.ones(2, 3, device="meta").t()._data]
+    ordinary = [real, real.T, real[1:][:, 2:], strided(np.empty(512, np.float32), (8, 64), (4, 32)), np.float32(1.0),
+                np.broadcast_to(np.float32(2.0), (3, 3)), real[:0], ember.ones(2, 3).t()._data, [1.0]]
+    for a in metas:
+        assert _meta.is_meta(a) and (np.may_share_memory(a, _meta._PLACEHOLDER) or not a.size)
+    for a in ordinary:
+        assert not _meta.is_meta(a)

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import ember
+from ember._kernels.policy import policy
 
 
 @pytest.mark.parametrize("descending", [False, True])
@@ -107,20 +108,75 @@ def test_pack_padded_sequence_orders_equal_lengths_as_pytorchs_sort(batch_first)
 
 @pytest.mark.skipif(__import__("os").environ.get("EMBER_KERNELS") == "numpy", reason="the compiled sort's own test")
 def test_compiled_std_sort_orders_as_the_python_reference():
-    """The compiled replay of libstdc++'s std::sort (``ember._kernels.mode.std_sort_rows``) leaves every row of ranks
-    in the Python reference's order (``ember._std_sort``), rows of 17 to 600 with few and many ties, including the
-    depth limit's heap sort (a long row of two values)."""
+    """The compiled std::sort from the values (``ember._kernels.mode.std_sort_keyed``) leaves every row in the Python
+    reference's order (``ember._std_sort``) under PyTorch's comparators, rows of 17 to 600 with few and many ties,
+    NaN, infinities and signed zeros, both directions, including the depth limit's heap sort (a long row of two
+    values)."""
     from ember._kernels import mode as compiled_sort
     from ember._std_sort import std_sort
 
+    def ascending(p, q):  # (PyTorch's KeyValueCompAsc)
+        return (not np.isnan(p) and np.isnan(q)) or p < q
+
+    def descending(p, q):  # (KeyValueCompDesc)
+        return (np.isnan(p) and not np.isnan(q)) or p > q
+
     rng = np.random.default_rng(3)
     for n, distinct in [(17, 2), (40, 5), (200, 3), (600, 20), (600, 2), (333, 333)]:
-        ranks = rng.integers(0, distinct, (6, n)).astype(np.int64)
-        rows = np.array([4, 0, 2, 5, 1, 3], dtype=np.int64)
-        out = np.full((6, n), -1, dtype=np.int64)
-        compiled_sort.std_sort_rows(ranks, rows, out)
-        for i, r in enumerate(rows):
-            items = list(range(n))
-            rank = ranks[i].tolist()
-            std_sort(items, lambda a, b, rank=rank: rank[a] < rank[b])
-            assert out[r].tolist() == items, (n, distinct, i)
+        values = (rng.integers(0, distinct, (6, n)) - distinct // 2).astype(np.float64)
+        specials = values[3:]
+        for value, share in ((np.nan, 0.1), (-np.nan, 0.05), (np.inf, 0.05), (-np.inf, 0.05), (-0.0, 0.1)):
+            specials[rng.random(specials.shape) < share] = value
+        for floating in (False, True):
+            rows = values if floating else values[:3].astype(np.int64)
+            for desc in (False, True):
+                out = np.full(rows.shape, -1, dtype=np.int64)
+                compiled_sort.std_sort_keyed(rows.view(np.int64), floating, desc, out)
+                for i, row in enumerate(rows.tolist()):
+                    items = list(range(n))
+                    less = descending if desc else ascending
+                    std_sort(items, lambda a, b, row=row, less=less: less(row[a], row[b]))
+                    assert out[i].tolist() == items, (n, distinct, floating, desc, i)
+
+
+def _tied_grid():
+    """Tensors of 17 to 1000 elements per row, few values (ties everywhere) and many, in every dtype sort accepts;
+    the floating ones with NaN, +-inf and -0.0 among them."""
+    rng = np.random.default_rng(7)
+    for shape in [(17,), (33,), (3, 40), (40, 3), (2, 300, 2), (1, 1000)]:
+        for levels in (1, 3, 40):
+            for dtype in ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+                          "bool"):
+                a = rng.integers(0, levels, shape) - (levels // 2 if dtype[0] in "if" else 0)
+                a = a.astype("float32" if dtype == "bfloat16" else dtype)
+                if a.dtype.kind == "f":
+                    for value, share in ((np.nan, 0.1), (np.inf, 0.05), (-np.inf, 0.05), (-0.0, 0.1)):
+                        a[rng.random(shape) < share] = value
+                yield dtype, a
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_either_path_is_pytorchs(compiled):
+    """sort and argsort on either path (compiled from any size, or NumPy with the Python reference) give PyTorch's
+    indices, values (-0.0 and 0.0 told apart) and strides, in every dtype, along every dimension, both directions; bfloat16
+    rows holding NaN among their equal values failed before (NaN tied with NaN was not seen as a tie), and so did
+    the strides of a tied row-major tensor sorted along a dimension other than its last (transposed)."""
+    if compiled and not policy.use_compiled():
+        pytest.skip("numba is not installed (or EMBER_KERNELS=numpy)")
+    with policy.override(compiled=compiled, min_compiled_elements=0):
+        for dtype, a in _tied_grid():
+            t, e = torch.from_numpy(a), ember.tensor(a)
+            if dtype == "bfloat16":
+                t, e = t.to(torch.bfloat16), e.to(ember.bfloat16)
+            for dim in range(a.ndim):
+                for desc in (False, True):
+                    want = torch.sort(t, dim=dim, descending=desc)
+                    got = ember.sort(e, dim=dim, descending=desc)
+                    where = (dtype, a.shape, dim, desc)
+                    assert got.indices.tolist() == want.indices.tolist(), where
+                    assert ember.argsort(e, dim=dim, descending=desc).tolist() == want.indices.tolist(), where
+                    x, y = got.values.float().numpy(), want.values.float().numpy()
+                    assert np.array_equal(x, y, equal_nan=True), where
+                    assert np.array_equal(np.signbit(x[~np.isnan(x)]), np.signbit(y[~np.isnan(y)])), where
+                    assert got.indices.stride() == want.indices.stride(), where
+                    assert got.values.stride() == want.values.stride(), where

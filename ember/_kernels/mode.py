@@ -193,19 +193,34 @@ def mode_indices(rows, which, out):
         out[r] = best
 
 
+_SIGN = -0x8000000000000000  # int64's sign bit alone: -0.0's bits
+_MAGNITUDE = 0x7FFFFFFFFFFFFFFF  # the other 63 bits; also NaN's key, above +inf's (its own bits)
+_INF_BITS = 0x7FF0000000000000  # +inf's bits: a larger magnitude is a NaN
+
+
 @kernel
-def std_sort_rows(ranks, rows, out):
-    """out[rows[i]] = the indices 0..n-1 in the order ``std::sort`` leaves them comparing ``ranks[i]`` (int64,
-    2-D: one row per sort), for each i."""
-    n = ranks.shape[1]
+def std_sort_keyed(bits, floating, descending, out):
+    """out[i] = the indices 0..n-1 in the order ``std::sort`` leaves row i of ``bits`` (int64, 2-D: one row per
+    sort) comparing the values they hold as PyTorch's sort does: int64 values, or (``floating``) float64 values'
+    bits, NaN the largest (any NaN equal to any other) and -0.0 equal to 0.0; ``descending``: the reversed
+    comparator (NaN first). Each value becomes an int64 key that ``<`` orders as that
+    comparator, so the sort's every comparison, and the order it leaves, is the comparator's."""
+    n = bits.shape[1]
     v = np.empty(n, np.int64)
     k = np.empty(n, np.int64)
     stack = np.empty((n + 1, 3), np.int64)
-    for i in range(rows.shape[0]):
+    for i in range(bits.shape[0]):
         for j in range(n):
-            v[j] = ranks[i, j]
+            b = bits[i, j]
+            if floating:
+                if (b & _MAGNITUDE) > _INF_BITS:
+                    b = _MAGNITUDE
+                elif b == _SIGN:
+                    b = 0
+                elif b < 0:  # (a negative float: a larger magnitude is a smaller value)
+                    b ^= _MAGNITUDE
+            v[j] = ~b if descending else b
             k[j] = j
         _std_sort(v, k, stack)
-        r = rows[i]
         for j in range(n):
-            out[r, j] = k[j]
+            out[i, j] = k[j]

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
 from . import _omp
-from ._jit import load_numba
+from ._jit import load_numba, numba_loaded
 
 
 def _compiled_from_env() -> bool:
@@ -320,6 +320,12 @@ class KernelPolicy:
         """``use_compiled()`` for a kernel over ``elements`` values that is worth compiling from ``least`` on
         (below it, the NumPy path runs and numba is not loaded)."""
         return elements >= least and self.use_compiled()
+
+    def compiles_or_loaded(self, elements: int) -> bool:
+        """``use_compiled()`` for a kernel over ``elements`` values whose NumPy path is slow past a few rows (the
+        replays of ``std::sort``: sort's order of equal values, mode's index): from ``min_compiled_elements`` on, or
+        at any size once numba is loaded (a further kernel then costs only its load from the cache)."""
+        return (elements >= self.min_compiled_elements or numba_loaded()) and self.use_compiled()
 
     def use_compiled(self) -> bool:
         """Whether compiled kernels run now: ``compiled`` is on and numba imports (the first call imports it, so

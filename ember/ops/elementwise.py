@@ -903,7 +903,8 @@ def add(a, b, *number_first, alpha=1):
 
 def _sum(node: type, a, b):
     """``node.apply(a, b)`` (add's), the operands promoted where they need it."""
-    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or \
+            _meta_made[0] and (is_meta(a._data) or is_meta(b._data)):  # (meta ones: promote checks the devices)
         a, b = _half_operands(*promote(a, b))
     return node.apply(a, b)
 
@@ -1063,7 +1064,8 @@ def mul(a, b):
     if b.__class__ is Tensor and a.__class__ is Tensor and \
             (out := apply_same(Mul, operator.mul, a, b, True)) is not None:
         return out  # (as add's)
-    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or \
+            _meta_made[0] and (is_meta(a._data) or is_meta(b._data)):
         if a.__class__ is not Tensor:  # (a number on the left: rounded to a half precision b's dtype)
             a = left_number(a, b)
         a, b = promote(a, right_scalar(a, b))  # (as add: two tensors of one dtype need none)

@@ -684,7 +684,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     shp = a.shape
     shape = shp[:d] + (1,) + shp[d:]
     # NumPy's reshape where it gives PyTorch's stride (the node's forward's test), without a node where none records
-    if not (_meta_made[0] or x._requires_grad and _GradState.enabled):
+    if not (_meta_made[0] and is_meta(a) or x._requires_grad and _GradState.enabled):
         out = a.reshape(shape)
         if _unsqueezed(a, out, d):
             view = unrecorded_view(x, _as_is, out, UnsqueezeBackward0)

@@ -13,8 +13,8 @@ import operator
 from .. import return_types
 from .._backend import xp
 from .._creation import laid_out_like
+from .._dtype import np_kind
 from .._kernels import mode as compiled_sort
-from .._kernels._jit import numba_loaded
 from .._kernels.policy import policy
 from .._meta import meta_results, strides_like
 from .._not_given import NOT_GIVEN
@@ -51,15 +51,22 @@ def _unstable_order(a, axis: int, descending: bool):
     equal values in a row of more than 16. A row without equal values has one order; a 1-D integer tensor of
     32768 elements or more sorted ascending takes PyTorch's radix sort, which is stable, and a dimension of
     stride 0 (an expanded tensor) is left in order, as PyTorch's.
+
+    Compiled (``policy.compiles_or_loaded``): that sort itself on every row, from the values
+    (``ember._kernels.mode.std_sort_keyed``), in about PyTorch's time. Otherwise the stable order, and for each row
+    holding equal values the Python reference (``ember._std_sort``, about a second a million elements) replayed on
+    the values' ranks: the same comparisons, so the same order.
     """
-    order = _order(a, axis, descending)
     n = a.shape[axis]
     if n <= _INSERTION_SORTED or a.strides[axis] == 0 or (
             a.ndim == 1 and not descending and a.dtype.kind in "iu" and n >= _RADIX_SORTED):
-        return order
+        return _order(a, axis, descending)
+    if policy.compiles_or_loaded(a.size):
+        return xp.moveaxis(_std_sort_values(xp.moveaxis(a, axis, -1), descending), -1, axis)
+    order = _order(a, axis, descending)
     s = xp.moveaxis(xp.take_along_axis(a, order, axis), axis, -1)
     tied = s[..., 1:] == s[..., :-1]
-    if s.dtype.kind in "fc":
+    if np_kind(s.dtype) in "fc":  # (bfloat16 too)
         tied |= xp.isnan(s[..., 1:]) & xp.isnan(s[..., :-1])  # (NaN compares equal to NaN in PyTorch's comparator)
     rows = xp.nonzero(tied.any(axis=-1).reshape(-1))[0]
     if not rows.size:
@@ -72,21 +79,23 @@ def _unstable_order(a, axis: int, descending: bool):
     xp.cumsum(~tied.reshape(-1, n - 1)[rows], axis=-1, out=sorted_ranks[:, 1:])
     ranks = xp.empty_like(sorted_ranks)
     xp.put_along_axis(ranks, flat[rows], sorted_ranks, axis=-1)
-    _std_sort_rows(ranks, rows, flat)
+    for rank, r in zip(ranks.tolist(), rows.tolist()):
+        items = list(range(n))
+        std_sort(items, lambda i, j, rank=rank: rank[i] < rank[j])
+        flat[r] = items
     return xp.moveaxis(order, -1, axis)
 
 
-def _std_sort_rows(ranks, rows, out) -> None:
-    """out[rows[i]] = the indices 0..n-1 as ``std::sort`` orders them by ``ranks[i]``: compiled
-    (``ember._kernels.mode``, the same steps on arrays) from ``policy.min_compiled_elements`` ranks on or once numba
-    is loaded, else the Python reference (``ember._std_sort``; about a second a million ranks)."""
-    if (ranks.size >= policy.min_compiled_elements or numba_loaded()) and policy.use_compiled():
-        compiled_sort.std_sort_rows(ranks, rows, out)
-        return
-    for rank, r in zip(ranks.tolist(), rows.tolist()):
-        items = list(range(len(rank)))
-        std_sort(items, lambda i, j, rank=rank: rank[i] < rank[j])
-        out[r] = items
+def _std_sort_values(rows, descending: bool):
+    """The indices ``std::sort`` leaves each of ``rows`` (the sorted dimension last) in, compiled: the values
+    widened to float64 (every floating dtype) or int64 (the rest), which order them as their own dtype does, then
+    sorted by keys that ``<`` orders as PyTorch's comparator."""
+    floating = np_kind(rows.dtype) == "f"
+    wide = xp.ascontiguousarray(rows, dtype=xp.float64 if floating else xp.int64)
+    bits = wide.reshape(-1, rows.shape[-1]).view(xp.int64)
+    out = xp.empty(bits.shape, xp.int64)
+    compiled_sort.std_sort_keyed(bits, floating, descending, out)
+    return out.reshape(rows.shape)
 
 
 def _take(x: Tensor, idx, dim: int) -> Tensor:
@@ -143,7 +152,9 @@ def _sort(x: Tensor, dim: int, descending: bool, stable):
         return keep_dim_as_given(_scalar(x, _Sort, node), dim)
     unstable = stable is NOT_GIVEN or not stable  # (None and False too: PyTorch's std::sort; True: a stable sort)
     order = _unstable_order(a, d, descending) if unstable else _order(a, d, descending)
-    idx = laid_out_like(a, order.astype(xp.int64))  # (values and indices laid out as the input)
+    # (values and indices laid out as the input: a row-major one's row-major, though the order of a dimension other
+    # than the last was computed with that dimension last)
+    idx = laid_out_like(a, order.astype(xp.int64, order="C"))
     return keep_dim_as_given(_Sort._make((node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))),
                              dim)
 

@@ -10,7 +10,6 @@ from .._arg_aliases import is_int
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._kernels import mode as compiled_mode
-from .._kernels._jit import numba_loaded
 from .._kernels.policy import policy
 from .._meta import meta_results
 from .._size import c_type_name, int_argument
@@ -270,8 +269,9 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     libstdc++'s ``std::sort`` by value and takes the last pair of the value's run: for a row of up to 16 elements
     (an insertion sort, which keeps equal values in order) the value's last occurrence; for a longer one, where
     introsort's partitions reorder equal values, the same sort run here step for step (``_mode_indices``: compiled,
-    ``ember._kernels.mode``, or the Python reference ``_mode_index``, which costs about a second for 1000 rows of
-    1000). A row holding NaN too (NaN breaks ``<``; each NaN counts apart). Complex tensors raise PyTorch's
+    ``ember._kernels.mode``, on every row where ``policy.compiles_or_loaded``; otherwise NumPy's sort, and the
+    Python reference ``_mode_index``, which costs about a second for 1000 rows of 1000, on the rows that need it).
+    A row holding NaN too (NaN breaks ``<``; each NaN counts apart). Complex tensors raise PyTorch's
     NotImplementedError."""
     a = x._data
     if a.ndim == 0:
@@ -285,6 +285,44 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     if np_kind(a.dtype) == "c" and a.size:  # (a 0-d tensor is its own mode, an empty result needs no kernel)
         raise not_implemented_for("mode_cpu", x.dtype)
+    if a.size and policy.compiles_or_loaded(a.size):
+        idx = _mode_indices(rows)  # (every row: PyTorch's own steps, in about its time)
+    else:
+        idx = _mode_indices_numpy(rows)
+    idx = xp.expand_dims(idx, d)
+    values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
+    if not keepdim:
+        idx = idx.squeeze(d)
+    return keep_dim_as_given(_Mode._make((values, Tensor._make(meta_results((x._data,), idx)))), dim)
+
+
+_INSERTION_SORTED = 16  # (libstdc++'s std::sort insertion-sorts a range of up to this many elements: stable)
+
+
+def _mode_indices(rows):
+    """PyTorch's mode index of each of ``rows`` (the reduced dimension last), compiled (``ember._kernels.mode``):
+    each row's pairs sorted by ``std::sort``, then its scan. The values are widened to one of three types (float64,
+    int64, uint64: ``_widened``)."""
+    wide = _widened(rows).reshape(-1, rows.shape[-1])
+    out = xp.empty(len(wide), xp.int64)
+    compiled_mode.mode_indices(wide, xp.arange(len(wide)), out)
+    return out.reshape(rows.shape[:-1])
+
+
+def _widened(rows):
+    """``rows`` as one of three types (float64 for every floating dtype, uint64, int64 for the rest) that order the
+    values as their own dtype does: what the compiled kernel and the Python reference compare."""
+    kind = np_kind(rows.dtype)
+    return xp.ascontiguousarray(rows, dtype=xp.float64 if kind == "f" else xp.uint64
+                                if kind == "u" and rows.dtype.itemsize == 8 else xp.int64)
+
+
+def _mode_indices_numpy(rows):
+    """``_mode_indices`` without numba: the mode of each row from NumPy's sort (the smallest of the most frequent
+    values), its last occurrence as the index, which is ``std::sort``'s for a row of up to 16 values (an insertion
+    sort: equal values keep their order) without NaN; the Python reference (``_mode_index``) for the rest of the
+    rows whose mode occurs more than once and for rows holding NaN."""
+    n = rows.shape[-1]
     s = xp.sort(rows, axis=-1)
     pos = xp.broadcast_to(xp.arange(n), s.shape)
     starts = xp.ones(s.shape, dtype=bool)
@@ -297,38 +335,18 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     best = xp.take_along_axis(s, xp.argmax(last - first, axis=-1)[..., None], -1)  # first max: the smallest
     hits = rows == best
     idx = xp.asarray(n - 1 - xp.argmax(hits[..., ::-1], axis=-1), dtype=xp.int64)  # (an array: written below)
-    if idx.size and (n > _INSERTION_SORTED or np_kind(a.dtype) == "f"):
+    if idx.size and (n > _INSERTION_SORTED or np_kind(rows.dtype) == "f"):
         flat_rows, flat_idx = rows.reshape(-1, n), idx.reshape(-1)
         # (rows of more than 16 elements whose value occurs more than once, and rows holding NaN: one at a time)
         redo = (hits.reshape(-1, n).sum(axis=1) > 1) if n > _INSERTION_SORTED else xp.zeros(len(flat_idx), bool)
-        if np_kind(a.dtype) == "f":
+        if np_kind(rows.dtype) == "f":
             redo |= xp.isnan(flat_rows).any(axis=1)
         which = xp.flatnonzero(redo)
         if which.size:
-            _mode_indices(flat_rows, which, flat_idx)
-    idx = xp.expand_dims(idx, d)
-    values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
-    if not keepdim:
-        idx = idx.squeeze(d)
-    return keep_dim_as_given(_Mode._make((values, Tensor._make(meta_results((x._data,), idx)))), dim)
-
-
-_INSERTION_SORTED = 16  # (libstdc++'s std::sort insertion-sorts a range of up to this many elements: stable)
-
-
-def _mode_indices(rows, which, out) -> None:
-    """out[r] = ``_mode_index(rows[r])`` for each row number r in ``which`` (rows: 2-D): the compiled sort
-    (``ember._kernels.mode``, the same steps on arrays) from ``policy.min_compiled_elements`` values on or once numba
-    is loaded, else the Python one. The values are widened to one of three types (float64, int64, uint64), which
-    order them as their own dtype does."""
-    kind = np_kind(rows.dtype)
-    wide = xp.ascontiguousarray(rows, dtype=xp.float64 if kind == "f" else xp.uint64
-                                if kind == "u" and rows.dtype.itemsize == 8 else xp.int64)
-    if (which.size * rows.shape[1] >= policy.min_compiled_elements or numba_loaded()) and policy.use_compiled():
-        compiled_mode.mode_indices(wide, which, out)
-        return
-    for r in which:
-        out[r] = _mode_index(wide[r].tolist())
+            wide = _widened(flat_rows[which])
+            for r, row in zip(which.tolist(), wide.tolist()):
+                flat_idx[r] = _mode_index(row)
+    return idx
 
 
 def _mode_index(row: list) -> int:
