@@ -13,11 +13,14 @@ from .._meta import is_meta, meta_array
 from .._size import c_type_name, int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
+from ..autograd.saved_attributes import given_argument, keep_as_given
 
 
 @torch_named("RollBackward0")
 class Roll(Node):
     linear = True
+    _saved_shifts = given_argument("shifts", lambda node: node.shifts)
+    _saved_dims = given_argument("dims", lambda node: node.dims or ())
 
     def forward(self, x, shifts, dims):
         self.shifts, self.dims, self.shape = shifts, dims, x.shape
@@ -57,7 +60,8 @@ def roll(x: Tensor, shifts, dims=None) -> Tensor:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     if x._data.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-    return Roll.apply(x, shifts=shifts, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+    out = Roll.apply(x, shifts=shifts, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+    return keep_as_given(out, dims=dims)  # (PyTorch's node shows the dims as given)
 
 
 def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
