@@ -482,3 +482,15 @@ def test_max_pool_nodes_are_pytorchs(nd):
 @pytest.mark.parametrize("dim", [2, -3])
 def test_glu_dim_out_of_range_is_pytorchs_index_error(dim):
     assert_same_error(lambda m: m.nn.functional.glu(m.ones(3, 4), dim))
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3)])
+def test_forward_mode_hessian_blocks_are_pytorchs_reshape_alias(shape):
+    """The forward-mode Hessian's blocks: a reshape of its permuted Jacobian, PyTorch's ReshapeAliasBackward0 (not
+    a view of a contiguous tensor), whose next function is the permute."""
+    def blocks(lib):
+        h = lib.autograd.functional.hessian(lambda a: (a ** 3).sum(), lib.ones(shape), vectorize=True,
+                                            outer_jacobian_strategy="forward-mode")
+        return h.grad_fn.name(), h.grad_fn.next_functions[0][0].name(), h.requires_grad, h.detach().double().numpy().tolist()
+
+    assert blocks(ember) == blocks(torch)
