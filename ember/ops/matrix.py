@@ -18,6 +18,7 @@ from ..autograd.saved_attributes import given_argument, keep_as_given
 
 class Triangle(Node):
     linear = True
+    _saved_diagonal = property(lambda node: node.diagonal)
 
     def forward(self, x, diagonal, upper):
         self.diagonal, self.upper = diagonal, upper
@@ -192,7 +193,8 @@ def trace(x: Tensor) -> Tensor:
         raise not_implemented_for("trace", x.dtype)
     if x._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._data.ndim}")
-    return shown_as(sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1)), "TraceBackward0")  # (PyTorch's one node)
+    out = shown_as(sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1)), "TraceBackward0")  # (PyTorch's one node)
+    return keep_as_given(out, self_sym_sizes=x._data.shape)  # (the matrix's sizes, as PyTorch's node keeps)
 
 
 @torch_named("BlockDiagBackward0")

@@ -116,6 +116,8 @@ def _expand_back(g, shape, axes, keepdim: bool):
 class Sum(Node):
     linear = True
     float32_compute = True
+    # (trace, PyTorch's one node, ember's sum of the diagonal: the matrix's sizes, ``trace``)
+    attributes_shown = {"TraceBackward0": {"_saved_self_sym_sizes": given_argument("self_sym_sizes", input_sizes)}}
     _saved_self_sym_sizes = property(input_sizes)  # (PyTorch's name: the input's shape)
 
     def forward(self, x, axes, keepdim):

@@ -816,6 +816,7 @@ class Stack(Node):
     its slice of the output's."""
 
     linear = True
+    _saved_dim = given_argument("dim", lambda node: node.dim)  # (as given)
 
     def forward(self, *arrays, dim):
         self.dim = dim
@@ -845,7 +846,9 @@ def _in_format(out, arrays, extra: bool = False):
 
 
 class CatBackward0(Cat):
-    """``cat``'s node under PyTorch's name."""
+    """``cat``'s node under PyTorch's name, which shows the dim as given."""
+
+    _saved_dim = given_argument("dim", lambda node: node.dim)
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -889,7 +892,7 @@ def _concatenated(tensors, dim: int, node: type, name: str = "cat") -> Tensor:
             if j != d and a != b:  # (PyTorch's message names the first dimension that differs, and its sizes)
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
                                    f"size {b} for tensor number {i} in the list.")
-    return node.apply(*tensors, dim=d, skip=skip)
+    return keep_as_given(node.apply(*tensors, dim=d, skip=skip), dim=dim)
 
 
 
@@ -903,7 +906,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
                 f"{list(t._data.shape)} at entry {i}"
             )
     d = _wrap_dim(dim, len(ref) + 1)
-    return Stack.apply(*tensors, dim=d)
+    return keep_as_given(Stack.apply(*tensors, dim=d), dim=dim)
 
 
 def hstack(tensors) -> Tensor:
@@ -1060,6 +1063,8 @@ def flip(x: Tensor, dims) -> Tensor:
 @torch_named("RepeatBackward0")
 class Repeat(Node):
     linear = True
+    _saved_repeats = property(lambda node: tuple(node.reps))
+    _saved_self_sym_sizes = property(input_sizes)
 
     def forward(self, x, reps):
         self.in_shape = (1,) * (len(reps) - x.ndim) + x.shape
