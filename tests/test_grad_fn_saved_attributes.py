@@ -265,6 +265,8 @@ CASES = {
     "squeeze_dims": lambda lib, t: t["m"].unsqueeze(0).squeeze((0, -1)),
     "transpose_negative_dim": lambda lib, t: t["m"].transpose(-1, 0),
     "transpose_reversed": lambda lib, t: t["m"].transpose(1, 0),
+    "transpose_same_dim": lambda lib, t: t["m"].transpose(1, 1),
+    "transpose_in_order": lambda lib, t: t["m"].unsqueeze(0).transpose(0, 2),
     "transpose_0d": lambda lib, t: t["x"].sum().transpose(0, -1),
     "swapaxes": lambda lib, t: t["m"].swapaxes(0, 1),
     "mT": lambda lib, t: t["m"].mT,

@@ -547,7 +547,11 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     dims[d0], dims[d1] = dims[d1], dims[d0]
     dims = tuple(dims)
     out = unrecorded_view(x, x._data.transpose, dims, TransposeBackward0)
-    return out if out is not None else keep_as_given(TransposeBackward0.apply(x, dims=dims), dim0=dim0, dim1=dim1)
+    if out is not None:
+        return out
+    out = TransposeBackward0.apply(x, dims=dims)
+    # (the dims as given where the node's own reading, the two swapped in order, differs: ``_swapped``)
+    return out if dim0 is d0 and dim1 is d1 and d0 < d1 else keep_as_given(out, dim0=dim0, dim1=dim1)
 
 
 def t(x: Tensor) -> Tensor:
