@@ -11,6 +11,7 @@ import torch
 import ember
 
 OPS = [
+    'L.real(L.complex(m, m))', 'L.imag(L.complex(x, x))', 'L.complex(m, m).real', 'L.complex(x, m).imag',
     'm.abs().lgamma()', 'L.special.digamma(m)', 'L.polygamma(0, m)', 'L.special.polygamma(2, m)', 'm.polygamma(1)',
     'm.abs()', 'm.acos()', 'm.asin()', 'm.atan()', 'm.sinh()', 'm.cosh()', 'm.asinh()', 'm.exp2()', 'm.expm1()',
     'm.log2()', 'm.log10()', 'm.log1p()', 'm.neg()', 'm.sign()', 'm.trunc()', 'm.floor()', 'm.ceil()', 'm.round()',

@@ -182,7 +182,8 @@ def _part(z: Tensor, k: int) -> Tensor:
     two."""
     if not z.requires_grad:
         return (Real if k == 0 else Imag).apply(z)
-    return view_as_real(z).select(-1, k)
+    # (the last dim by its index: PyTorch's SelectBackward0 shows the dim wrapped, ``_saved_dim`` 2 of a 2-d z)
+    return view_as_real(z).select(z._data.ndim, k)
 
 
 def view_as_real(input: Tensor) -> Tensor:
