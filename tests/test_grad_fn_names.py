@@ -494,3 +494,20 @@ def test_forward_mode_hessian_blocks_are_pytorchs_reshape_alias(shape):
         return h.grad_fn.name(), h.grad_fn.next_functions[0][0].name(), h.requires_grad, h.detach().double().numpy().tolist()
 
     assert blocks(ember) == blocks(torch)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_atleast_nodes_are_pytorchs(n, shape):
+    """atleast_Nd records PyTorch's composite: a 0-d tensor's reshape (ViewBackward0), unsqueezes of a 1-D or 2-D one
+    (UnsqueezeBackward0), the tensor itself when it has the dims already; shapes and strides as PyTorch's."""
+    def chain(lib):
+        x = lib.ones(shape, requires_grad=True)
+        y = getattr(lib, f"atleast_{n}d")(x)
+        names, fn = [], y.grad_fn
+        while fn is not None and fn.next_functions:
+            names.append(fn.name())
+            fn = fn.next_functions[0][0]
+        return tuple(y.shape), y.stride(), names, y is x
+
+    assert chain(ember) == chain(torch)

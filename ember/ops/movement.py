@@ -317,21 +317,22 @@ def rot90(x: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 def _atleast(nd: int, *tensors):
-    from .shape import reshape
+    """PyTorch's atleast_Nd, op by op as its composite records them: a 0-d tensor reshaped (ViewBackward0), a 1-D
+    or 2-D one unsqueezed (2-d: a leading dim; 3-d: (n,) to (1, n, 1), (m, n) to (m, n, 1), UnsqueezeBackward0s)."""
+    from .shape import reshape, unsqueeze
 
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     out = []
     for t in tensors:
-        shape = t._data.shape
-        if len(shape) < nd:
-            if nd == 3 and len(shape) == 2:
-                shape = shape + (1,)
-            elif nd == 3 and len(shape) == 1:
-                shape = (1,) + shape + (1,)
+        n = t._data.ndim
+        if n == 0 and nd:
+            t = reshape(t, (1,) * nd)
+        elif n < nd:
+            if nd == 3:
+                t = unsqueeze(unsqueeze(t, 0), -1) if n == 1 else unsqueeze(t, -1)
             else:
-                shape = (1,) * (nd - len(shape)) + shape
-            t = reshape(t, shape)
+                t = unsqueeze(t, 0)
         out.append(t)
     return out[0] if len(out) == 1 else tuple(out)
 
