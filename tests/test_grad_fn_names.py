@@ -37,6 +37,21 @@ CASES = {
     "stack": lambda x: torch_or_ember(x).stack([x, x]),
     "cat": lambda x: torch_or_ember(x).cat([x, x]),
     "expand": lambda x: x[:, :1].expand(4, 3),
+    # reshape as a view of a tensor that is not contiguous: PyTorch's _reshape_alias (view and unflatten: a view)
+    "reshape_of_transposed": lambda x: x.t().reshape(3, 2, 4),
+    "reshape_of_slice": lambda x: x[:, ::2].reshape(2, 2, 3),
+    "reshape_of_column": lambda x: x[:, 1].reshape(2, 2),
+    "reshape_of_size_one_column": lambda x: x[:, :1].reshape(2, 2),
+    "reshape_as_of_transposed": lambda x: x.t().reshape_as(x.t().unsqueeze(0)),
+    "reshape_of_unsqueezed": lambda x: x.unsqueeze(1).reshape(2, 12),
+    "flatten_of_slice": lambda x: x[:, :2].unsqueeze(2).flatten(1),
+    "view_of_transposed": lambda x: x.t().view(3, 2, 4),
+    "unflatten_of_transposed": lambda x: x.t().unflatten(1, (2, 2)),
+    "unflatten_inferred": lambda x: x.t().unflatten(-1, (-1, 2)),
+    # flatten of one dim is the tensor itself; ravel copies a tensor that is not contiguous, then views the copy
+    "flatten_one_dim": lambda x: x.t().flatten(1),
+    "ravel_of_transposed": lambda x: x.t().ravel(),
+    "ravel": lambda x: x.ravel(),
 }
 # x[...]'s name: the last step PyTorch's indexing takes (type(grad_fn) stays ember's BasicIndex)
 INDEXING = ["x[0]", "x[-1]", "x[:, 1:3]", "x[1:3, 0]", "x[0, 1:3]", "x[None]", "x[1:, None]", "x[None, 0]",
@@ -53,6 +68,16 @@ def _pair(fn):
         x = m.arange(24.0).reshape(4, 6).requires_grad_()
         out.append(fn(x))
     return out
+
+
+def test_flatten_of_one_dim_is_the_tensor_and_ravel_copies_as_pytorchs():
+    for m in (torch, ember):
+        x = m.ones(4, 6, requires_grad=True)
+        t = x.t()
+        assert t.flatten(0, 0) is t and t.flatten(-1) is t
+        r = t.ravel()
+        assert r.grad_fn.next_functions[0][0].name() == "CloneBackward0" and r._base is not t and r._base is not x
+        assert x.ravel()._base is x
 
 
 @pytest.mark.parametrize("op", list(CASES))
@@ -457,3 +482,32 @@ def test_max_pool_nodes_are_pytorchs(nd):
 @pytest.mark.parametrize("dim", [2, -3])
 def test_glu_dim_out_of_range_is_pytorchs_index_error(dim):
     assert_same_error(lambda m: m.nn.functional.glu(m.ones(3, 4), dim))
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3)])
+def test_forward_mode_hessian_blocks_are_pytorchs_reshape_alias(shape):
+    """The forward-mode Hessian's blocks: a reshape of its permuted Jacobian, PyTorch's ReshapeAliasBackward0 (not
+    a view of a contiguous tensor), whose next function is the permute."""
+    def blocks(lib):
+        h = lib.autograd.functional.hessian(lambda a: (a ** 3).sum(), lib.ones(shape), vectorize=True,
+                                            outer_jacobian_strategy="forward-mode")
+        return h.grad_fn.name(), h.grad_fn.next_functions[0][0].name(), h.requires_grad, h.detach().double().numpy().tolist()
+
+    assert blocks(ember) == blocks(torch)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_atleast_nodes_are_pytorchs(n, shape):
+    """atleast_Nd records PyTorch's composite: a 0-d tensor's reshape (ViewBackward0), unsqueezes of a 1-D or 2-D one
+    (UnsqueezeBackward0), the tensor itself when it has the dims already; shapes and strides as PyTorch's."""
+    def chain(lib):
+        x = lib.ones(shape, requires_grad=True)
+        y = getattr(lib, f"atleast_{n}d")(x)
+        names, fn = [], y.grad_fn
+        while fn is not None and fn.next_functions:
+            names.append(fn.name())
+            fn = fn.next_functions[0][0]
+        return tuple(y.shape), y.stride(), names, y is x
+
+    assert chain(ember) == chain(torch)

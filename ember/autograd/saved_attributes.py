@@ -117,6 +117,34 @@ def keep_dim_as_given(out, dim: int):
     return out
 
 
+def keep_as_given(out, **given):
+    """``out``, whose node keeps the arguments ``given`` as the caller gave them (dims unwrapped, in the order given),
+    which PyTorch's node shows as its ``_saved_<name>`` (``given_argument``) where ember's node computes with them
+    wrapped or sorted. ``out``: a tensor, or (values, indices), the values' node."""
+    node = (out[0] if isinstance(out, tuple) else out).grad_fn
+    if node is not None:
+        node.given = given
+    return out
+
+
+def _as_read(value):
+    """A saved argument as PyTorch's ``_saved_<name>`` reads it: an int as unsigned 64-bit (``as_unsigned``), each
+    of a sequence's too, as a tuple."""
+    if isinstance(value, (tuple, list)):
+        return tuple(_as_read(v) for v in value)
+    return as_unsigned(operator.index(value)) if type(value) is not bool and isinstance(value, int) else value
+
+
+def given_argument(name: str, default=None) -> property:
+    """PyTorch's ``_saved_<name>`` of an argument the node keeps as given (``keep_as_given``), read as PyTorch's
+    (``_as_read``); ``default(node)`` where the caller kept none (another op making the same node)."""
+    def read(node: Node):
+        given = node.__dict__.get("given")
+        return _as_read(given[name] if given is not None and name in given else default(node))
+
+    return property(read)
+
+
 def saved_dim(node: Node, wrapped: int) -> int:
     """PyTorch's ``_saved_dim`` of ``node``, which computes along ``wrapped``: the dim as given (``keep_dim_as_given``),
     a negative one read as unsigned."""

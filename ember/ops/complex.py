@@ -21,6 +21,7 @@ from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.saved_attributes import saved_tensor
 from .elementwise import cast, is_inexact
 
 _SCALAR_TYPE = _dtype.SCALAR_TYPE_NAMES
@@ -110,6 +111,8 @@ class Complex(Node):
 
 
 class Polar(Node):
+    _saved_result, _raw_saved_result = saved_tensor(0)
+
     def forward(self, r, theta):
         out = xp.empty(xp.broadcast_shapes(r.shape, theta.shape), dtype=xp.result_type(r, theta, xp.complex64))
         out.real, out.imag = r * xp.cos(theta), r * xp.sin(theta)
@@ -135,6 +138,8 @@ class Conj(Node):
 
 
 class Angle(Node):
+    _saved_self, _raw_saved_self = saved_tensor(0)
+
     def forward(self, z):
         self.saved = (z,)
         if z.dtype.kind == "c":
@@ -177,7 +182,8 @@ def _part(z: Tensor, k: int) -> Tensor:
     two."""
     if not z.requires_grad:
         return (Real if k == 0 else Imag).apply(z)
-    return view_as_real(z).select(-1, k)
+    # (the last dim by its index: PyTorch's SelectBackward0 shows the dim wrapped, ``_saved_dim`` 2 of a 2-d z)
+    return view_as_real(z).select(z._data.ndim, k)
 
 
 def view_as_real(input: Tensor) -> Tensor:

@@ -10,7 +10,15 @@ from .._size import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
-from ..autograd.saved_attributes import checked_argument, held_tensor, keep_dim_as_given, saved_dim
+from ..autograd.saved_attributes import (
+    checked_argument,
+    given_argument,
+    held_tensor,
+    keep_as_given,
+    keep_dim_as_given,
+    saved_dim,
+    saved_tensor,
+)
 from .elementwise import cast, conj_if_complex, promoted, refuse_integer_history
 from .indexing import _scatter_add_into
 
@@ -37,6 +45,9 @@ def c_order(a):
 @torch_named("CumprodBackward0")
 class CumProd(Node):
     float32_compute = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
+    _saved_dim = given_argument("dim", lambda node: node.dim)
 
     def forward(self, x, dim):
         out = running(xp.cumprod, x, dim, self.half_dtype)
@@ -105,7 +116,7 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     if x._data.ndim == 0:
         _wrap_dim(dim, 0)
         return _as_asked(CumProd.apply(x.reshape(1), dim=0).reshape(()), asked)
-    return _as_asked(CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim)), asked)
+    return _as_asked(keep_as_given(CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim)), dim=dim), asked)
 
 
 class Selected(Node):
@@ -231,6 +242,9 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, ap
 @torch_named("LogcumsumexpBackward0")
 class LogCumSumExp(Node):
     float32_compute = True
+    _saved_self, _raw_saved_self = CumProd._saved_self, CumProd._raw_saved_self
+    _saved_result, _raw_saved_result = CumProd._saved_result, CumProd._raw_saved_result
+    _saved_dim = CumProd._saved_dim
 
     def forward(self, x, dim):
         # running log-sum-exp, exact and overflow-free; C-contiguous, as PyTorch's result
@@ -297,7 +311,7 @@ def logcumsumexp(x: Tensor, dim: int) -> Tensor:
         raise _dtype.not_implemented_for("logcumsumexp_out_cpu", x.dtype)
     if x._data.ndim == 0:
         return x.clone()
-    return LogCumSumExp.apply(x, dim=d)
+    return keep_as_given(LogCumSumExp.apply(x, dim=d), dim=dim)
 
 
 def _trapezoid_areas(y: Tensor, x: Tensor | None, dx: float | None, d: int, name: str) -> Tensor:

@@ -22,6 +22,7 @@ from .._size import int_argument
 from .._tensor import Tensor
 from ..autograd.graph import Node, show_node_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
+from ..autograd.saved_attributes import saved_tensor
 from .elementwise import _float_operands, cast, is_inexact, refuse_complex
 
 _SHIFT_TO = 10.0
@@ -117,6 +118,7 @@ class _GammaFamily(Node):
     """psi^(n)(x) (n = -1: lgamma), computed in float64; its derivative is psi^(n+1)(x)."""
 
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x, n):
         self.saved, self.n = (x,), n
@@ -138,7 +140,7 @@ class Digamma(_GammaFamily):
 
 
 class Polygamma(_GammaFamily):
-    pass
+    _saved_n = property(lambda node: node.n)
 
 
 def _family(cls, n: int, x: Tensor, kernel: str | None = None) -> Tensor:
@@ -165,9 +167,8 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     n = polygamma_order(n, "polygamma")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    if n == 0:
-        return digamma(input)
-    return _family(Polygamma, n, input, "trigamma" if n == 1 else "polygamma")  # (PyTorch's kernels' names)
+    # (PyTorch's kernels' names; n = 0 computes digamma, in PyTorch's PolygammaBackward0 node all the same)
+    return _family(Polygamma, n, input, ("digamma", "trigamma")[n] if n < 2 else "polygamma")
 
 
 def polygamma_order(n, op: str) -> int:

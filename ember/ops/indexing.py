@@ -1138,15 +1138,21 @@ class Gather(Node):
 
     def forward(self, x, index, dim):
         self.shape, self.index, self.dim = x.shape, index, dim
+        if not x.ndim:  # a 0-d tensor gathers as a vector of one element, in PyTorch's one node
+            return gather_array(x.reshape(1), index.reshape(-1), 0).reshape(index.shape)
         return gather_array(x, index, dim)
 
     def backward(self, g):
+        shape, index = self.shape, self.index
+        if not shape:  # (a 0-d input's: as a vector of one element's)
+            shape, index, g = (1,), index.reshape(-1), g.reshape(-1)
         if type(g) is RecordedArray:  # (create_graph: recorded as PyTorch's formula, a scatter_add into zeros)
-            into = Tensor._make(xp.zeros(self.shape, dtype=g.dtype))
-            return (RecordedArray(into.scatter_add(self.dim, Tensor._make(self.index), g.t)),)
-        out = xp.zeros_like(g, shape=self.shape)
-        _scatter_add_into(out, self.dim, self.index, g)
-        return (out,)
+            into = Tensor._make(xp.zeros(shape, dtype=g.dtype))
+            out = RecordedArray(into.scatter_add(self.dim, Tensor._make(index), g.t))
+        else:
+            out = xp.zeros_like(g, shape=shape)
+            _scatter_add_into(out, self.dim, index, g)
+        return (out.reshape(self.shape),)
 
 
 def gather_array(x, index, dim: int):
@@ -1208,10 +1214,8 @@ def check_scatter_index(x: Tensor, dim: int, idx, src=None) -> None:
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _check_index(index, "gather")
     d = _wrap_dim(dim, x._data.ndim)
-    if x._data.ndim == 0 and idx.ndim <= 1:  # a 0-d tensor gathers as a vector of one element, as in PyTorch
-        check_scatter_index(x, 0, idx)
-        return gather(x.reshape(1), 0, index.reshape(-1)).reshape(idx.shape)
-    if idx.ndim != x._data.ndim:
+    # (a 0-d tensor gathers as a vector of one element, as in PyTorch: ``Gather``)
+    if idx.ndim != x._data.ndim and not (x._data.ndim == 0 and idx.ndim <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     check_scatter_index(x, d, idx)
     out = keep_dim_as_given(Gather.apply(x, index=idx, dim=d), dim)
@@ -1321,15 +1325,15 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {list(index.shape)}")
     d = _wrap_dim(dim, x._data.ndim)
-    if x._data.ndim == 0:
-        if idx.size != 1:
-            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
-        return index_select(x.reshape(1), 0, index.reshape(1)).reshape(())
+    if x._data.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d)
     if why:  # PyTorch's error type depends on the dimension (two kernels)
         raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(
             f"INDICES element is out of DATA bounds: {why}")
-    return version_checked(keep_dim_as_given(IndexSelect.apply(x, dim=d, index=idx.reshape(-1)), dim), index)
+    # (a 0-d input keeps its index as given, 0-d or of one element, which PyTorch's node shows as ``_saved_index``)
+    out = IndexSelect.apply(x, dim=d, index=idx if x._data.ndim == 0 else idx.reshape(-1))
+    return version_checked(keep_dim_as_given(out, dim), index)
 
 
 class IndexSelect(Node):
@@ -1339,17 +1343,23 @@ class IndexSelect(Node):
 
     def forward(self, x, dim, index):
         self.shape, self.dim, self.index = x.shape, dim, index
+        if not x.ndim:  # (a 0-d input, its index one element: the input itself, as PyTorch's, in its one node)
+            return x.reshape(1)[index.reshape(-1)].reshape(())
         if is_meta(x):
             return x[(slice(None),) * dim + (index,)]
         return xp.take(x, index, axis=dim)  # (contiguous, as PyTorch's result; NumPy's x[:, index] is not)
 
     def backward(self, g):
+        shape, index = self.shape, self.index
+        if not shape:  # (a 0-d input's: as a vector of one element's)
+            shape, index, g = (1,), index.reshape(-1), g.reshape(-1)
         if type(g) is RecordedArray:  # (create_graph: recorded as PyTorch's formula, an index_add into zeros)
-            into = Tensor._make(xp.zeros(self.shape, dtype=g.dtype))
-            return (RecordedArray(into.index_add(self.dim, Tensor._make(self.index), g.t)),)
-        out = xp.zeros_like(g, shape=self.shape)
-        xp.add.at(out, (slice(None),) * self.dim + (self.index,), g)  # repeated indices accumulate
-        return (out,)
+            into = Tensor._make(xp.zeros(shape, dtype=g.dtype))
+            out = RecordedArray(into.index_add(self.dim, Tensor._make(index), g.t))
+        else:
+            out = xp.zeros_like(g, shape=shape)
+            xp.add.at(out, (slice(None),) * self.dim + (index,), g)  # repeated indices accumulate
+        return (out.reshape(self.shape),)
 
     @property
     def _saved_dim(self) -> int:

@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, Unread, cast_gradient, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor
-from ..autograd.saved_attributes import saved_tensor
+from ..autograd.saved_attributes import keep_as_given, saved_tensor
 from .elementwise import require_tensor
 
 
@@ -605,6 +605,10 @@ class _AddedProduct(Node):
     float32_compute = True
     saved_for = ((2,), (1,))  # b for a's gradient, a for b's
     beta = alpha = 1  # (as Add's alpha: a node's own only when not 1)
+    # PyTorch's node shows beta and alpha as the caller gave them (``keep_as_given``: an int stays one, True stays
+    # True), where ember's node keeps them as the kernel reads them; each subclass names its two operands
+    _saved_alpha = property(lambda node: node.__dict__.get("given", {}).get("alpha", 1))
+    _saved_beta = property(lambda node: node.__dict__.get("given", {}).get("beta", 1))
 
     def forward(self, input, a, b, beta=1, alpha=1):
         self.saved = (a, b)
@@ -649,6 +653,8 @@ class _AddedProduct(Node):
 
 @torch_named("AddmmBackward0")
 class Addmm(_AddedProduct):
+    _saved_mat1, _raw_saved_mat1 = saved_tensor(0)
+    _saved_mat2, _raw_saved_mat2 = saved_tensor(1)
     product = staticmethod(xp.matmul)
 
     @staticmethod
@@ -658,6 +664,8 @@ class Addmm(_AddedProduct):
 
 @torch_named("BaddbmmBackward0")
 class Baddbmm(_AddedProduct):
+    _saved_batch1, _raw_saved_batch1 = saved_tensor(0)
+    _saved_batch2, _raw_saved_batch2 = saved_tensor(1)
     product = staticmethod(stack_matmul)
 
     @staticmethod
@@ -670,6 +678,13 @@ class Baddbmm(_AddedProduct):
 class Addbmm(_AddedProduct):
     """The sum over the batch of ``a[i] @ b[i]``; in bfloat16/float16, as PyTorch's CPU kernel, ``beta * input``
     rounded, then one addmm per batch entry, each rounded once."""
+
+    _saved_batch1, _raw_saved_batch1 = Baddbmm._saved_batch1, Baddbmm._raw_saved_batch1
+    _saved_batch2, _raw_saved_batch2 = Baddbmm._saved_batch2, Baddbmm._raw_saved_batch2
+    # (the sizes PyTorch's formula reads besides: the batch and the result's)
+    _saved_batch1_sym_argsize_0 = property(lambda node: node.input_shapes[1][0])
+    _saved_batch1_sym_argsize_1 = property(lambda node: node.input_shapes[1][1])
+    _saved_batch2_sym_argsize_2 = property(lambda node: node.input_shapes[2][2])
 
     def forward(self, input, a, b, beta=1, alpha=1):
         low = self.half_dtype
@@ -708,6 +723,9 @@ class Addmv(_AddedProduct):
     to it, then ``+ alpha * (mat @ vec)`` (summed in float32), rounded once; float16 with alpha 1 and a row-major
     matrix takes PyTorch's fast path instead, ``beta * input + mat @ vec`` rounded once."""
 
+    _saved_mat, _raw_saved_mat = saved_tensor(0)
+    _saved_vec, _raw_saved_vec = saved_tensor(1)
+
     def forward(self, input, a, b, beta=1, alpha=1):
         low = self.half_dtype
         if low is None or alpha == 1 and beta in (0, 1):
@@ -736,6 +754,8 @@ class Addr(_AddedProduct):
     each gradient is returned in its input's."""
     float32_compute = False  # (elementwise products: one rounding each in any dtype)
     dtypes = None  # the inputs' dtypes where they are not all the result's
+    _saved_vec1, _raw_saved_vec1 = saved_tensor(0)
+    _saved_vec2, _raw_saved_vec2 = saved_tensor(1)
 
     def forward(self, input, a, b, beta=1, alpha=1, dtype=None):
         dtype = xp.result_type(input, a, b) if dtype is None else dtype  # (``addr``'s: PyTorch's promotion)
@@ -786,8 +806,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alph
     check_product(mat1, mat2)
     (rows, inner), columns = mat1._data.shape, mat2._data.shape[1]
     _check_added(input, (rows, columns), "addmm")
-    beta, alpha = _scalars_read(input, mat1.dtype, beta, alpha, rows * columns, inner)
-    return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
+    read = _scalars_read(input, mat1.dtype, beta, alpha, rows * columns, inner)
+    return keep_as_given(Addmm.apply(input, mat1, mat2, beta=read[0], alpha=read[1]), alpha=alpha, beta=beta)
 
 
 @lower_precision
@@ -805,8 +825,8 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1
     check_product(batch1, batch2, "baddbmm")
     (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
     _check_added(input, (batches, rows, columns), "baddbmm")
-    beta, alpha = _scalars_read(input, batch1.dtype, beta, alpha, batches * rows * columns, inner)
-    return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
+    read = _scalars_read(input, batch1.dtype, beta, alpha, batches * rows * columns, inner)
+    return keep_as_given(Baddbmm.apply(input, batch1, batch2, beta=read[0], alpha=read[1]), alpha=alpha, beta=beta)
 
 
 @lower_precision
@@ -821,8 +841,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1,
     check_product(batch1, batch2, "addmm_impl_cpu_")
     (batches, rows, inner), columns = batch1._data.shape, batch2._data.shape[2]
     _check_added(input, (rows, columns), "addbmm")
-    beta, alpha = _scalars_read(input, batch1.dtype, beta, alpha, rows * columns, inner, batches)
-    return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
+    read = _scalars_read(input, batch1.dtype, beta, alpha, rows * columns, inner, batches)
+    return keep_as_given(Addbmm.apply(input, batch1, batch2, beta=read[0], alpha=read[1]), alpha=alpha, beta=beta)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
@@ -839,10 +859,10 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({mat._data.shape[0]}x"
                            f"{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
     if not mat._data.size:  # (PyTorch's shortcut: input times beta as a tensor of its dtype; alpha not read)
-        beta, alpha = _product_scalars(mat.dtype, beta, 1, half_as="float64")
+        read = _product_scalars(mat.dtype, beta, 1, half_as="float64")
     else:
-        beta, alpha = _product_scalars(mat.dtype, beta, alpha, half_as=None)
-    return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
+        read = _product_scalars(mat.dtype, beta, alpha, half_as=None)
+    return keep_as_given(Addmv.apply(input, mat, vec, beta=read[0], alpha=read[1]), alpha=alpha, beta=beta)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
@@ -855,8 +875,9 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
     result = promote_types(promote_types(input.dtype, vec1.dtype), vec2.dtype)
-    beta, alpha = _addr_scalars(result, beta, alpha)
-    return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha, dtype=result.np)
+    read = _addr_scalars(result, beta, alpha)
+    return keep_as_given(Addr.apply(input, vec1, vec2, beta=read[0], alpha=read[1], dtype=result.np), alpha=alpha,
+                         beta=beta)
 
 
 def _addr_scalars(result: dtype, beta, alpha) -> tuple:

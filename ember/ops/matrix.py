@@ -13,10 +13,12 @@ from .._meta import made as _meta_made
 from .._size import c_type_name, int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, shown_as, torch_named
+from ..autograd.saved_attributes import given_argument, keep_as_given
 
 
 class Triangle(Node):
     linear = True
+    _saved_diagonal = property(lambda node: node.diagonal)
 
     def forward(self, x, diagonal, upper):
         self.diagonal, self.upper = diagonal, upper
@@ -88,6 +90,10 @@ def _diagonal_positions(shape, offset: int, dim1: int, dim2: int):
 
 class Diagonal(Node):
     is_view = True
+    _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
+    _saved_offset = property(lambda node: node.offset)
+    _saved_dim1 = given_argument("dim1", lambda node: node.dims[0])
+    _saved_dim2 = given_argument("dim2", lambda node: node.dims[1])
 
     def forward(self, x, offset, dim1, dim2):
         self.shape, self.offset, self.dims = x.shape, offset, (dim1, dim2)
@@ -129,7 +135,8 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return Diagonal.apply(x, offset=int_argument(offset, "diagonal", "offset"), dim1=d1, dim2=d2)
+    out = Diagonal.apply(x, offset=int_argument(offset, "diagonal", "offset"), dim1=d1, dim2=d2)
+    return keep_as_given(out, dim1=dim1, dim2=dim2)
 
 
 class DiagEmbed(Node):
@@ -186,7 +193,8 @@ def trace(x: Tensor) -> Tensor:
         raise not_implemented_for("trace", x.dtype)
     if x._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._data.ndim}")
-    return shown_as(sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1)), "TraceBackward0")  # (PyTorch's one node)
+    out = shown_as(sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1)), "TraceBackward0")  # (PyTorch's one node)
+    return keep_as_given(out, self_sym_sizes=x._data.shape)  # (the matrix's sizes, as PyTorch's node keeps)
 
 
 @torch_named("BlockDiagBackward0")

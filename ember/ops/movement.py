@@ -13,11 +13,14 @@ from .._meta import is_meta, meta_array
 from .._size import c_type_name, int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
+from ..autograd.saved_attributes import given_argument, keep_as_given
 
 
 @torch_named("RollBackward0")
 class Roll(Node):
     linear = True
+    _saved_shifts = given_argument("shifts", lambda node: node.shifts)
+    _saved_dims = given_argument("dims", lambda node: node.dims or ())
 
     def forward(self, x, shifts, dims):
         self.shifts, self.dims, self.shape = shifts, dims, x.shape
@@ -57,7 +60,8 @@ def roll(x: Tensor, shifts, dims=None) -> Tensor:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     if x._data.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-    return Roll.apply(x, shifts=shifts, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+    out = Roll.apply(x, shifts=shifts, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+    return keep_as_given(out, dims=dims)  # (PyTorch's node shows the dims as given)
 
 
 def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
@@ -313,21 +317,22 @@ def rot90(x: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 def _atleast(nd: int, *tensors):
-    from .shape import reshape
+    """PyTorch's atleast_Nd, op by op as its composite records them: a 0-d tensor reshaped (ViewBackward0), a 1-D
+    or 2-D one unsqueezed (2-d: a leading dim; 3-d: (n,) to (1, n, 1), (m, n) to (m, n, 1), UnsqueezeBackward0s)."""
+    from .shape import reshape, unsqueeze
 
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     out = []
     for t in tensors:
-        shape = t._data.shape
-        if len(shape) < nd:
-            if nd == 3 and len(shape) == 2:
-                shape = shape + (1,)
-            elif nd == 3 and len(shape) == 1:
-                shape = (1,) + shape + (1,)
+        n = t._data.ndim
+        if n == 0 and nd:
+            t = reshape(t, (1,) * nd)
+        elif n < nd:
+            if nd == 3:
+                t = unsqueeze(unsqueeze(t, 0), -1) if n == 1 else unsqueeze(t, -1)
             else:
-                shape = (1,) * (nd - len(shape)) + shape
-            t = reshape(t, shape)
+                t = unsqueeze(t, 0)
         out.append(t)
     return out[0] if len(out) == 1 else tuple(out)
 

@@ -53,6 +53,7 @@ from .unary import _clamp, _unary
 @torch_named("TanBackward0")
 class Tan(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = xp.tan(x)
@@ -67,6 +68,7 @@ class Tan(Node):
 @torch_named("AtanBackward0")
 class Atan(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -80,6 +82,7 @@ class Atan(Node):
 @torch_named("AsinBackward0")
 class Asin(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -93,6 +96,7 @@ class Asin(Node):
 @torch_named("AcosBackward0")
 class Acos(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -106,6 +110,7 @@ class Acos(Node):
 @torch_named("SinhBackward0")
 class Sinh(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -118,6 +123,7 @@ class Sinh(Node):
 @torch_named("CoshBackward0")
 class Cosh(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -130,6 +136,7 @@ class Cosh(Node):
 @torch_named("AsinhBackward0")
 class Asinh(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -143,6 +150,7 @@ class Asinh(Node):
 @torch_named("AcoshBackward0")
 class Acosh(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -158,6 +166,7 @@ class Acosh(Node):
 @torch_named("AtanhBackward0")
 class Atanh(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -170,6 +179,7 @@ class Atanh(Node):
 
 class Log2(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -181,6 +191,7 @@ class Log2(Node):
 
 class Log10(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -192,6 +203,7 @@ class Log10(Node):
 
 class Expm1(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = xp.expm1(x)
@@ -204,6 +216,7 @@ class Expm1(Node):
 
 class Exp2(Node):
     diagonal_jacobian = True
+    _saved_result, _raw_saved_result = saved_tensor(0)
 
     def forward(self, x):
         out = xp.exp2(x)
@@ -234,6 +247,7 @@ def _erf_kernel(x, kernel, exact):
 @torch_named("ErfBackward0")
 class Erf(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -247,6 +261,7 @@ class Erf(Node):
 @torch_named("ErfcBackward0")
 class Erfc(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)
@@ -275,6 +290,7 @@ def _erfinv(y):
 @torch_named("ErfinvBackward0")
 class Erfinv(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)  # as PyTorch: its input (the output may change in place), erfinv recomputed from it

@@ -22,8 +22,10 @@ from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, tor
 from ..autograd.recorded import is_recorded, value_of
 from ..autograd.saved_attributes import (
     as_unsigned,
+    given_argument,
     held_tensor,
     input_sizes,
+    keep_as_given,
     keep_dim_as_given,
     not_saved,
     saved_dim,
@@ -114,6 +116,8 @@ def _expand_back(g, shape, axes, keepdim: bool):
 class Sum(Node):
     linear = True
     float32_compute = True
+    # (trace, PyTorch's one node, ember's sum of the diagonal: the matrix's sizes, ``trace``)
+    attributes_shown = {"TraceBackward0": {"_saved_self_sym_sizes": given_argument("self_sym_sizes", input_sizes)}}
     _saved_self_sym_sizes = property(input_sizes)  # (PyTorch's name: the input's shape)
 
     def forward(self, x, axes, keepdim):
@@ -238,7 +242,8 @@ class Prod(Node):
 
 @torch_named("ProdBackward1")
 class _ProdOverDim(Prod):
-    pass
+    _saved_dim = given_argument("dim", lambda node: node.axes[0])
+    _saved_keepdim = property(lambda node: node.keepdim)
 
 
 def _half_product(x, axes, keepdim: bool, half):
@@ -375,6 +380,11 @@ class Var(Node):
     variance where it fits, and a finite ``Std`` where only the square root fits."""
     float32_compute = True
     rerun_for_higher_order = True  # backward reads x (recorded inputs under create_graph)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    # (the dims and correction as PyTorch's overload read them: ``_moment_arguments``)
+    _saved_dim = given_argument("dim", lambda node: node.axes)
+    _saved_correction = property(lambda node: node.__dict__.get("given", {}).get("correction"))
+    _saved_keepdim = property(lambda node: node.keepdim)
 
     def forward(self, x, axes, correction, keepdim):
         n = _reduced_count(x.shape, axes)
@@ -417,6 +427,8 @@ class Var(Node):
 class Std(Var):
     """The square root of ``Var``, taken before the result is rounded to float32 (PyTorch's order: the standard
     deviation of values near 1e30 is finite though their variance is not)."""
+
+    _saved_result, _raw_saved_result = saved_tensor(1)
 
     def forward(self, x, axes, correction, keepdim):
         out = super().forward(x, axes, correction, keepdim)
@@ -542,8 +554,10 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
     dim = None if dim is NOT_GIVEN else dim
     axes = _axes(dim, x._data.ndim)  # (PyTorch checks the dim before a refused dtype=)
     x, asked = _accumulated_as(x, dtype)
-    node = Prod if dim is None else _ProdOverDim  # (PyTorch's ProdBackward1 for the overload given a dim)
-    return _as_asked(node.apply(x, axes=axes, keepdim=keepdim), asked)
+    if dim is None:
+        return _as_asked(Prod.apply(x, axes=axes, keepdim=keepdim), asked)
+    # (PyTorch's ProdBackward1 for the overload given a dim, which it keeps as given)
+    return _as_asked(keep_as_given(_ProdOverDim.apply(x, axes=axes, keepdim=keepdim), dim=dim), asked)
 
 
 def not_one_dim(dim) -> bool:
@@ -691,6 +705,9 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, roo
         keepdim = keepdim_flag(name, keepdim)
     if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
         dim, unbiased = None, dim
+    # (the correction PyTorch's node shows: ``_moment_arguments``)
+    given = correction if correction is not None else int(unbiased) if unbiased is not None else \
+        None if dim is None else 1
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     if np_kind(x._data.dtype) not in "fc":  # (PyTorch's message names var_mean and std_mean themselves)
@@ -704,8 +721,18 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, roo
     # (PyTorch's var saves its input; the node keeps x - mean)
     if name in _MOMENT_NODES:
         spread, mean = _MOMENT_NODES[name].apply(x, axes=axes, correction=correction, keepdim=keepdim)
-        return version_checked(spread, x), mean
-    return version_checked((Std if root else Var).apply(x, axes=axes, correction=correction, keepdim=keepdim), x)
+        return _moment_arguments(version_checked(spread, x), dim, given), mean
+    out = (Std if root else Var).apply(x, axes=axes, correction=correction, keepdim=keepdim)
+    return _moment_arguments(version_checked(out, x), dim, given)
+
+
+def _moment_arguments(out: Tensor, dim, correction) -> Tensor:
+    """``out``, whose node keeps ``dim`` (None, or the dims as given) and the correction as PyTorch's node shows them
+    (its ``_saved_dim``, ``_saved_correction``): the correction given, 1 or 0 for ``unbiased`` given, 1 for a dim
+    given without either (PyTorch's overload of a dim and ``unbiased=True``), else None. (A ``dim=None`` or
+    ``correction=None`` given explicitly reads as not given here, where PyTorch's overload picked differs.)"""
+    return keep_as_given(out, dim=None if dim is None else tuple(dim) if isinstance(dim, (tuple, list)) else (dim,),
+                         correction=correction)
 
 
 @torch_named("VarMeanBackward0")
@@ -732,7 +759,11 @@ class VarMean(MultiOutputNode, Var):
 
 @torch_named("StdMeanBackward0")
 class StdMean(VarMean, Std):
-    """std_mean's one node of both results (``VarMean`` with the spread as ``Std``)."""
+    """std_mean's one node of both results (``VarMean`` with the spread as ``Std``), whose saved standard deviation
+    PyTorch names ``_saved_result0`` (its first result)."""
+
+    _saved_result0, _raw_saved_result0 = saved_tensor(1)
+    _saved_result, _raw_saved_result = not_saved("result").values()
 
 
 # name -> the node of both results
@@ -766,7 +797,10 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
     axes = _axes(dim, x._data.ndim)
     if (order == xp.inf or order < 0) and x._data.size == 0:
         _refuse_empty_extreme(x, order, dim)
-    return LinalgVectorNorm.apply(x, order=order, axes=axes, keepdim=keepdim)
+    out = LinalgVectorNorm.apply(x, order=order, axes=axes, keepdim=keepdim)
+    # (PyTorch's node shows the order as given, "fro" as 2 and None as 2.0, and the dims as given)
+    return keep_as_given(out, ord=2 if p == "fro" else order if p is None else p,
+                         dim=None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim))
 
 
 def _refuse_empty_extreme(x: Tensor, order: float, dim) -> None:
@@ -821,6 +855,11 @@ class LinalgVectorNorm(Node):
     (0), sum(|x|^p)^(1/p); PyTorch's gradients (inf: split evenly among the elements at the extreme)."""
     float32_compute = True
     formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
+    _saved_dim = given_argument("dim", lambda node: node.axes)
+    _saved_keepdim = property(lambda node: node.keepdim)
+    _saved_ord = property(lambda node: node.__dict__.get("given", {}).get("ord", node.order))
 
     def forward(self, x, order, axes, keepdim):
         out = vector_norm_array(x, order, axes, keepdim)
@@ -887,6 +926,10 @@ def vector_norm_backward(g, x, out, p, axes, keepdim):
 @torch_named("LogsumexpBackward0")
 class LogSumExp(Node):
     float32_compute = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
+    _saved_dim = given_argument("dim", lambda node: node.axes)
+    _saved_keepdim = property(lambda node: node.keepdim)
 
     def forward(self, x, axes, keepdim):
         # the shift: the largest (real part of an) element, -inf over an empty dim; a real shift of a complex x
@@ -911,7 +954,8 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
         raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * x._data.ndim}")
     if np_kind(x._data.dtype) not in "fc":  # PyTorch computes integers and bools in the default float dtype
         x = cast(x, _dtype.get_default_dtype())
-    return LogSumExp.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    out = LogSumExp.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    return keep_as_given(out, dim=tuple(dim) if isinstance(dim, (tuple, list)) else (dim,))
 
 
 def _truth(x: Tensor, out) -> Tensor:
@@ -938,6 +982,7 @@ def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 class CumSum(Node):
     linear = True
     float32_compute = True
+    _saved_dim = given_argument("dim", lambda node: node.dim)
 
     def forward(self, x, dim):
         self.dim = dim
@@ -955,4 +1000,4 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     if x._data.ndim == 0:  # (NumPy's cumsum has no axis 0 in a 0-d array)
         _wrap_dim(dim, 0)
         return _as_asked(CumSum.apply(x.reshape(1), dim=0).reshape(()), asked)
-    return _as_asked(CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim)), asked)
+    return _as_asked(keep_as_given(CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim)), dim=dim), asked)

@@ -31,7 +31,7 @@ from .._uninitialized import UnmaterializedArray, uninitialized_error
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..autograd.recorded import RecordedArray
-from ..autograd.saved_attributes import input_sizes, keep_dim_as_given, saved_dim
+from ..autograd.saved_attributes import given_argument, input_sizes, keep_as_given, keep_dim_as_given, saved_dim
 from ..storage import root_array
 from .elementwise import promoted
 from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
@@ -194,8 +194,16 @@ class ViewBackward0(Reshape):
     _saved_self_sym_sizes = property(input_sizes)  # (PyTorch's name: the input's shape)
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    """``reshape`` as a view of a tensor that is not contiguous (a permuted or sliced one whose strides give the new
+    shape): PyTorch's reshape takes ``_reshape_alias`` there, a view (``view`` itself, and reshape of a contiguous
+    tensor, are ViewBackward0)."""
+
+
 class UnsafeViewBackward0(ReshapeCopy):
     """``reshape`` that copies."""
+
+    _saved_self_sym_sizes = property(input_sizes)
 
 
 class UnsqueezeBackward0(Reshape):
@@ -245,6 +253,8 @@ def _unsqueezed(x, out, dim: int) -> bool:
 
 
 class _Squeeze(Reshape):
+    _saved_self_sym_sizes = property(input_sizes)
+
     def forward(self, x, shape, dims=()):
         if x.size == 0 and not (_meta_made[0] and is_meta(x)):  # (NumPy's reshape lays an empty array out anew)
             # PyTorch's squeeze drops the dimensions' sizes and strides, keeping the others' (an empty view of a
@@ -269,9 +279,13 @@ class SqueezeBackward0(_Squeeze):
 class SqueezeBackward1(_Squeeze):
     """``squeeze(dim)``."""
 
+    _saved_dim = given_argument("dim")
+
 
 class SqueezeBackward2(_Squeeze):
     """``squeeze(dims)``."""
+
+    _saved_dim = given_argument("dim")
 
 
 def _viewable(a, shape: tuple) -> bool:
@@ -305,7 +319,9 @@ def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
     shape = _infer_shape(_shape_arg(sizes, shape, "shape", "reshape"), a.size, a)
     if _viewable(a, shape):
         out = unrecorded_view(x, _reshaped_view(a), shape, ViewBackward0)
-        return out if out is not None else ViewBackward0.apply(x, shape=shape)
+        if out is not None:
+            return out
+        return (ViewBackward0 if x.is_contiguous() else ReshapeAliasBackward0).apply(x, shape=shape)
     return UnsafeViewBackward0.apply(x, shape=shape)
 
 
@@ -404,6 +420,8 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:  # (nothing to flatten: PyTorch's flatten returns the tensor itself, no node)
+        return x
     shp = x._data.shape
     return reshape(x, shp[:s] + (-1 if x._data.size else _prod(shp[s:e + 1]),) + shp[e + 1:])
 
@@ -416,7 +434,8 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     sizes = tuple(sizes)
     if any(s.__class__ is not int for s in sizes):  # (PyTorch's parser reads them as a list of its own: a bool first)
         sizes = index_sizes(sizes, "sizes", "unflatten", position=3)
-    return reshape(x, shp[:d] + sizes + shp[d + 1:])
+    # (one dimension split: always a view, PyTorch's ``view``, ViewBackward0 whatever the layout)
+    return view(x, shp[:d] + sizes + shp[d + 1:])
 
 
 def _prod(xs) -> int:
@@ -445,11 +464,22 @@ class Permute(Node):
 
 
 class PermuteBackward0(Permute):
-    """``permute``, ``T``, ``movedim``: the node under PyTorch's name."""
+    """``permute``, ``T``, ``movedim``: the node under PyTorch's name, which shows the dims as given (``movedim``'s
+    and ``T``'s wrapped)."""
+
+    _saved_dims = given_argument("dims", lambda node: node.dims)
+
+
+def _swapped(node: Node) -> tuple:
+    """The two dims a transpose's ``node`` swapped, where it kept none as given (the same dim twice: no change)."""
+    return tuple([i for i, d in enumerate(node.dims) if d != i] or [0, 0])
 
 
 class TransposeBackward0(Permute):
-    """``transpose``, ``swapaxes``, ``mT``: the node under PyTorch's name."""
+    """``transpose``, ``swapaxes``, ``mT``: the node under PyTorch's name, which shows the two dims as given."""
+
+    _saved_dim0 = given_argument("dim0", lambda node: _swapped(node)[0])
+    _saved_dim1 = given_argument("dim1", lambda node: _swapped(node)[1])
 
     def backward(self, g):
         if type(g) is RecordedArray:  # create_graph: the gradient transposed back, recorded as PyTorch's (a
@@ -488,14 +518,16 @@ def permute(x: Tensor, *sizes, dims=None) -> Tensor:
             f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal "
             f"to len(dims) = {len(dims)}"
         )
-    dims = tuple(_wrap_dim(d, nd) for d in dims)
+    given, dims = tuple(dims), tuple(_wrap_dim(d, nd) for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {list(dims)}")
     if x.is_sparse:
         from .._sparse import permute as sparse_permute
 
         return sparse_permute(x, dims)
-    return PermuteBackward0.apply(x, dims=dims)
+    wrapped = dims
+    out = PermuteBackward0.apply(x, dims=wrapped)
+    return out if wrapped == given else keep_as_given(out, dims=given)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -507,7 +539,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     if nd == 0:  # (dims in [-1, 0] only, checked as PyTorch does)
         _wrap_dim(dim0, 0)
         _wrap_dim(dim1, 0)
-        return TransposeBackward0.apply(x, dims=())
+        return keep_as_given(TransposeBackward0.apply(x, dims=()), dim0=dim0, dim1=dim1)
     # (dims already in range, the usual case, without _wrap_dim's calls: attention transposes several per layer)
     d0 = dim0 if dim0.__class__ is int and 0 <= dim0 < nd else _wrap_dim(dim0, nd)
     d1 = dim1 if dim1.__class__ is int and 0 <= dim1 < nd else _wrap_dim(dim1, nd)
@@ -515,7 +547,11 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     dims[d0], dims[d1] = dims[d1], dims[d0]
     dims = tuple(dims)
     out = unrecorded_view(x, x._data.transpose, dims, TransposeBackward0)
-    return out if out is not None else TransposeBackward0.apply(x, dims=dims)
+    if out is not None:
+        return out
+    out = TransposeBackward0.apply(x, dims=dims)
+    # (the dims as given where the node's own reading, the two swapped in order, differs: ``_swapped``)
+    return out if dim0 is d0 and dim1 is d1 and d0 < d1 else keep_as_given(out, dim0=dim0, dim1=dim1)
 
 
 def t(x: Tensor) -> Tensor:
@@ -673,8 +709,10 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
         new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
         node = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
     if 0 in shp:  # (the dimensions taken out, for an empty tensor's strides: _Squeeze)
-        return node.apply(x, shape=new, dims=tuple(i for i in dims if shp[i] == 1))
-    return node.apply(x, shape=new)
+        out = node.apply(x, shape=new, dims=tuple(i for i in dims if shp[i] == 1))
+    else:
+        out = node.apply(x, shape=new)
+    return out if dim is None else keep_as_given(out, dim=dim)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
@@ -782,6 +820,7 @@ class Stack(Node):
     its slice of the output's."""
 
     linear = True
+    _saved_dim = given_argument("dim", lambda node: node.dim)  # (as given)
 
     def forward(self, *arrays, dim):
         self.dim = dim
@@ -811,7 +850,9 @@ def _in_format(out, arrays, extra: bool = False):
 
 
 class CatBackward0(Cat):
-    """``cat``'s node under PyTorch's name."""
+    """``cat``'s node under PyTorch's name, which shows the dim as given."""
+
+    _saved_dim = given_argument("dim", lambda node: node.dim)
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -855,7 +896,7 @@ def _concatenated(tensors, dim: int, node: type, name: str = "cat") -> Tensor:
             if j != d and a != b:  # (PyTorch's message names the first dimension that differs, and its sizes)
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
                                    f"size {b} for tensor number {i} in the list.")
-    return node.apply(*tensors, dim=d, skip=skip)
+    return keep_as_given(node.apply(*tensors, dim=d, skip=skip), dim=dim)
 
 
 
@@ -869,7 +910,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
                 f"{list(t._data.shape)} at entry {i}"
             )
     d = _wrap_dim(dim, len(ref) + 1)
-    return Stack.apply(*tensors, dim=d)
+    return keep_as_given(Stack.apply(*tensors, dim=d), dim=dim)
 
 
 def hstack(tensors) -> Tensor:
@@ -1002,6 +1043,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 @torch_named("FlipBackward0")
 class Flip(Node):
     linear = True
+    _saved_dims = given_argument("dims", lambda node: node.dims)
 
     def forward(self, x, dims):
         self.dims = dims
@@ -1018,12 +1060,15 @@ def flip(x: Tensor, dims) -> Tensor:
                            whole=not isinstance(dims, (tuple, list)))
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     wrapped = wrap_dims_once(dims, x._data.ndim)
-    return Flip.apply(x, dims=wrapped if x._data.ndim else ())  # (a scalar's dim 0 or -1: nothing to flip)
+    # (a scalar's dim 0 or -1: nothing to flip)
+    return keep_as_given(Flip.apply(x, dims=wrapped if x._data.ndim else ()), dims=dims)
 
 
 @torch_named("RepeatBackward0")
 class Repeat(Node):
     linear = True
+    _saved_repeats = property(lambda node: tuple(node.reps))
+    _saved_self_sym_sizes = property(input_sizes)
 
     def forward(self, x, reps):
         self.in_shape = (1,) * (len(reps) - x.ndim) + x.shape

@@ -15,6 +15,7 @@ from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
 from ..autograd.recorded import is_recorded, value_of
+from ..autograd.saved_attributes import saved_tensor
 from ..return_types import rebuilt, result
 
 
@@ -385,6 +386,9 @@ def logdet(A: Tensor) -> Tensor:
 
 @torch_named("LinalgPinvBackward0")
 class Pinv(Node):
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_result, _raw_saved_result = saved_tensor(1)
+
     def forward(self, a, atol, rtol, hermitian):
         if hermitian:
             w, v = xp.linalg.eigh(a)
@@ -478,6 +482,8 @@ def _expm(a):
 
 @torch_named("LinalgMatrixExpBackward0")
 class MatrixExp(Node):
+    _saved_self, _raw_saved_self = saved_tensor(0)
+
     def forward(self, a):
         self.saved = (a,)
         return _expm(a).astype(a.dtype, copy=False)  # (a bfloat16 one's scaling promotes to float32)

@@ -29,6 +29,7 @@ from .._size import c_type_name
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
+from ..autograd.saved_attributes import saved_tensor
 from .elementwise import cast, conj_if_complex, is_inexact
 from .pointwise import _erfc
 from .reduction import vector_norm_array, vector_norm_backward
@@ -254,6 +255,7 @@ entr.__doc__ = "-x log(x) for x > 0, 0 at 0, -inf for x < 0 (elementwise entropy
 
 class SincBackward0(Node):
     diagonal_jacobian = True
+    _saved_self, _raw_saved_self = saved_tensor(0)
 
     def forward(self, x):
         self.saved = (x,)

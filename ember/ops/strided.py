@@ -16,6 +16,7 @@ from .._out import overlaps_itself
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor, is_recorded
+from ..autograd.saved_attributes import given_argument, keep_as_given
 from ..storage import _bytes_of, data_ptr, root_array, storage_root
 
 
@@ -116,6 +117,10 @@ class Unfold(Node):
     a view (each window's elements are ``x``'s); windows that overlap share elements."""
 
     is_view = True
+    _saved_self_sym_sizes = property(lambda node: node.args[0])
+    _saved_dimension = given_argument("dimension", lambda node: node.args[1])
+    _saved_size = property(lambda node: node.args[2])
+    _saved_step = property(lambda node: node.args[3])
 
     def forward(self, x, dim, size, step):
         self.args = (x.shape, dim, size, step)
@@ -159,4 +164,4 @@ def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
-    return Unfold.apply(x, dim=d, size=size, step=step)
+    return keep_as_given(Unfold.apply(x, dim=d, size=size, step=step), dimension=dimension)

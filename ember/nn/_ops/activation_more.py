@@ -15,7 +15,7 @@ from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
-from ...autograd.saved_attributes import saved_tensor
+from ...autograd.saved_attributes import given_argument, keep_as_given, saved_tensor
 from ...ops.activation import log_softmax as _log_softmax
 from ...ops.activation import softmax as _softmax
 from ...ops.elementwise import not_implemented_for
@@ -314,7 +314,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
-    return Glu.apply(input, dim=d)
+    return keep_as_given(Glu.apply(input, dim=d), dim=dim)
 
 
 def _halves(x, dim: int):
@@ -329,6 +329,8 @@ class Glu(Node):
     """a * sigmoid(b) for the halves a, b of x along ``dim``, as one node, as PyTorch's: the gradient is g s on
     the first half and g a s (1 - s) on the second (s recomputed from the saved input)."""
     float32_compute = True  # (half precision computed in float32, as PyTorch's CPU kernel)
+    _saved_self, _raw_saved_self = saved_tensor(0)
+    _saved_dim = given_argument("dim", lambda node: node.dim)
 
     def forward(self, x, dim):
         a, b = _halves(x, dim)

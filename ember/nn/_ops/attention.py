@@ -21,7 +21,7 @@ from ..._kernels._omp import region_threads
 from ..._kernels.policy import policy
 from ..._meta import is_meta
 from ..._parallel import chunks_for, gemm_block, parallel_for, parallel_rows, stack_matmul
-from ..._size import broadcast_mismatch
+from ..._size import broadcast_mismatch, c_type_name
 from ..._tensor import Tensor
 from ...autograd.graph import Node, records_nothing, shown_as, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
@@ -161,12 +161,13 @@ def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | N
                 groups: int) -> bool:
     """Whether PyTorch's CPU dispatch picks its flash kernel (else its math composite): 4-d query, key and value of
     one batch size, as many query heads as key/value heads (times the query groups), one head size, no empty
-    sequence, no dropout, a mask that needs no gradient, and a last dimension of stride 1 in each of query, key and
-    value (PyTorch's ``stride(-1) == 1``, a size-1 one's too)."""
+    sequence, no dropout (a ``dropout_p`` not above 0: a negative one too, which the flash kernel then refuses), a
+    mask that needs no gradient, and a last dimension of stride 1 in each of query, key and value (PyTorch's
+    ``stride(-1) == 1``, a size-1 one's too)."""
     q, k, v = query._data, key._data, value._data
     return (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1]
             and q.shape[1] == k.shape[1] * groups and q.shape[3] == k.shape[3] == v.shape[3] and q.size > 0
-            and k.size > 0 and dropout_p == 0 and (attn_mask is None or not attn_mask.requires_grad)
+            and k.size > 0 and dropout_p <= 0 and (attn_mask is None or not attn_mask.requires_grad)
             and _unit_last_stride(query) and _unit_last_stride(key) and _unit_last_stride(value))
 
 
@@ -439,13 +440,20 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                                _flash_output(q, q.dtype))[0])
             return ScaledDotProductFlashAttentionForCpuBackward0.apply(
                 query, key, value, mask=None, dmask=None, scale=s, causal=bool(is_causal), groups=1)
+    if dropout_p.__class__ not in (float, int, bool) and not isinstance(dropout_p, (xp.floating, xp.integer)):
+        raise TypeError(f"scaled_dot_product_attention(): argument 'dropout_p' must be float, not "
+                        f"{c_type_name(dropout_p)}")
     groups = _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa)
-    if not 0 <= dropout_p <= 1:  # (PyTorch's RuntimeError here, where F.dropout's is a ValueError)
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     flash = _flash_path(query, key, value, attn_mask, dropout_p, groups)
+    if flash and dropout_p != 0:  # (a negative one: PyTorch picks its flash kernel, which refuses any dropout)
+        raise RuntimeError("scaled_dot_product_attention_flash_attention: Currently do not support dropout > 0")
     if attn_mask is not None and is_causal and not flash and query._data.size and key._data.size:
         # PyTorch's flash kernel applies both (the mask within the causal triangle); its math composite refuses them
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if dropout_p > 1 and query._data.size and key._data.size:
+        # (the math composite's dropout, which an empty input does not reach: PyTorch's RuntimeError, where
+        # F.dropout's is a ValueError; a negative probability drops nothing there, as a zero one)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if scale is None:
         scale = 1 / math.sqrt(query._data.shape[-1]) if query._data.shape[-1] else 1.0
     given = attn_mask

@@ -18,9 +18,11 @@ from ..._kernels import pooling as compiled
 from ..._kernels.policy import policy
 from ..._memory_format import channels_last, laid_out, strides_in_channels_last_order
 from ..._parallel import parallel_for, parallel_kernel
+from ..._size import c_type_name, parsed_int
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
+from ...ops.shape import index_sizes
 from .conv import ntuple
 from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
 
@@ -368,7 +370,37 @@ def _pool_pads(size, kernel, stride, padding, dilation, ceil_mode, channels: int
                  for n, k, s, p, d, out in zip(size, kernel, stride, padding, dilation, outs))
 
 
+def _size_arguments(op: str, arguments) -> None:
+    """PyTorch's argument parser's checks of a pooling function's int-array arguments (``kernel_size``, ``stride``,
+    ``padding``, ``dilation``; ``arguments``: (value, name, position), None skipped), in its two passes: first, left
+    to right, that each is an int or a sequence whose first element is one ("avg_pool1d(): argument 'kernel_size'
+    (position 2) must be tuple of ints, not float", "... but found element of type str at pos 0"; a None stride is
+    its default), then the
+    sequences' other elements, unpacked right to left as PyTorch's compiled call evaluates its arguments ("argument
+    'stride' failed to unpack the object at pos 2": a module's stride, its kernel size repeated, is named first).
+    Positions as the module's positional call gives them (PyTorch names none for an argument the caller gave the
+    function by keyword; ember always does)."""
+    given = [(v, name, position) for v, name, position in arguments if v is not None or name != "stride"]
+    for value, name, position in given:
+        if value.__class__ is int:
+            continue
+        if isinstance(value, (tuple, list)):
+            index_sizes(value[:1], name, op, position)
+            continue
+        try:
+            parsed_int(value, bool_ok=False)
+        except TypeError:
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be tuple of ints, not "
+                            f"{c_type_name(value)}") from None
+    for value, name, position in reversed(given):
+        if isinstance(value, (tuple, list)):
+            index_sizes(value, name, op, position)
+
+
 def _pool_args(name, input, nd, kernel_size, stride, padding, dilation):
+    # (the parser's checks of the sizes' types come first, as PyTorch's; avg_pool has no dilation, given as 1)
+    _size_arguments(name, ((kernel_size, "kernel_size", 2), (stride, "stride", 3), (padding, "padding", 4),
+                           (dilation, "dilation", 5)))
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: expected {nd + 1}D or {nd + 2}D input, got input of size {list(input.shape)}")
     kernel = ntuple(kernel_size, nd, "kernel_size")

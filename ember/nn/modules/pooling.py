@@ -3,6 +3,8 @@ MaxUnpool1d/2d/3d, LPPool1d/2d/3d."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..._tensor import Tensor
 from .._ops.adaptive_max_pool import adaptive_max_pool
 from .._ops.conv import ntuple
@@ -76,10 +78,12 @@ class AvgPool1d(_AvgPoolNd):
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
-        # PyTorch stores AvgPool1d's sizes as 1-tuples (visible in its repr)
+        # PyTorch stores AvgPool1d's sizes as 1-tuples (visible in its repr), its ``_single``: a sequence (a string
+        # too) as a tuple of its elements, anything else in a 1-tuple, unchecked: avg_pool1d refuses what is no int
+        # when the module runs, not here
         stride = kernel_size if stride is None else stride
-        super().__init__(*(ntuple(v, 1, n) for v, n in ((kernel_size, "kernel_size"), (stride, "stride"),
-                                                         (padding, "padding"))), ceil_mode, count_include_pad)
+        super().__init__(*(tuple(v) if isinstance(v, Iterable) else (v,) for v in (kernel_size, stride, padding)),
+                         ceil_mode, count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):
