@@ -256,3 +256,35 @@ def test_weight_gradient_float32_error_within_winograds_bound(x_shape, w_shape, 
 
     floor = np.finfo(np.float32).eps * float(np.sqrt(np.mean(exact ** 2)))
     assert rms(ours) <= _WEIGHT_GRAD_ERROR_RATIO[m] * max(rms(theirs), floor)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape,w_shape,padding,output_padding,takes", [
+    ((8, 16, 4, 4), (16, 8, 4, 4), 1, 0, True),  # the input gradient of a critic's 4 x 4-output layer
+    ((8, 8, 8, 8), (8, 4, 4, 4), 1, 0, True),  # ... of an 8 x 8-output one
+    ((2, 6, 3, 5), (6, 5, 4, 4), 1, 0, True),  # 6 x 10 out: tiles of 2, the last tile column half outside
+    ((8, 8, 8, 8), (8, 4, 4, 4), 1, 1, True),  # output_padding: the convolution's padding (1, 0)
+    ((8, 8, 8, 8), (8, 4, 4, 4), 0, 1, False),  # ... (0, -1): it reads a prefix of g, not taken
+])
+def test_transposed_convolution_backward_against_pytorch(x_shape, w_shape, padding, output_padding, takes, dtype,
+                                                         taken):
+    """A transposed convolution's backward is the convolution of its output gradient g: where that is a phases
+    convolution, its input gradient is that forward and its weight gradient that forward's, with x in the output
+    gradient's place; PyTorch's values, and the bias's gradient too."""
+    rng = np.random.default_rng(13)
+    x, w = rng.standard_normal(x_shape).astype(dtype), (rng.standard_normal(w_shape) * 0.2).astype(dtype)
+    b = rng.standard_normal(w_shape[1]).astype(dtype)
+    kwargs = dict(stride=2, padding=padding, output_padding=output_padding)
+    g = rng.standard_normal(tuple(torch.nn.functional.conv_transpose2d(
+        torch.tensor(x), torch.tensor(w), **kwargs).shape)).astype(dtype)
+    got, want = [], []
+    for lib, into in ((ember, got), (torch, want)):
+        tensors = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = lib.nn.functional.conv_transpose2d(*tensors, **kwargs)
+        out.backward(lib.tensor(g))
+        into.extend(t.detach().numpy() for t in [out] + [t.grad for t in tensors])
+    assert taken == ([g.shape] if takes else [])
+    tol = dict(rtol=1e-4, atol=3e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for e, t in zip(got, want):
+        assert e.dtype == t.dtype and e.shape == t.shape and e.flags.c_contiguous
+        np.testing.assert_allclose(e, t, rtol=tol["rtol"], atol=tol["atol"] * np.abs(t).max())

@@ -325,8 +325,7 @@ class ConvNd(Node):
             # in and out, each band of tile rows gathering its input and scattering its output on its own thread
             out, cols = winograd.conv3x3_bands_nchw(x, w, pads, b, keep_tiles=needs is not None and needs[1])
             layout = None  # (``forward_batch_last``'s tag for Winograd tiles)
-        elif not wino and _batch_last(x, w, stride, pads, dilation) and conv_phases.applies(
-                x, w, b, stride, pads, dilation, groups):  # 4x4 stride 2, few positions: Winograd on its phases
+        elif not wino and takes_phases(x, w, b, stride, pads, dilation, groups):  # Winograd on its phases
             # cols: the transformed input tiles, which the weight gradient's tile GEMMs read
             out, cols = conv_phases.forward(x, w, b, pads, keep_tiles=needs is not None and needs[1])
             layout = _PHASES
@@ -494,6 +493,12 @@ def _batch_last(x, w, stride, pads, dilation) -> bool:
     kernel = w.shape[2:]
     positions = math.prod(out_size([n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)], kernel, stride, dilation))
     return math.prod(kernel) > 1 and positions <= policy.batch_last_max_positions
+
+
+def takes_phases(x, w, b, stride, pads, dilation, groups: int) -> bool:
+    """Whether the convolution of x (N, C, *spatial) with w and b computes by Winograd on its input's phases
+    (``conv_phases``): a 4x4 stride-2 one of few output positions (``_batch_last``), as that module takes."""
+    return _batch_last(x, w, stride, pads, dilation) and conv_phases.applies(x, w, b, stride, pads, dilation, groups)
 
 
 def _winograd(xb, w, stride, dilation, groups: int) -> bool:
