@@ -267,10 +267,10 @@ def test_weight_gradient_float32_error_within_winograds_bound(x_shape, w_shape, 
     ((8, 8, 8, 8), (8, 4, 4, 4), 0, 1, False),  # ... (0, -1): it reads a prefix of g, not taken
 ])
 def test_transposed_convolution_backward_against_pytorch(x_shape, w_shape, padding, output_padding, takes, dtype,
-                                                         taken):
+                                                         taken, threads):
     """A transposed convolution's backward is the convolution of its output gradient g: where that is a phases
     convolution, its input gradient is that forward and its weight gradient that forward's, with x in the output
-    gradient's place; PyTorch's values, and the bias's gradient too."""
+    gradient's place; PyTorch's values, and the bias's gradient too; the same bits at two threads."""
     rng = np.random.default_rng(13)
     x, w = rng.standard_normal(x_shape).astype(dtype), (rng.standard_normal(w_shape) * 0.2).astype(dtype)
     b = rng.standard_normal(w_shape[1]).astype(dtype)
@@ -283,7 +283,12 @@ def test_transposed_convolution_backward_against_pytorch(x_shape, w_shape, paddi
         out = lib.nn.functional.conv_transpose2d(*tensors, **kwargs)
         out.backward(lib.tensor(g))
         into.extend(t.detach().numpy() for t in [out] + [t.grad for t in tensors])
-    assert taken == ([g.shape] if takes else [])
+    ember.set_num_threads(2)
+    tensors = [ember.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ember.nn.functional.conv_transpose2d(*tensors, **kwargs).backward(ember.tensor(g))
+    for e, t in zip(got[1:], tensors):
+        np.testing.assert_array_equal(e, t.grad.numpy())
+    assert taken == ([g.shape] * 2 if takes else [])
     tol = dict(rtol=1e-4, atol=3e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     for e, t in zip(got, want):
         assert e.dtype == t.dtype and e.shape == t.shape and e.flags.c_contiguous
