@@ -1,5 +1,7 @@
 """Winograd F(m, 2) on the four stride-2 phases of a 4x4 stride-2 convolution (numba): the weight transform, the
-input transform from the padded batch-last input, and the output transform into (N, O, H, W) with the bias added.
+input transform from the padded batch-last input, and the output transform into (N, O, H, W) with the bias added;
+for the weight gradient, the output transform's transpose (from the batch-last output gradient) and the weight
+transform's.
 
 ``ember/nn/_ops/conv_phases.py`` says what is computed and why. ``g`` (m + 1 by 2), ``bt`` (m + 1 by m + 1) and
 ``at`` (m by m + 1) are the transforms' matrices (G, B^T and A^T); their zero entries are skipped, every other
@@ -160,3 +162,102 @@ def output_tiles(mm, at, bias, tx_n, o0, o1, y):
                 for h in range(ho):
                     for w in range(wo):
                         y[n, o, h, w] = z[h, w, n]
+
+
+@kernel
+def grad_tiles(gb, at, ty_n, tx_n, k0, k1, dm):
+    """dm[k, o, (ty TX + tx) N + n] = sum_j at[j, q] sum_i at[i, p] gb[o, m ty + i, m tx + j, n] for the transformed
+    values k = p (m + 1) + q in k0..k1, the positions past gb's (Ho, Wo) taken as zeros: the transpose of
+    ``output_tiles``' transform, dL/dM of the tile GEMMs' result for the batch-last output gradient gb (O, Ho, Wo, N).
+    The sum over i (a tile's rows) first, for a whole row of tiles, then the sum over j; each in ascending order."""
+    al = at.shape[1]
+    m = al - 1
+    o_, ho, wo, n_ = gb.shape[0], gb.shape[1], gb.shape[2], gb.shape[3]
+    e = np.empty((al, wo, n_), gb.dtype)  # e[p, x, n] = sum_i at[i, p] gb[o, m ty + i, x, n]
+    dm4 = dm.reshape(dm.shape[0], dm.shape[1], -1, n_)  # (.., tile, n): every innermost index a loop's own variable
+    for o in range(o_):
+        for ty in range(ty_n):
+            for p in range(k0 // al, (k1 - 1) // al + 1):
+                first = True
+                for i in range(m):
+                    f = at[i, p]
+                    row = m * ty + i
+                    if f == 0 or row >= ho:
+                        continue
+                    if first:
+                        for x in range(wo):
+                            for r in range(n_):
+                                e[p, x, r] = f * gb[o, row, x, r]
+                    else:
+                        for x in range(wo):
+                            for r in range(n_):
+                                e[p, x, r] += f * gb[o, row, x, r]
+                    first = False
+                if first:  # no row of this tile row's p inside gb
+                    e[p] = 0
+            for pq in range(k0, k1):
+                p, q = pq // al, pq % al
+                for tx in range(tx_n):
+                    t = ty * tx_n + tx
+                    first = True
+                    for j in range(m):
+                        f = at[j, q]
+                        col = m * tx + j
+                        if f == 0 or col >= wo:
+                            continue
+                        if first:
+                            for r in range(n_):
+                                dm4[pq, o, t, r] = f * e[p, col, r]
+                        else:
+                            for r in range(n_):
+                                dm4[pq, o, t, r] += f * e[p, col, r]
+                        first = False
+                    if first:
+                        for r in range(n_):
+                            dm4[pq, o, t, r] = 0
+
+
+@kernel
+def weight_grad_tiles(dut, g, dw):
+    """dw[o, c, 2 i + a, 2 j + b] = sum_p g[p, i] sum_q g[q, j] dut[p (m + 1) + q, (2 a + b) C + c, o]: the transpose
+    of ``weight_tiles``' transform (G^T dU G per phase (a, b)), the weight gradient dw (O, C, 4, 4) from the tile
+    GEMMs' weight gradient, transposed: dut ((m + 1)^2, 4 C, O). The sum over q first, then over p, each in
+    ascending order, over all output channels at once."""
+    al = g.shape[0]
+    o_, c_ = dw.shape[0], dw.shape[1]
+    t = np.empty((al, 2, o_), dw.dtype)  # t[p, j, o] = sum_q g[q, j] dut[p al + q, kc, o]
+    acc = np.empty(o_, dw.dtype)
+    for c in range(c_):
+        for a in range(2):
+            for b in range(2):
+                kc = (2 * a + b) * c_ + c
+                for p in range(al):
+                    for j in range(2):
+                        first = True
+                        for q in range(al):
+                            f = g[q, j]
+                            if f == 0:
+                                continue
+                            if first:
+                                for o in range(o_):
+                                    t[p, j, o] = f * dut[p * al + q, kc, o]
+                            else:
+                                for o in range(o_):
+                                    t[p, j, o] += f * dut[p * al + q, kc, o]
+                            first = False
+                for i in range(2):
+                    for j in range(2):
+                        first = True
+                        for p in range(al):
+                            f = g[p, i]
+                            if f == 0:
+                                continue
+                            if first:
+                                for o in range(o_):
+                                    acc[o] = f * t[p, j, o]
+                            else:
+                                for o in range(o_):
+                                    acc[o] += f * t[p, j, o]
+                            first = False
+                        for o in range(o_):
+                            dw[o, c, 2 * i + a, 2 * j + b] = acc[o]

@@ -256,9 +256,10 @@ class KernelPolicy:
     batch_last_max_positions: int = 64
     # Those of them with a 4x4 kernel at stride 2 (a WGAN or DCGAN critic's) compute their forward by Winograd F(m, 2)
     # on the input's four stride-2 phases (``nn/_ops/conv_phases.py``: 9/16 or 25/64 of the GEMM work, no copy back
-    # to (N, C, H, W)); their backward keeps the batch-last column matrix. False: the im2col forward. Measured one
-    # thread, batch 32, ms of CPU, im2col / this / PyTorch (loaded machine): 32 -> 64 channels to 8 x 8 2.2 / 1.5 /
-    # 1.2 and 64 -> 128 to 4 x 4 1.8 / 1.4 / 1.3.
+    # to (N, C, H, W)), and their weight gradient by the same Winograd's transpose on the kept input tiles; their
+    # input gradient keeps col2im. False: the im2col forward and weight gradient. Measured one thread, batch 32, ms
+    # of CPU, im2col / this / PyTorch (loaded machine): 32 -> 64 channels to 8 x 8 2.2 / 1.5 / 1.2 and 64 -> 128 to
+    # 4 x 4 1.8 / 1.4 / 1.3 forward; the backward (three gradients) 5.4 / 3.8 / 4.1 and 4.8 / 4.4 / 3.8.
     strided_winograd: bool = True
     # The DCGAN transposed convolution (4x4 kernel, stride 2, padding 1) by Winograd F(4, 2) per output phase
     # (``conv_transpose_winograd.py``: 0.39x the GEMM work in each direction); False: col2im / im2col. Only with

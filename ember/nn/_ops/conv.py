@@ -144,47 +144,6 @@ def _conv_batch_last_rows(xb, w, stride, dilation, groups: int):
     return Rows(run, out_sp[0] if s else 1, cols.size), out, cols, s
 
 
-def columns_rows(xb, w, stride, dilation, groups: int):
-    """(rows, cols, s): ``Rows`` that fill ``cols``, the column matrix of ``_conv_batch_last(xb, w, ...)`` (``s``: its
-    stacked dims), by the same copies (one per output row), without its GEMMs: the weight gradient's operand where
-    the forward did not build it (``conv_phases``). A caller runs them before that gradient's rows of the same output
-    rows (``_preceded``)."""
-    kernel = w.shape[2:]
-    out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
-    s = _stacked(w.shape[0] // groups, xb.shape[0] // groups * math.prod(kernel), out_sp, xb.shape[-1])
-    cols = xp.empty((*out_sp[:s], xb.shape[0], *kernel, *out_sp[s:], xb.shape[-1]), xb.dtype)
-    if _compiled_cols(s, xb):
-        return (Rows(lambda lo, hi: compiled_cols.im2col2d(xb, lo, *stride, *dilation, cols[lo:hi]), out_sp[0],
-                     cols.size), cols, s)
-    windows = [_rows_first(xb[window(offs, out_sp, stride, dilation, 1, 1)], s) for offs in offsets(kernel)]
-
-    def copy(lo: int, hi: int) -> None:  # output rows lo..hi (all of them for s = 0)
-        r = slice(lo, hi) if s else slice(None)
-        for offs, src in zip(offsets(kernel), windows):
-            cols[(r,) + (slice(None),) * s + offs] = src[r]
-
-    return Rows(copy, out_sp[0] if s else 1, cols.size), cols, s
-
-
-def _preceded(first: Rows | None, then: Rows) -> Rows:
-    """``then``'s rows, each after ``first``'s row of the same index where both split by the same rows (a thread
-    copies a row's columns, then multiplies them while in its cache), else ``first`` whole before ``then`` whole."""
-    if first is None:
-        return then
-    if not (first.whole or then.whole) and first.count == then.count:
-        def both(lo: int, hi: int) -> None:
-            first.run(lo, hi)
-            then.run(lo, hi)
-
-        return Rows(both, then.count, first.elements + then.elements)
-
-    def each(lo: int, hi: int) -> None:
-        run_rows(first)
-        run_rows(then)
-
-    return Rows(each, 1, first.elements + then.elements, True)
-
-
 def _row_matmul(a, b, out_shape, dtype, s: int):
     """matmul(a, b) of two stacks whose first dim is the output row (s == 1), split over threads by row. Each row's
     GEMM runs in blocks OpenBLAS keeps on one thread (``gemm_block``): its own threads would compete with ember's,
@@ -279,6 +238,8 @@ def _weight_grad_rows(cols, gb_last, w_shape, groups: int, layout: int | None):
     """``weight_grad``'s products as ``Rows``, ready to run, and ``finish()``, which after them sums them: dW."""
     if layout is None:
         return winograd.weight_grad3x3_rows(cols, gb_last)
+    if layout == _PHASES:
+        return conv_phases.weight_grad_rows(cols, gb_last, w_shape)
     s = layout
     gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
     cm = _colm(cols, s, groups)  # (*rows, G, C/G * prod(k), rest * N)
@@ -364,9 +325,9 @@ class ConvNd(Node):
             # in and out, each band of tile rows gathering its input and scattering its output on its own thread
             out, cols = winograd.conv3x3_bands_nchw(x, w, pads, b, keep_tiles=needs is not None and needs[1])
             layout = None  # (``forward_batch_last``'s tag for Winograd tiles)
-        elif not wino and _batch_last(x, w, stride, pads, dilation) and conv_phases.applies(
-                x, w, b, stride, pads, dilation, groups):  # 4x4 stride 2, few positions: Winograd on its phases
-            out, cols = conv_phases.forward(x, w, b, pads)  # cols: the padded batch-last input, for ``columns``
+        elif not wino and takes_phases(x, w, b, stride, pads, dilation, groups):  # Winograd on its phases
+            # cols: the transformed input tiles, which the weight gradient's tile GEMMs read
+            out, cols = conv_phases.forward(x, w, b, pads, keep_tiles=needs is not None and needs[1])
             layout = _PHASES
         elif wino or _batch_last(x, w, stride, pads, dilation):  # Winograd on narrow images, or few positions
             xb = batch_last_padded(x, pads)
@@ -399,14 +360,10 @@ class ConvNd(Node):
             if grads is not None:
                 return grads
         nx, nw, nb = self.needs_input_grad
-        copies = None  # the column matrix's copies, where the forward did not make it
-        if layout == _PHASES:  # the im2col forward's column matrix, from its padded input, with the products
-            copies, cols, layout = columns_rows(cols, w, stride, dilation, groups) if nw else (None, None, 1)
         gb_last = to_batch_last(g)
         gx = gw = gb = None
         if nw and nx:
             w_rows, w_finish = _weight_grad_rows(cols, gb_last, w.shape, groups, layout)
-            w_rows = _preceded(copies, w_rows)
             x_rows, x_finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
             if policy.inter_op and layout is not None and not (w_rows.whole or x_rows.whole):
                 # at once: the input gradient whole on ember's worker (its GEMMs, col2im and the copy back to
@@ -420,7 +377,7 @@ class ConvNd(Node):
                 gw, gx = w_finish(), to_nchw(x_finish())
         elif nw:
             w_rows, w_finish = _weight_grad_rows(cols, gb_last, w.shape, groups, layout)
-            run_rows(_preceded(copies, w_rows))
+            run_rows(w_rows)
             gw = w_finish()
         elif nx:
             gx = to_nchw(input_grad(gb_last, w, in_sp, stride, pads, dilation, groups))
@@ -453,7 +410,7 @@ def zero_grads(g, x, w, needs, bias_size: int):
 
 _NCHW = "nchw"  # ConvNd's layout tag for a forward by ``conv_nchw`` (batch-last ones: ``forward_batch_last``'s)
 _WINOGRAD = "winograd nchw"  # ... by ``winograd.conv3x3_nchw``
-_PHASES = "winograd phases"  # ... by ``conv_phases.forward`` (saved: its padded batch-last input)
+_PHASES = "winograd phases"  # ... by ``conv_phases.forward`` (saved: its input tiles)
 
 
 def _backward_nchw(g, cols, w, needs, in_sp, stride, pads, dilation, groups: int):
@@ -536,6 +493,12 @@ def _batch_last(x, w, stride, pads, dilation) -> bool:
     kernel = w.shape[2:]
     positions = math.prod(out_size([n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)], kernel, stride, dilation))
     return math.prod(kernel) > 1 and positions <= policy.batch_last_max_positions
+
+
+def takes_phases(x, w, b, stride, pads, dilation, groups: int) -> bool:
+    """Whether the convolution of x (N, C, *spatial) with w and b computes by Winograd on its input's phases
+    (``conv_phases``): a 4x4 stride-2 one of few output positions (``_batch_last``), as that module takes."""
+    return _batch_last(x, w, stride, pads, dilation) and conv_phases.applies(x, w, b, stride, pads, dilation, groups)
 
 
 def _winograd(xb, w, stride, dilation, groups: int) -> bool:

@@ -18,12 +18,16 @@ convolutions.
 
 Why: these convolutions compute batch-last (``conv._batch_last``: 16-64 output positions per sample) with one
 GEMM per output row, and their GEMMs alone took more than PyTorch's whole convolution (oneDNN's direct kernels
-near the processor's peak, where OpenBLAS's run at 80-90 % of it). The forward here reads the padded batch-last
-copy of the input (the one the backward's column matrix reads too), and writes its output in PyTorch's layout
-with the bias added (no copy back). The backward keeps the batch-last column matrix and its GEMMs (the weight
-gradient's, the double backward's convolutions): ``ConvNd.backward`` builds that matrix from the kept padded
-input when it needs it (``conv.columns``), with the same copies as the im2col forward, so the gradients of a
-given output gradient are the im2col path's bits.
+near the processor's peak, where OpenBLAS's run at 80-90 % of it). The forward here reads a padded batch-last
+copy of the input, and writes its output in PyTorch's layout with the bias added (no copy back). Its weight
+gradient is the same Winograd's transpose (``weight_grad_rows``): the output gradient's transform dM_k (A
+applied as the output transform's transpose), the GEMMs dU_k = dM_k V_k^T on the input tiles V the forward kept
+(where the weight needs a gradient), and the weight transform's transpose G^T dU G, 9/16 or 25/64 of the im2col
+weight gradient's work and no column matrix (ember's im2col weight gradient took 1.2-1.6x PyTorch's time at
+these layers). The input gradient keeps the batch-last col2im of ``conv.py`` (the transposed convolution's
+F(4, 2), ``conv_transpose_winograd.py``, measured no faster at a critic's 64 and 128 channels, with 5-8x
+PyTorch's rounding error), so the input and bias gradients of a given output gradient are the im2col path's
+bits; the double backward's convolutions are ``conv_higher_order``'s.
 
 At two threads the forward splits once, by the (m + 1)^2 GEMMs, each thread transforming its GEMMs' operands (the
 input tiles and weights of those k) before multiplying them: one hand-off to ember's worker, as the im2col
@@ -79,10 +83,10 @@ def _extra(in_sp, pads) -> tuple:
     return tuple(2 * m * -(-o // m) + 2 - (n + lo + hi) for n, o, (lo, hi) in zip(in_sp, out_sp, pads))
 
 
-def forward(x, w, b, pads):
-    """conv2d(x, w, b, stride=2) at per-dim (lo, hi) ``pads``: (out (N, O, Ho, Wo), contiguous, and the padded
-    batch-last input (C, Hp, Wp, N) that the convolution read, for the backward's column matrix: a view of the
-    tiles' input, which may hold zero rows and columns more)."""
+def forward(x, w, b, pads, keep_tiles: bool = False):
+    """conv2d(x, w, b, stride=2) at per-dim (lo, hi) ``pads``: (out (N, O, Ho, Wo), contiguous, and the transformed
+    input tiles V ((m + 1)^2, 4 C, TY TX N) that its GEMMs read, for ``weight_grad_rows``: kept only when
+    ``keep_tiles``, else None)."""
     n, c, h, wd = x.shape
     o = w.shape[0]
     extra = _extra((h, wd), pads)
@@ -109,5 +113,34 @@ def forward(x, w, b, pads):
     # a pass over memory as ``to_nchw``'s copy out, which it replaces: split from that pass's threshold on
     parallel_for(lambda o0, o1: compiled.output_tiles(mm, at, bias, tx, o0, o1, out), o, mm.size + out.size,
                  policy.min_parallel_pass_elements)
-    padded = tuple(s + lo + hi for s, (lo, hi) in zip((h, wd), pads))
-    return out, xb[:, :padded[0], :padded[1]]
+    return out, (v if keep_tiles else None)
+
+
+def weight_grad_rows(v, gb_last, w_shape):
+    """The weight gradient of ``forward`` from its kept input tiles ``v`` and the batch-last output gradient
+    gb_last (O, Ho, Wo, N), by the same Winograd F(m, 2): (``Rows`` of the (m + 1)^2 tile GEMMs, each with the
+    output gradient's transform of its own value k, dM_k (O x TY TX N), ready to run; ``finish()``, which after
+    them gives dW (O, C, 4, 4) by the weight transform's transpose). The GEMMs are dU_k^T = V_k dM_k^T (4 C x O),
+    9/16 (m = 2) or 25/64 (m = 4) of the im2col weight gradient's work, and no column matrix is built. Rounding is
+    Winograd's, as the forward's: against float64, float32 RMS errors 1.1-1.6x PyTorch's at m = 2 and 1.9-3.2x at
+    m = 4 (``tests/test_conv_phases.py``'s shapes). Every k computed as alone: the same bits for any thread count."""
+    o, c = w_shape[0], w_shape[1]
+    al = round(v.shape[0] ** 0.5)
+    m = al - 1
+    g, _, at = (xp.array(a, v.dtype) for a in _F[m])
+    ho, wo = gb_last.shape[1:3]
+    ty, tx = -(-ho // m), -(-wo // m)
+    dm = xp.empty((al * al, o, v.shape[2]), v.dtype)
+    dut = xp.empty((al * al, 4 * c, o), v.dtype)
+    block = gemm_block(4 * c, v.shape[2], o)
+
+    def products(k0: int, k1: int) -> None:
+        compiled.grad_tiles(gb_last, at, ty, tx, k0, k1, dm)
+        matmul_blocks(v[k0:k1], dm[k0:k1].transpose(0, 2, 1), dut[k0:k1], block)
+
+    def finish():
+        dw = xp.empty(w_shape, v.dtype)
+        compiled.weight_grad_tiles(dut, g, dw)
+        return dw
+
+    return Rows(products, al * al, v.size + dm.size + dut.size, block == 0), finish

@@ -4,7 +4,10 @@
 the convolution ``conv(z, w)`` (C_out -> C_in channels, the same stride, padding and dilation), applied to x. So
 its forward is ``conv.input_grad`` (col2im, or for stride 1 a convolution with the flipped kernel), and its
 backward is that convolution's forward: the column matrix of the output gradient g gives dx = W @ cols and
-dW = x @ cols^T, the convolution's own weight gradient with x in the place of the output gradient.
+dW = x @ cols^T, the convolution's own weight gradient with x in the place of the output gradient. Where that
+convolution is a 4x4 stride-2 one of few output positions (the input gradient of a WGAN critic's layer, in its
+double backward), both are Winograd on g's phases (``conv_phases``), as the convolution's forward and weight
+gradient are.
 
 ``output_padding`` adds rows at the high end of each dim that no input element reaches: the convolution's padding
 there is ``padding - output_padding`` (negative: the convolution reads only a prefix of z).
@@ -13,12 +16,12 @@ there is ``padding - output_padding`` (negative: the convolution reads only a pr
 from __future__ import annotations
 
 from ..._autocast import lower_precision
-from ..._parallel import one_blas_thread
+from ..._parallel import one_blas_thread, run_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
 from ...ops.activation import row_sums
-from . import conv_transpose_winograd
+from . import conv_phases, conv_transpose_winograd
 from .conv import (
     batched,
     cast_bias,
@@ -31,6 +34,7 @@ from .conv import (
     input_grad,
     strides_and_dilations,
     takes_onednn,
+    takes_phases,
     weight_grad,
     zero_grads,
 )
@@ -71,7 +75,16 @@ class ConvTransposeNd(Node):
         nx, nw, nb = self.needs_input_grad
         gx = gw = gb = None
         cropped = any(hi < 0 for _, hi in pads)
-        if nx or nw:
+        if (nx or nw) and not cropped and takes_phases(g, w, None, stride, pads, dilation, groups):
+            # the convolution of g by Winograd on its phases, as ``ConvNd``'s forward computes it, and the weight
+            # gradient from its input tiles with x in the output gradient's place, as ``ConvNd``'s backward does
+            gx, tiles = conv_phases.forward(g, w, None, pads, keep_tiles=bool(nw))
+            gx = gx if nx else None
+            if nw:
+                rows, finish = conv_phases.weight_grad_rows(tiles, xb, w.shape)
+                run_rows(rows)
+                gw = finish()
+        elif nx or nw:
             # the convolution of g: where the padding is negative, g's last rows were never written from x (crop)
             g_read = g[(slice(None),) * 2 + tuple(slice(0, n + min(hi, 0)) for n, (_, hi) in zip(g.shape[2:], pads))]
             gpad = batch_last_padded(g_read, tuple((lo, max(hi, 0)) for lo, hi in pads))
