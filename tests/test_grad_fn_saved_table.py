@@ -24,7 +24,7 @@ OPS = [
     'm.conj()', 'm.flatten()', 'm.ravel()', 'm.reshape(3,4)', 'm.view(12)', 'm.view(-1,2)', 'm.unsqueeze(0)',
     'm.squeeze()', 'm.expand(2,4,3)', 'm.repeat(2,1)', 'm.tile(2)', 'm.flip(0)', 'm.fliplr()', 'm.flipud()',
     'm.roll(1)', 'm.narrow(0,1,2)', 'm.select(0,1)', 'm[1]', 'm[1:3]', 'm[:,None]', 'm.diag()', 'm.diagonal()',
-    'm.tril()', 'm.triu()', 'm.trace()', 'm.movedim(0,1)', 'm.swapdims(0,1)', 'm.unfold(0,2,1)', 'm.chunk(2)[0]',
+    'm.tril()', 'm.triu()', 'm.diagonal(-1)', 'm.tril(-1)', 'm.triu(-2)', 'm.trace()', 'm.movedim(0,1)', 'm.swapdims(0,1)', 'm.unfold(0,2,1)', 'm.chunk(2)[0]',
     'm.split(2)[0]', 'm.unbind()[0]', 'm.clone()', 'm.contiguous()', 'm.t().contiguous()',
     'm.detach().requires_grad_().float()', 'm.double()', 'm.half()', 'm.to(torch_or_ember.float64)',
     'm.type_as(x.double())', 'm.masked_fill(m>0,1.0)', 'm.masked_scatter(m>0,m*2)',

@@ -36,7 +36,7 @@ def _attention(lib, shape, grad=False, **kw):
                                 dict(dropout_p=1.5), dict(dropout_p=-0.1, attn_mask=MASK),
                                 dict(dropout_p=-0.1, is_causal=True), dict(dropout_p=-0.1, attn_mask=MASK, is_causal=True),
                                 dict(dropout_p=1.5, attn_mask=MASK, is_causal=True), dict(dropout_p="0.1"),
-                                dict(dropout_p=None)], ids=str)
+                                dict(dropout_p=None), dict(dropout_p=float("nan"))], ids=str)
 def test_dropout_probability_as_pytorchs(shape, kw):
     if "attn_mask" in kw and 0 in shape[-2:]:
         pytest.skip("a mask of another sequence length")

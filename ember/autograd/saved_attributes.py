@@ -135,12 +135,14 @@ def _as_read(value):
     return as_unsigned(operator.index(value)) if type(value) is not bool and isinstance(value, int) else value
 
 
-def given_argument(name: str, default=None) -> property:
+def given_argument(name: str, default=None, raw: bool = False) -> property:
     """PyTorch's ``_saved_<name>`` of an argument the node keeps as given (``keep_as_given``), read as PyTorch's
-    (``_as_read``); ``default(node)`` where the caller kept none (another op making the same node)."""
+    (``_as_read``; as given with ``raw``: a Scalar such as ``alpha``, which PyTorch shows as given); ``default(node)``
+    where the caller kept none (another op making the same node)."""
     def read(node: Node):
         given = node.__dict__.get("given")
-        return _as_read(given[name] if given is not None and name in given else default(node))
+        value = given[name] if given is not None and name in given else default(node)
+        return value if raw else _as_read(value)
 
     return property(read)
 

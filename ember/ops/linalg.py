@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node, Unread, cast_gradient, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, formula_tensor
-from ..autograd.saved_attributes import keep_as_given, saved_tensor
+from ..autograd.saved_attributes import given_argument, keep_as_given, saved_tensor
 from .elementwise import require_tensor
 
 
@@ -607,8 +607,8 @@ class _AddedProduct(Node):
     beta = alpha = 1  # (as Add's alpha: a node's own only when not 1)
     # PyTorch's node shows beta and alpha as the caller gave them (``keep_as_given``: an int stays one, True stays
     # True), where ember's node keeps them as the kernel reads them; each subclass names its two operands
-    _saved_alpha = property(lambda node: node.__dict__.get("given", {}).get("alpha", 1))
-    _saved_beta = property(lambda node: node.__dict__.get("given", {}).get("beta", 1))
+    _saved_alpha = given_argument("alpha", lambda node: 1, raw=True)
+    _saved_beta = given_argument("beta", lambda node: 1, raw=True)
 
     def forward(self, input, a, b, beta=1, alpha=1):
         self.saved = (a, b)

@@ -13,12 +13,12 @@ from .._meta import made as _meta_made
 from .._size import c_type_name, int_argument
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, shown_as, torch_named
-from ..autograd.saved_attributes import given_argument, keep_as_given
+from ..autograd.saved_attributes import as_unsigned, given_argument, keep_as_given
 
 
 class Triangle(Node):
     linear = True
-    _saved_diagonal = property(lambda node: node.diagonal)
+    _saved_diagonal = property(lambda node: as_unsigned(node.diagonal))
 
     def forward(self, x, diagonal, upper):
         self.diagonal, self.upper = diagonal, upper
@@ -91,7 +91,7 @@ def _diagonal_positions(shape, offset: int, dim1: int, dim2: int):
 class Diagonal(Node):
     is_view = True
     _saved_self_sym_sizes = property(lambda node: tuple(node.shape))
-    _saved_offset = property(lambda node: node.offset)
+    _saved_offset = property(lambda node: as_unsigned(node.offset))
     _saved_dim1 = given_argument("dim1", lambda node: node.dims[0])
     _saved_dim2 = given_argument("dim2", lambda node: node.dims[1])
 

@@ -383,7 +383,7 @@ class Var(Node):
     _saved_self, _raw_saved_self = saved_tensor(0)
     # (the dims and correction as PyTorch's overload read them: ``_moment_arguments``)
     _saved_dim = given_argument("dim", lambda node: node.axes)
-    _saved_correction = property(lambda node: node.__dict__.get("given", {}).get("correction"))
+    _saved_correction = given_argument("correction", lambda node: None, raw=True)
     _saved_keepdim = property(lambda node: node.keepdim)
 
     def forward(self, x, axes, correction, keepdim):
@@ -859,7 +859,7 @@ class LinalgVectorNorm(Node):
     _saved_result, _raw_saved_result = saved_tensor(1)
     _saved_dim = given_argument("dim", lambda node: node.axes)
     _saved_keepdim = property(lambda node: node.keepdim)
-    _saved_ord = property(lambda node: node.__dict__.get("given", {}).get("ord", node.order))
+    _saved_ord = given_argument("ord", lambda node: node.order, raw=True)
 
     def forward(self, x, order, axes, keepdim):
         out = vector_norm_array(x, order, axes, keepdim)

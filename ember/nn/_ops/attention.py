@@ -161,13 +161,13 @@ def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | N
                 groups: int) -> bool:
     """Whether PyTorch's CPU dispatch picks its flash kernel (else its math composite): 4-d query, key and value of
     one batch size, as many query heads as key/value heads (times the query groups), one head size, no empty
-    sequence, no dropout (a ``dropout_p`` not above 0: a negative one too, which the flash kernel then refuses), a
-    mask that needs no gradient, and a last dimension of stride 1 in each of query, key and value (PyTorch's
-    ``stride(-1) == 1``, a size-1 one's too)."""
+    sequence, no dropout (a ``dropout_p`` not above 0: a negative or NaN one too, which the flash kernel then
+    refuses), a mask that needs no gradient, and a last dimension of stride 1 in each of query, key and value
+    (PyTorch's ``stride(-1) == 1``, a size-1 one's too)."""
     q, k, v = query._data, key._data, value._data
     return (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1]
             and q.shape[1] == k.shape[1] * groups and q.shape[3] == k.shape[3] == v.shape[3] and q.size > 0
-            and k.size > 0 and dropout_p <= 0 and (attn_mask is None or not attn_mask.requires_grad)
+            and k.size > 0 and not dropout_p > 0 and (attn_mask is None or not attn_mask.requires_grad)
             and _unit_last_stride(query) and _unit_last_stride(key) and _unit_last_stride(value))
 
 
