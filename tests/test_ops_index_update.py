@@ -1,6 +1,8 @@
 """index_add/index_copy/index_fill and the in-place indexing ops (masked_fill_, scatter_, scatter_add_,
 index_*_) against PyTorch: values, gradients (recorded in-place too), errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -337,8 +339,8 @@ def test_zero_d_scatter_reduce_in_place_as_pytorch(reduce, src):
     for m in (torch, ember):
         x = m.tensor(2.0)
         value = src if isinstance(src, float) else m.full(src, 3.0)
-        with __import__("warnings").catch_warnings():
-            __import__("warnings").simplefilter("ignore")  # (the deprecation warning of a tensor src)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the deprecation warning of a tensor src)
             assert x.scatter_(-1, m.tensor(0), value, reduce=reduce) is x
             outs.append((x, m.tensor(2.0).scatter(0, m.tensor([0]), value, reduce=reduce)))
     for e, t in zip(outs[1], outs[0]):
