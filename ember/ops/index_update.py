@@ -111,6 +111,16 @@ def _along(d: int, idx):
     return (slice(None),) * d + (idx,)
 
 
+def _zeroed(g, at):
+    """A copy of ``g`` with the positions ``at`` zeroed (recorded under create_graph). A 0-d ``g`` (a 0-d x's,
+    perhaps a NumPy scalar, whose copy is no array to write into) is zero if ``at`` names its one element."""
+    if g.ndim == 0:
+        return xp.zeros((), dtype=g.dtype) if at[-1].size else g  # (a constant: zero even where g is nan)
+    gx = g.copy()
+    gx[at] = 0
+    return gx
+
+
 def _lined(a):
     """``a``, or a 0-d ``a`` as a vector of its one element (a view: writes reach ``a``): PyTorch's index_add,
     index_copy and index_fill take a 0-d tensor as such a vector along dimension 0 (or -1)."""
@@ -159,8 +169,7 @@ class IndexCopy(Node):
     def backward(self, g):  # overwritten positions pass nothing to the old x
         gx = None
         if self.needs_input_grad[0]:
-            gx = xp.array(g)  # (a copy, an array even of a 0-d gradient given as a NumPy scalar)
-            _lined(gx)[self.at] = 0
+            gx = _zeroed(g, self.at)
         # (of the source's shape: a 0-d x takes a 0-d or one-element source)
         return gx, (_lined(g)[self.at].reshape(self.source_shape) if self.needs_input_grad[1] else None)
 
@@ -176,8 +185,7 @@ class IndexFill(Node):
         return out
 
     def backward(self, g):  # a tensor value gets the sum of the gradients of the positions it filled
-        gx = xp.array(g)  # (as IndexCopy's)
-        _lined(gx)[self.at] = 0
+        gx = _zeroed(g, self.at)
         if len(self.needs_input_grad) == 1:  # (a number: no edge)
             return (gx,)
         if not self.needs_input_grad[1]:
