@@ -52,6 +52,8 @@ CASES = {
     "flatten_one_dim": lambda x: x.t().flatten(1),
     "ravel_of_transposed": lambda x: x.t().ravel(),
     "ravel": lambda x: x.ravel(),
+    "ravel_function_of_transposed": lambda x: torch_or_ember(x).ravel(x.t()),
+    "ravel_function": lambda x: torch_or_ember(x).ravel(x),
 }
 # x[...]'s name: the last step PyTorch's indexing takes (type(grad_fn) stays ember's BasicIndex)
 INDEXING = ["x[0]", "x[-1]", "x[:, 1:3]", "x[1:3, 0]", "x[0, 1:3]", "x[None]", "x[1:, None]", "x[None, 0]",
@@ -78,6 +80,25 @@ def test_flatten_of_one_dim_is_the_tensor_and_ravel_copies_as_pytorchs():
         r = t.ravel()
         assert r.grad_fn.next_functions[0][0].name() == "CloneBackward0" and r._base is not t and r._base is not x
         assert x.ravel()._base is x
+
+
+@pytest.mark.parametrize("make", [lambda m: m.arange(24.0).reshape(4, 6).t(), lambda m: m.tensor(3.0),
+                                  lambda m: m.arange(24.0).reshape(2, 3, 4)[:, 1:, ::2], lambda m: m.zeros(0, 3)])
+def test_ravel_function_is_the_methods_as_pytorchs(make):
+    outs = []
+    for m in (torch, ember):
+        x = make(m).requires_grad_()
+        r = m.ravel(x)
+        assert r.is_contiguous() and r.dim() == 1
+        assert (r._base is x or r._base is getattr(x, "_base", None) and x.is_contiguous()) == x.is_contiguous()
+        r.mul(m.arange(float(r.numel()))).sum().backward()
+        outs.append((r, x.grad))
+    for e, t in zip(outs[1], outs[0]):
+        np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+    with pytest.raises(TypeError):
+        torch.ravel([1.0])
+    with pytest.raises(TypeError):
+        ember.ravel([1.0])
 
 
 @pytest.mark.parametrize("op", list(CASES))

@@ -1,5 +1,7 @@
 """nn.utils (clipping, parameter vectors) and the remaining functionals (pad, normalize) against torch."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -184,3 +186,35 @@ def test_functional_batch_norm(training, rng):
 def test_functional_layer_group_norm_without_affine():
     check(lambda m, x: m.nn.functional.layer_norm(x, (4,)), [(3, 4)], atol=1e-4)
     check(lambda m, x: m.nn.functional.group_norm(x, 2), [(2, 4, 3)], atol=1e-4)
+
+
+@pytest.mark.parametrize("foreach", [None, True, False])
+@pytest.mark.parametrize("make", [lambda m: [], lambda m: (), lambda m: iter([]), lambda m: (p for p in []),
+                                  lambda m: [m.nn.Parameter(m.ones(2)), m.nn.Parameter(m.ones(3))],
+                                  lambda m: m.nn.Parameter(m.ones(2))])
+def test_clipping_no_gradient_as_pytorch(make, foreach):
+    # clip_grad_value_ has nothing to clip: PyTorch's RuntimeError whatever foreach; clip_grad_norm_ returns 0
+    with pytest.raises(RuntimeError) as et:
+        torch.nn.utils.clip_grad_value_(make(torch), 1.0, foreach=foreach)
+    with pytest.raises(RuntimeError) as ee:
+        nn.utils.clip_grad_value_(make(ember), 1.0, foreach=foreach)
+    assert str(ee.value) == str(et.value) and "nested_tensorlist[0].empty()" in str(ee.value)
+    with warnings.catch_warnings(record=True) as te:
+        warnings.simplefilter("always")
+        t = torch.nn.utils.clip_grad_norm_(make(torch), 1.0, foreach=foreach)
+    with warnings.catch_warnings(record=True) as ee:
+        warnings.simplefilter("always")
+        e = nn.utils.clip_grad_norm_(make(ember), 1.0, foreach=foreach)
+    assert_close(e, t, 0, 0)
+    assert [str(w.message) for w in ee] == [str(w.message) for w in te]
+
+
+def test_clip_grad_value_skips_parameters_without_gradient_as_pytorch():
+    outs = []
+    for m in (torch, ember):
+        a, b = m.nn.Parameter(m.tensor([3.0, -2.0, 0.5])), m.nn.Parameter(m.ones(2))
+        a.grad = m.tensor([3.0, -2.0, 0.5])
+        m.nn.utils.clip_grad_value_([a, b], 1.0)
+        outs.append((a.grad, b.grad))
+    assert_close(outs[1][0], outs[0][0], 0, 0)
+    assert outs[1][1] is None and outs[0][1] is None

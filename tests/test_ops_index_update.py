@@ -1,6 +1,8 @@
 """index_add/index_copy/index_fill and the in-place indexing ops (masked_fill_, scatter_, scatter_add_,
 index_*_) against PyTorch: values, gradients (recorded in-place too), errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -269,3 +271,122 @@ def test_index_add_float_alpha_of_an_integer_tensor_is_converted_as_pytorch(dtyp
                                        alpha=alpha),
                  run(torch).index_add_(0, torch.tensor([3]), torch.tensor([1], dtype=getattr(torch, dtype)),
                                        alpha=alpha))
+
+
+# A 0-d tensor: PyTorch's scatter and index_* kernels take it (and a 0-d index or source) as a vector of its one
+# element along dim 0 or -1; index_put counts each index tensor as a dimension and refuses one on it.
+ZERO_D_OPS = {
+    "scatter": lambda m, x, d, i, s: m.scatter(x, d, i, s),
+    "scatter_number": lambda m, x, d, i, s: x.scatter(d, i, 2.5),
+    "scatter_add": lambda m, x, d, i, s: m.scatter_add(x, d, i, s),
+    "scatter_reduce": lambda m, x, d, i, s: m.scatter_reduce(x, d, i, s, "prod"),
+    "index_add": lambda m, x, d, i, s: m.index_add(x, d, i, s, alpha=2),
+    "index_copy": lambda m, x, d, i, s: m.index_copy(x, d, i, s),
+    "index_fill": lambda m, x, d, i, s: m.index_fill(x, d, i, s.reshape(())),
+    "index_fill_number": lambda m, x, d, i, s: x.index_fill(d, i, -1.0),
+    "scatter_": lambda m, x, d, i, s: (x * 1).scatter_(d, i, s),
+    "scatter_add_": lambda m, x, d, i, s: (x * 1).scatter_add_(d, i, s),
+    "index_add_": lambda m, x, d, i, s: (x * 1).index_add_(d, i, s),
+    "index_copy_": lambda m, x, d, i, s: (x * 1).index_copy_(d, i, s),
+    "index_fill_": lambda m, x, d, i, s: (x * 1).index_fill_(d, i, s.reshape(())),
+    "index_put": lambda m, x, d, i, s: m.index_put(x, (i,), s),
+    "index_put_accumulate": lambda m, x, d, i, s: x.index_put((i,), s, accumulate=True),
+    "index_put_": lambda m, x, d, i, s: (x * 1).index_put_((i,), s),
+}
+
+
+@pytest.mark.parametrize("op", sorted(ZERO_D_OPS))
+@pytest.mark.parametrize("dim", [0, -1, 1])
+@pytest.mark.parametrize("index", [0, [0], 1, [-1], True])
+@pytest.mark.parametrize("src_shape", [(), (1,)])
+def test_zero_d_tensor_as_pytorch(op, dim, index, src_shape):
+    fn = ZERO_D_OPS[op]
+
+    def run(m):
+        x = m.tensor(1.5, requires_grad=True)
+        s = m.tensor(np.full(src_shape, 7.0, np.float32), requires_grad=True)
+        return x, s, fn(m, x, dim, m.tensor(index), s)
+
+    try:
+        tx, ts, t_out = run(torch)
+    except Exception as err:  # ember raises the same type, with PyTorch's words
+        e_msg, t_msg = raises_like_torch(lambda m: run(m)[2], type(err))
+        key = t_msg.split(" (")[0] if "Dimension out of range" not in t_msg else t_msg
+        assert key.split(": ")[-1] in e_msg
+        return
+    ex, es, e_out = run(ember)
+    assert tuple(e_out.shape) == tuple(t_out.shape) == ()
+    assert_close(e_out, t_out, 0, 0)
+    try:
+        (t_out * 3).backward()
+    except Exception as err:  # (PyTorch refuses a 0-d index's gradient for a larger source, a negative index's)
+        with pytest.raises(type(err)) as ee:
+            (e_out * 3).backward()
+        assert str(ee.value) == str(err)
+        return
+    (e_out * 3).backward()
+    for e, t in ((ex, tx), (es, ts)):
+        assert (e.grad is None) == (t.grad is None)
+        if t.grad is not None:
+            assert tuple(e.grad.shape) == tuple(t.grad.shape)
+            assert_close(e.grad, t.grad, 0, 0)
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("src", [3.0, (), (1,)])
+def test_zero_d_scatter_reduce_in_place_as_pytorch(reduce, src):
+    outs = []
+    for m in (torch, ember):
+        x = m.tensor(2.0)
+        value = src if isinstance(src, float) else m.full(src, 3.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the deprecation warning of a tensor src)
+            assert x.scatter_(-1, m.tensor(0), value, reduce=reduce) is x
+            outs.append((x, m.tensor(2.0).scatter(0, m.tensor([0]), value, reduce=reduce)))
+    for e, t in zip(outs[1], outs[0]):
+        assert e.shape == () and t.shape == ()
+        assert_close(e, t, 0, 0)
+
+
+@pytest.mark.parametrize("indices", [(0, 0), (True, 0), ((2, 2), 0, 0, 0)])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_more_indices_than_dimensions_as_pytorch(indices, accumulate):
+    shape, *idx = indices
+
+    def run(m):
+        x = m.zeros(shape) if isinstance(shape, tuple) else m.tensor(1.0) if shape == 0 else m.ones(2)
+        return m.index_put(x, tuple(m.tensor(i) for i in idx), m.tensor(5.0), accumulate)
+
+    if indices == (True, 0):  # a 0-d bool index on a vector: one dimension, accepted
+        assert_close(run(ember), run(torch), 0, 0)
+        return
+    e_msg, t_msg = raises_like_torch(run, IndexError)
+    assert e_msg == t_msg
+
+
+@pytest.mark.parametrize("shape,dim,index", [((), 0, [-1]), ((), 0, [-1, -1]), ((), -1, [0, -1]), ((3,), -1, [0, -1]),
+                                             ((2, 3), 0, [0, -1]), ((2, 3), -1, [0, -1]), ((2, 3, 4), 1, [0, -1])])
+def test_index_fill_value_gradient_of_a_negative_index_as_pytorch(shape, dim, index):
+    def run(m, value_grad):
+        x = m.ones(shape, requires_grad=True)
+        v = m.tensor(2.0, requires_grad=value_grad)
+        m.index_fill(x, dim, m.tensor(index), v).sum().backward()
+        return x.grad
+
+    e_msg, t_msg = raises_like_torch(lambda m: run(m, True))
+    assert e_msg == t_msg
+    assert_close(run(ember, False), run(torch, False), 0, 0)  # (x's own gradient alone is computed)
+
+
+@pytest.mark.parametrize("shape,dim,index", [((3,), 0, [0, 0, 2]), ((2, 3), 1, [2, 2]), ((2, 3), 0, [1, 0, 1]),
+                                             ((), 0, [0, 0])])
+def test_index_fill_value_gradient_counts_a_repeated_index_once_as_pytorch(shape, dim, index):
+    grads = []
+    for m in (torch, ember):
+        x = m.ones(shape, requires_grad=True)
+        v = m.tensor(2.0, requires_grad=True)
+        m.index_fill(x * 1, dim, m.tensor(index), v).mul(m.arange(1.0, 1.0 + max(1, x.numel())).reshape(shape)) \
+            .sum().backward()
+        grads.append((x.grad, v.grad))
+    for e, t in zip(grads[1], grads[0]):
+        assert_close(e, t, 0, 0)

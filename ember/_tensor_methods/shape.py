@@ -100,8 +100,7 @@ class ShapeMethods:
         return ops.shape.reshape(self, other._data.shape)
 
     def ravel(self) -> Tensor:
-        # (PyTorch's ``contiguous().view(-1)``: a copy of a tensor that is not contiguous, CloneBackward0 then a view)
-        return ops.shape.reshape(ops.shape.contiguous(self), -1)
+        return ops.shape.ravel(self)
 
     swapdims = transpose
 

@@ -31,6 +31,7 @@ from .indexing import (
     SAVED_DIM,
     SAVED_INDEX,
     _overlaps,
+    as_vector,
     check_inplace,
     check_scatter_index,
     masked_fill,
@@ -65,6 +66,8 @@ def _index_arg(x: Tensor, dim: int, index: Tensor, name: str, bounds: bool = Tru
     if not isinstance(index, Tensor):
         refuse_numpy_array(name, index, "index", 2)  # (an array: PyTorch's parser refuses it first, TypeError)
         raise IndexError(f"{name}(): Expected dtype int64 for index (got {type(index).__name__})")
+    if name != "index_fill":  # (PyTorch's other index ops check the dim before the index)
+        _wrap_dim(dim, x._data.ndim)
     *allowed, error, message = _INDEX_DTYPES[name]
     if index._data.dtype.name not in allowed:
         raise error(message.format(SCALAR_TYPE_NAMES.get(index._data.dtype.name, index.dtype)))
@@ -92,7 +95,11 @@ def _check_bounds(x: Tensor, d: int, idx, name: str) -> None:
 
 def _check_source(x: Tensor, d: int, idx, source: Tensor, name: str) -> None:
     want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
-    if x._data.ndim and source._data.shape != want:
+    if not x._data.ndim:  # (PyTorch's index_add and index_reduce take a 0-d source only; index_copy any as many)
+        wrong = source._data.size != idx.size if name == "index_copy" else source._data.ndim != 0
+    else:
+        wrong = source._data.shape != want
+    if wrong:
         raise RuntimeError(
             f"{name}(): source tensor shape must match self tensor shape, excluding the specified dimension. "
             f"Got self.shape = {list(x.shape)} source.shape = {list(source.shape)} (index has {idx.size} entries)"
@@ -102,6 +109,22 @@ def _check_source(x: Tensor, d: int, idx, source: Tensor, name: str) -> None:
 def _along(d: int, idx):
     """An index expression selecting positions ``idx`` of dimension ``d``."""
     return (slice(None),) * d + (idx,)
+
+
+def _zeroed(g, at):
+    """A copy of ``g`` with the positions ``at`` zeroed (recorded under create_graph). A 0-d ``g`` (a 0-d x's,
+    perhaps a NumPy scalar, whose copy is no array to write into) is zero if ``at`` names its one element."""
+    if g.ndim == 0:
+        return xp.zeros((), dtype=g.dtype) if at[-1].size else g  # (a constant: zero even where g is nan)
+    gx = g.copy()
+    gx[at] = 0
+    return gx
+
+
+def _lined(a):
+    """``a``, or a 0-d ``a`` as a vector of its one element (a view: writes reach ``a``): PyTorch's index_add,
+    index_copy and index_fill take a 0-d tensor as such a vector along dimension 0 (or -1)."""
+    return a.reshape(1) if a.ndim == 0 else a
 
 
 @torch_named("IndexAddBackward0")
@@ -116,12 +139,15 @@ class IndexAdd(Node):
 
     def forward(self, x, source, dim, index, alpha):
         self.at, self.alpha, self.dim, self.source_dim = _along(dim, index), alpha, dim, source.ndim
+        self.source_shape = source.shape
         out = x.copy()
-        xp.add.at(out, self.at, source * alpha if alpha != 1 else source)  # repeated indices accumulate
+        xp.add.at(_lined(out), self.at, source * alpha if alpha != 1 else source)  # repeated indices accumulate
         return out
 
     def backward(self, g):
-        gs = g[self.at] * self.alpha if self.needs_input_grad[1] else None
+        gs = None
+        if self.needs_input_grad[1]:  # (of the source's shape: a 0-d x takes a 0-d source)
+            gs = _lined(g)[self.at].reshape(self.source_shape) * self.alpha
         return g, gs
 
 
@@ -135,16 +161,17 @@ class IndexCopy(Node):
 
     def forward(self, x, source, dim, index):
         self.at, self.dim, self.source_dim = _along(dim, index), dim, source.ndim
+        self.source_shape = source.shape
         out = x.copy()
-        out[self.at] = source
+        _lined(out)[self.at] = source
         return out
 
     def backward(self, g):  # overwritten positions pass nothing to the old x
         gx = None
         if self.needs_input_grad[0]:
-            gx = g.copy()
-            gx[self.at] = 0
-        return gx, (g[self.at] if self.needs_input_grad[1] else None)
+            gx = _zeroed(g, self.at)
+        # (of the source's shape: a 0-d x takes a 0-d or one-element source)
+        return gx, (_lined(g)[self.at].reshape(self.source_shape) if self.needs_input_grad[1] else None)
 
 
 @torch_named("IndexFillBackward0")
@@ -154,15 +181,27 @@ class IndexFill(Node):
     def forward(self, x, value, dim, index):
         self.at, self.dim = _along(dim, index), dim
         out = x.copy()
-        out[self.at] = value
+        _lined(out)[self.at] = value
         return out
 
     def backward(self, g):  # a tensor value gets the sum of the gradients of the positions it filled
-        gx = g.copy()
-        gx[self.at] = 0
+        gx = _zeroed(g, self.at)
         if len(self.needs_input_grad) == 1:  # (a number: no edge)
             return (gx,)
-        return gx, (g[self.at].sum() if self.needs_input_grad[1] else None)
+        if not self.needs_input_grad[1]:
+            return gx, None
+        # the value's gradient: g's selection at each distinct index (a repeated one counts once), as PyTorch's
+        # formula; its index_select refuses a negative index (dimension 0's error, or another's) and, of a 0-d g,
+        # more than one
+        index = xp.unique(self.at[-1])
+        if g.ndim == 0 and index.size > 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.size} value(s)")
+        if index.size and index[0] < 0:
+            if self.dim == 0:
+                raise IndexError("index out of range in self")
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(index[0])} "
+                               f"axis_dim={g.shape[self.dim]}")
+        return gx, _lined(g)[_along(self.dim, index)].sum()
 
 
 @torch_named("IndexFillBackward1")
@@ -286,6 +325,11 @@ def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce
         return _write_back(x, lambda t: scatter_add(t, dim, index, src), src)
     if reduce == "multiply":
         check_inplace(x, False)
+        if not x._data.ndim:  # (a vector of its one element, as scatter's: the view writes x)
+            with no_grad():
+                scatter_(x.view(1), _wrap_dim(dim, 0), index.reshape(-1), src.reshape(-1)
+                         if isinstance(src, Tensor) else src, reduce=reduce)
+            return x
         d = _wrap_dim(dim, x._data.ndim)
         check_scatter_index(x, d, index._data, src._data if isinstance(src, Tensor) else None)
         grids = list(xp.indices(index._data.shape, sparse=True))
@@ -368,6 +412,9 @@ def indexed_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): indices must be a tuple of tensors, not {c_type_name(indices)}")
     refuse_array_indices(indices)
+    if len(indices) > x._data.ndim and all(isinstance(i, Tensor) for i in indices):
+        # (PyTorch counts each index tensor as one dimension here, a 0-d bool one too, where x[...] would not)
+        raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got {len(indices)})")
     if not isinstance(values, Tensor):
         values = Tensor._make(xp.asarray(values, dtype=x._data.dtype))
     elif values._data.dtype != x._data.dtype:
@@ -642,11 +689,13 @@ def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's forward takes the older names too
     if reduce not in _REDUCE_UFUNC:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if not x._data.ndim:
+        return as_vector(scatter_reduce, x, dim, index, src, reduce=reduce, include_self=include_self)
+    d = _wrap_dim(dim, x._data.ndim)  # (PyTorch checks the dim before the index)
     idx = _check_index(index, "scatter_reduce")
     if src._data.dtype != x._data.dtype:
         raise RuntimeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and "
                            f"{src.dtype}")
-    d = _wrap_dim(dim, x._data.ndim)
     if idx.ndim != x._data.ndim or src._data.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     check_scatter_index(x, d, idx, src._data)

@@ -1237,7 +1237,27 @@ class ScatterAdd(Node):
         return g, (gather_array(g, self.index, self.dim) if self.needs_input_grad[1] else None)
 
 
+def as_vector(op, x: Tensor, dim: int, index, src, **kwargs) -> Tensor:
+    """``op(x, dim, index, src)`` for a 0-d ``x``: PyTorch's scatter kernels take a 0-d tensor (and a 0-d index or
+    source) as a vector of its one element, dim 0 or -1; the result is 0-d again (recorded through a view of x,
+    where PyTorch's node is the scatter's own)."""
+    _wrap_dim(dim, 0)  # (PyTorch's error for another dim)
+    if op in (scatter, scatter_add) and isinstance(index, Tensor) and not index._data.ndim \
+            and isinstance(src, Tensor) and src._data.ndim and src._requires_grad and _GradState.enabled:
+        # a 0-d index with a larger source: PyTorch's source gradient is 0-d, which its engine refuses
+        src = _SourcePart.apply(src, part=(0,) * src._data.ndim,
+                                node="ScatterBackward0" if op is scatter else "ScatterAddBackward0")
+
+    def vector(t):
+        return t.reshape(-1) if isinstance(t, Tensor) and t._data.ndim == 0 else t
+
+    return op(x.reshape(1), 0, vector(index), vector(src), **kwargs).reshape(())
+
+
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    if isinstance(x, Tensor) and x._data.ndim == 0:
+        return as_vector(scatter_add, x, dim, index, src)
+    _wrap_dim(dim, x._data.ndim)  # (PyTorch checks the dim before the index)
     idx = _check_index(index, "scatter_add")
     check_scatter_index(x, _wrap_dim(dim, x._data.ndim), idx, src._data)
     if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
@@ -1250,6 +1270,8 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
     """Out-of-place scatter (no gradient to ``src`` through overwritten duplicates). ``reduce="add"``/``"multiply"``
     combine ``src`` with x's values (``scatter_``'s rule, on a copy); as in PyTorch that result has no derivative:
     it is recorded when an operand requires grad, and backward through it raises."""
+    if isinstance(x, Tensor) and x._data.ndim == 0:
+        return as_vector(scatter, x, dim, index, src, reduce=reduce)
     if reduce is not None:
         from ..autograd.grad_mode import no_grad
         from .elementwise import without_derivative
@@ -1258,8 +1280,8 @@ def scatter(x: Tensor, dim: int, index: Tensor, src, *, reduce: str | None = Non
         with no_grad():  # (PyTorch's result is contiguous whatever x's layout)
             combined = scatter_(x.clone(memory_format=contiguous_format), dim, index, src, reduce=reduce)
         return without_derivative(combined, "scatter", x, src)
+    d = _wrap_dim(dim, x._data.ndim)  # (PyTorch checks the dim before the index)
     idx = _check_index(index, "scatter")
-    d = _wrap_dim(dim, x._data.ndim)
     if isinstance(src, xp.ndarray):  # (a tensor or a number to PyTorch's parser, never an array)
         refuse_numpy_array("scatter", src, "src", 3)
     if isinstance(src, Tensor) and src._data.dtype != x._data.dtype:
@@ -1289,13 +1311,13 @@ class _SourcePart(Node):
 
     linear = True  # (forward-mode AD: the tangent's part, as the value's)
 
-    def forward(self, src, part):
-        self.shapes = (src.shape, src[part].shape)
+    def forward(self, src, part, node="ScatterBackward0"):
+        self.shapes, self.node = (src.shape, src[part].shape), node
         return src[part]
 
     def backward(self, g):
         src_shape, got = self.shapes
-        raise RuntimeError(f"Function ScatterBackward0 returned an invalid gradient at index 1 - got {list(got)} but "
+        raise RuntimeError(f"Function {self.node} returned an invalid gradient at index 1 - got {list(got)} but "
                            f"expected shape compatible with {list(src_shape)}")
 
 

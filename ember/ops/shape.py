@@ -426,6 +426,12 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, shp[:s] + (-1 if x._data.size else _prod(shp[s:e + 1]),) + shp[e + 1:])
 
 
+def ravel(input: Tensor) -> Tensor:
+    """``torch.ravel``: the elements as a vector, a view of a contiguous tensor. As PyTorch's
+    ``contiguous().view(-1)``: a copy of a tensor that is not contiguous (CloneBackward0, then a view)."""
+    return reshape(contiguous(input), -1)
+
+
 def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim == 0:  # (a 0-d tensor has no dim to unflatten: PyTorch's error, its first lines)

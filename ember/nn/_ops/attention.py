@@ -226,7 +226,7 @@ def _heads_at_once(*arrays) -> bool:
         return False
     q, k = arrays[0], arrays[1]
     L, E, S = q.shape[-2], q.shape[-1], k.shape[-2]
-    total = sum(x.size for x in arrays) + 2 * q.size // E * S
+    total = sum(x.size for x in arrays) + 2 * math.prod(q.shape[:-1]) * S  # (the scores: E may be 0)
     # (the split first: at one thread it is the answer, without the blocks' tests)
     return (chunks_for(a.shape[0], total) > 1 and gemm_block(L, E, S) is None
             and gemm_block(L, S, max(x.shape[-1] for x in arrays)) is None
@@ -352,6 +352,13 @@ def _softmax_jvp_rows(gp, p, dmask, gmask, scale) -> None:
             gp *= scale
 
 
+def _no_attention(query: Tensor, key: Tensor, value: Tensor) -> bool:
+    """Whether PyTorch takes its path for an empty result or no keys (L, S or Ev zero, or an empty batch): zeros
+    of the result's shape, the mask neither checked against the scores' shape nor used (nor is_causal with it)."""
+    q, k, v = query._data.shape, key._data.shape, value._data.shape
+    return 0 in (q[-2], k[-2], v[-1]) or 0 in q[:-2] + k[:-2] + v[:-2]
+
+
 def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causal: bool, enable_gqa: bool) -> int:
     """PyTorch's argument checks; returns how many query heads share each key/value head."""
     q, k, v = query._data, key._data, value._data
@@ -399,6 +406,14 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causa
     if msg is not None:
         raise RuntimeError(f"scaled_dot_product_attention: {msg} (query {tuple(q.shape)}, key {tuple(k.shape)}, "
                            f"value {tuple(v.shape)})")
+    return groups
+
+
+def _check_mask_shape(query: Tensor, key: Tensor, value: Tensor, attn_mask, groups: int) -> None:
+    """The mask broadcasts to the scores (..., L, S), as PyTorch's check (after its is_causal one)."""
+    q, k, v = query._data, key._data, value._data
+    lead_k = k.shape[:-3] + (k.shape[-3] * groups,) if k.ndim >= 3 else ()
+    lead_v = v.shape[:-3] + (v.shape[-3] * groups,) if v.ndim >= 3 else ()
     if attn_mask is not None:
         scores = xp.broadcast_shapes(q.shape[:-2], lead_k, lead_v) + (q.shape[-2], k.shape[-2])
         m = attn_mask._data.shape
@@ -409,7 +424,6 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causa
         if msg is not None:
             raise RuntimeError(f"scaled_dot_product_attention: {msg} (attn_mask {tuple(m)} must broadcast to the "
                                f"attention scores (..., L, S) = {tuple(scores)})")
-    return groups
 
 
 @lower_precision
@@ -444,12 +458,16 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         raise TypeError(f"scaled_dot_product_attention(): argument 'dropout_p' must be float, not "
                         f"{c_type_name(dropout_p)}")
     groups = _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa)
+    empty = _no_attention(query, key, value)
+    if empty:  # (PyTorch's empty path: the mask is unused, whatever its shape)
+        attn_mask = None
     flash = _flash_path(query, key, value, attn_mask, dropout_p, groups)
     if flash and dropout_p != 0:  # (a negative one: PyTorch picks its flash kernel, which refuses any dropout)
         raise RuntimeError("scaled_dot_product_attention_flash_attention: Currently do not support dropout > 0")
-    if attn_mask is not None and is_causal and not flash and query._data.size and key._data.size:
+    if attn_mask is not None and is_causal and not flash:
         # PyTorch's flash kernel applies both (the mask within the causal triangle); its math composite refuses them
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    _check_mask_shape(query, key, value, attn_mask, groups)  # (None on PyTorch's empty path: unchecked)
     if dropout_p > 1 and query._data.size and key._data.size:
         # (the math composite's dropout, which an empty input does not reach: PyTorch's RuntimeError, where
         # F.dropout's is a ValueError; a negative probability drops nothing there, as a zero one)
@@ -479,5 +497,5 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     # elsewhere PyTorch's CPU runs its math composite, whose last node names the result's grad_fn: the final
     # matmul's (MmBackward0 of 2-d operands, else the UnsafeViewBackward0 of its batched form); an empty result's
     # is the AddBackward0 of the composite's empty-input path
-    return shown_as(out, "AddBackward0" if not out._data.size else "MmBackward0" if out._data.ndim == 2
+    return shown_as(out, "AddBackward0" if empty else "MmBackward0" if out._data.ndim == 2
                     else "UnsafeViewBackward0")

@@ -141,11 +141,17 @@ def clip_grad_norm(parameters: _Params, max_norm: float, norm_type: float = 2.0,
 
 
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
-    """Clamp every gradient element into [-clip_value, clip_value], in place."""
+    """Clamp every gradient element into [-clip_value, clip_value], in place. No gradient at all (no parameters,
+    none with a ``.grad``) is PyTorch's RuntimeError, whatever ``foreach`` (its kernels take no empty list),
+    where ``clip_grad_norm_`` returns a zero norm."""
     started = _trace.start()
     parameters = _listed(parameters, "clip_grad_value_", clip_value)
     clip_value = float(clip_value)
-    for g in _grads(parameters, "clip_grad_value_"):
+    grads = _grads(parameters, "clip_grad_value_")
+    if not grads:
+        raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+    for g in grads:
         xp.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()
     _trace.finish("clip_grad_value_", "optim", started)
