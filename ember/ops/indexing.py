@@ -1152,7 +1152,7 @@ class Gather(Node):
         else:
             out = xp.zeros_like(g, shape=shape)
             _scatter_add_into(out, self.dim, index, g)
-        return (out.reshape(self.shape),)
+        return (out if self.shape else out.reshape(()),)  # (a 0-d input: its gradient 0-d again)
 
 
 def gather_array(x, index, dim: int):
@@ -1381,7 +1381,7 @@ class IndexSelect(Node):
         else:
             out = xp.zeros_like(g, shape=shape)
             xp.add.at(out, (slice(None),) * self.dim + (index,), g)  # repeated indices accumulate
-        return (out.reshape(self.shape),)
+        return (out if self.shape else out.reshape(()),)  # (a 0-d input: its gradient 0-d again)
 
     @property
     def _saved_dim(self) -> int:
