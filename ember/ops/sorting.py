@@ -86,12 +86,18 @@ def _unstable_order(a, axis: int, descending: bool):
     return xp.moveaxis(order, -1, axis)
 
 
+def widened_rows(rows):
+    """``rows`` as float64 (every floating dtype) or int64 (the rest: every integer and bool dtype ember has fits),
+    contiguous, which order the values as their own dtype does: what the compiled sorts and the Python reference
+    compare (``sort``'s and ``mode``'s)."""
+    return xp.ascontiguousarray(rows, dtype=xp.float64 if np_kind(rows.dtype) == "f" else xp.int64)
+
+
 def _std_sort_values(rows, descending: bool):
     """The indices ``std::sort`` leaves each of ``rows`` (the sorted dimension last) in, compiled: the values
-    widened to float64 (every floating dtype) or int64 (the rest), which order them as their own dtype does, then
-    sorted by keys that ``<`` orders as PyTorch's comparator."""
-    floating = np_kind(rows.dtype) == "f"
-    wide = xp.ascontiguousarray(rows, dtype=xp.float64 if floating else xp.int64)
+    widened (``widened_rows``), then sorted by keys that ``<`` orders as PyTorch's comparator."""
+    wide = widened_rows(rows)
+    floating = wide.dtype == xp.float64
     bits = wide.reshape(-1, rows.shape[-1]).view(xp.int64)
     out = xp.empty(bits.shape, xp.int64)
     compiled_sort.std_sort_keyed(bits, floating, descending, out)

@@ -20,7 +20,7 @@ from ..autograd.saved_attributes import keep_dim_as_given
 from .cumulative import Selected
 from .elementwise import refuse_integer_history
 from .reduction import _axes, _expand_back, _row_major, evenly_distributed_mask, variance
-from .sorting import _order, _take
+from .sorting import _order, _take, widened_rows
 from .unary import sqrt
 
 _Median, _Kth, _MinMax, _Mode = return_types.median, return_types.kthvalue, return_types.aminmax, return_types.mode
@@ -301,20 +301,11 @@ _INSERTION_SORTED = 16  # (libstdc++'s std::sort insertion-sorts a range of up t
 
 def _mode_indices(rows):
     """PyTorch's mode index of each of ``rows`` (the reduced dimension last), compiled (``ember._kernels.mode``):
-    each row's pairs sorted by ``std::sort``, then its scan. The values are widened to one of three types (float64,
-    int64, uint64: ``_widened``)."""
-    wide = _widened(rows).reshape(-1, rows.shape[-1])
+    each row's pairs sorted by ``std::sort``, then its scan, on the values widened (``widened_rows``)."""
+    wide = widened_rows(rows).reshape(-1, rows.shape[-1])
     out = xp.empty(len(wide), xp.int64)
     compiled_mode.mode_indices(wide, xp.arange(len(wide)), out)
     return out.reshape(rows.shape[:-1])
-
-
-def _widened(rows):
-    """``rows`` as one of three types (float64 for every floating dtype, uint64, int64 for the rest) that order the
-    values as their own dtype does: what the compiled kernel and the Python reference compare."""
-    kind = np_kind(rows.dtype)
-    return xp.ascontiguousarray(rows, dtype=xp.float64 if kind == "f" else xp.uint64
-                                if kind == "u" and rows.dtype.itemsize == 8 else xp.int64)
 
 
 def _mode_indices_numpy(rows):
@@ -343,7 +334,7 @@ def _mode_indices_numpy(rows):
             redo |= xp.isnan(flat_rows).any(axis=1)
         which = xp.flatnonzero(redo)
         if which.size:
-            wide = _widened(flat_rows[which])
+            wide = widened_rows(flat_rows[which])
             for r, row in zip(which.tolist(), wide.tolist()):
                 flat_idx[r] = _mode_index(row)
     return idx
